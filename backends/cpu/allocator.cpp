@@ -1,0 +1,110 @@
+#include "backends/cpu/allocator.hpp"
+
+#include <cstdlib>
+#include <mutex>
+#include <new>
+#include <unordered_map>
+#include <vector>
+
+namespace ember::cpu {
+namespace {
+
+// Size classes: exact multiples of 64 bytes below 4 KiB, then powers of two split in four steps (at most 25 %
+// waste), so a training loop that allocates the same shapes each step always hits the cache.
+std::size_t size_class(std::size_t bytes) {
+  if (bytes <= 4096) return (bytes + 63) & ~std::size_t(63);
+  std::size_t p = 4096;
+  while (p < bytes) p <<= 1;
+  const std::size_t step = p / 8;  // classes p/2 + k*p/8, k = 1..4
+  const std::size_t lo = p / 2;
+  return lo + ((bytes - lo + step - 1) / step) * step;
+}
+
+struct Cache {
+  std::mutex mu;
+  std::unordered_map<std::size_t, std::vector<void*>> free_lists;
+  std::size_t cached = 0;
+  std::size_t live = 0;
+  std::size_t limit = 0;
+  std::size_t os_allocations = 0;
+  std::size_t reuses = 0;
+  Cache() {
+    const char* env = std::getenv("EMBER_CPU_CACHE_MB");
+    limit = (env ? std::strtoull(env, nullptr, 10) : 2048ull) << 20;
+  }
+  ~Cache() { trim(); }
+  void trim() {
+    std::lock_guard lock(mu);
+    for (auto& [sz, list] : free_lists)
+      for (void* p : list) std::free(p);
+    free_lists.clear();
+    cached = 0;
+  }
+};
+
+Cache& cache() {
+  static Cache* c = new Cache();  // never destroyed: buffers may be released during static destruction
+  return *c;
+}
+
+}  // namespace
+
+Buffer::~Buffer() {
+  if (!ptr) return;
+  Cache& c = cache();
+  std::lock_guard lock(c.mu);
+  c.live -= capacity;
+  if (c.cached + capacity <= c.limit) {
+    c.free_lists[capacity].push_back(ptr);
+    c.cached += capacity;
+  } else {
+    std::free(ptr);
+  }
+}
+
+std::shared_ptr<Buffer> allocate(std::size_t bytes) {
+  auto buf = std::make_shared<Buffer>();
+  buf->bytes = bytes;
+  if (bytes == 0) return buf;
+  const std::size_t cls = size_class(bytes);
+  Cache& c = cache();
+  {
+    std::lock_guard lock(c.mu);
+    auto it = c.free_lists.find(cls);
+    if (it != c.free_lists.end() && !it->second.empty()) {
+      buf->ptr = it->second.back();
+      it->second.pop_back();
+      c.cached -= cls;
+      c.live += cls;
+      ++c.reuses;
+      buf->capacity = cls;
+      return buf;
+    }
+    ++c.os_allocations;
+    c.live += cls;
+  }
+  buf->ptr = std::aligned_alloc(64, cls);
+  if (!buf->ptr) {
+    std::lock_guard lock(c.mu);
+    c.live -= cls;
+    throw std::bad_alloc();
+  }
+  buf->capacity = cls;
+  return buf;
+}
+
+AllocatorStats allocator_stats() {
+  Cache& c = cache();
+  std::lock_guard lock(c.mu);
+  return {c.cached, c.live, c.os_allocations, c.reuses};
+}
+
+void allocator_trim() { cache().trim(); }
+
+void set_cache_limit(std::size_t bytes) {
+  Cache& c = cache();
+  std::lock_guard lock(c.mu);
+  c.limit = bytes;
+}
+
+}  // namespace ember::cpu

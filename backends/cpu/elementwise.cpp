@@ -1,0 +1,314 @@
+// Elementwise kernels: unary, scalar, binary (NumPy broadcasting), comparisons and Bool logic.
+#include <cmath>
+#include <string>
+#include <type_traits>
+
+#include "backends/cpu/kernels.hpp"
+#include "backends/cpu/strided.hpp"
+#include "backends/cpu/vec_math.hpp"
+#include "engine/tensor/error.hpp"
+
+namespace ember::cpu {
+namespace {
+
+template <class T>
+constexpr bool is_float = std::is_floating_point_v<T>;
+
+// Applies f over a flat range, in parallel when large. f(begin, end).
+template <class F>
+void flat(int64_t n, F&& f) {
+  parallel_for(n, kParallelThreshold, f);
+}
+
+// Scalar reference for every unary op (double, and float ops without a vector form).
+template <class T>
+T unary_scalar(UnaryOp op, T x) {
+  if constexpr (is_float<T>) {
+    switch (op) {
+      case UnaryOp::Neg: return -x;
+      case UnaryOp::Abs: return std::fabs(x);
+      case UnaryOp::Exp: return std::exp(x);
+      case UnaryOp::Log: return std::log(x);
+      case UnaryOp::Log1p: return std::log1p(x);
+      case UnaryOp::Sqrt: return std::sqrt(x);
+      case UnaryOp::Sin: return std::sin(x);
+      case UnaryOp::Cos: return std::cos(x);
+      case UnaryOp::Tanh: return std::tanh(x);
+      case UnaryOp::Sigmoid: return T(1) / (T(1) + std::exp(-x));
+      case UnaryOp::Erf: return std::erf(x);
+      case UnaryOp::Recip: return T(1) / x;
+      case UnaryOp::Sign: return x > 0 ? T(1) : (x < 0 ? T(-1) : x);  // keeps NaN and signed zero
+      case UnaryOp::Floor: return std::floor(x);
+      case UnaryOp::Ceil: return std::ceil(x);
+      case UnaryOp::Round: return std::nearbyint(x);  // half to even, like PyTorch
+      case UnaryOp::Relu: return x < 0 ? T(0) : x;   // NaN passes through
+      case UnaryOp::Gelu: return T(0.5) * x * (T(1) + std::erf(x * T(0.70710678118654752440)));
+      case UnaryOp::GeluTanh:
+        return T(0.5) * x * (T(1) + std::tanh(T(0.79788456080286535588) * (x + T(0.044715) * x * x * x)));
+    }
+  } else {
+    switch (op) {
+      case UnaryOp::Neg: return static_cast<T>(-x);
+      case UnaryOp::Abs: return x < 0 ? static_cast<T>(-x) : x;
+      case UnaryOp::Sign: return static_cast<T>((x > 0) - (x < 0));
+      default: break;
+    }
+  }
+  throw KindError("unary: op " + std::to_string(static_cast<int>(op)) + " is not defined for Int tensors");
+}
+
+// Float unary loops, compiled for AVX-512, AVX2+FMA and baseline x86-64 and picked at load time, so the
+// transcendental ops run at vector speed on any x86-64 machine without -march=native.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define EMBER_VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define EMBER_VECTOR_CLONES
+#endif
+
+EMBER_VECTOR_CLONES
+void unary_f32(UnaryOp op, const float* __restrict x, float* __restrict y, int64_t n) {
+  switch (op) {
+    case UnaryOp::Neg: for (int64_t i = 0; i < n; ++i) y[i] = -x[i]; return;
+    case UnaryOp::Abs: for (int64_t i = 0; i < n; ++i) y[i] = std::fabs(x[i]); return;
+    case UnaryOp::Exp: for (int64_t i = 0; i < n; ++i) y[i] = vm::exp(x[i]); return;
+    case UnaryOp::Sqrt: for (int64_t i = 0; i < n; ++i) y[i] = std::sqrt(x[i]); return;
+    case UnaryOp::Tanh: for (int64_t i = 0; i < n; ++i) y[i] = vm::tanh(x[i]); return;
+    case UnaryOp::Sigmoid: for (int64_t i = 0; i < n; ++i) y[i] = vm::sigmoid(x[i]); return;
+    case UnaryOp::Erf: for (int64_t i = 0; i < n; ++i) y[i] = vm::erf(x[i]); return;
+    case UnaryOp::Recip: for (int64_t i = 0; i < n; ++i) y[i] = 1.0f / x[i]; return;
+    case UnaryOp::Floor: for (int64_t i = 0; i < n; ++i) y[i] = std::floor(x[i]); return;
+    case UnaryOp::Ceil: for (int64_t i = 0; i < n; ++i) y[i] = std::ceil(x[i]); return;
+    case UnaryOp::Round: for (int64_t i = 0; i < n; ++i) y[i] = std::nearbyint(x[i]); return;
+    case UnaryOp::Relu: for (int64_t i = 0; i < n; ++i) y[i] = x[i] < 0.0f ? 0.0f : x[i]; return;
+    case UnaryOp::Gelu: for (int64_t i = 0; i < n; ++i) y[i] = vm::gelu(x[i]); return;
+    case UnaryOp::GeluTanh: for (int64_t i = 0; i < n; ++i) y[i] = vm::gelu_tanh(x[i]); return;
+    default: for (int64_t i = 0; i < n; ++i) y[i] = unary_scalar(op, x[i]); return;
+  }
+}
+
+template <class T>
+T scalar_apply(ScalarOp op, T x, T s) {
+  switch (op) {
+    case ScalarOp::Add: return x + s;
+    case ScalarOp::Sub: return x - s;
+    case ScalarOp::Mul: return x * s;
+    case ScalarOp::Div: return x / s;
+    case ScalarOp::RSub: return s - x;
+    case ScalarOp::RDiv: return s / x;
+    case ScalarOp::Pow: return static_cast<T>(std::pow(x, s));
+    case ScalarOp::ClampMin: return x < s ? s : x;  // NaN passes through
+    case ScalarOp::ClampMax: return x > s ? s : x;
+  }
+  return x;
+}
+
+int64_t int_div(int64_t a, int64_t b, const char* op) {
+  if (b == 0) throw ArgumentError(std::string(op) + ": integer division by zero");
+  return a / b;  // truncates toward zero, like C++ and Rust
+}
+
+int64_t int_pow(int64_t base, int64_t exp) {
+  if (exp < 0) return base == 1 ? 1 : (base == -1 ? (exp % 2 ? -1 : 1) : 0);
+  int64_t r = 1;
+  while (exp) {
+    if (exp & 1) r *= base;
+    base *= base;
+    exp >>= 1;
+  }
+  return r;
+}
+
+template <class T>
+T binary_apply(BinaryOp op, T a, T b) {
+  switch (op) {
+    case BinaryOp::Add: return a + b;
+    case BinaryOp::Sub: return a - b;
+    case BinaryOp::Mul: return a * b;
+    case BinaryOp::Div:
+      if constexpr (is_float<T>) return a / b;
+      else return int_div(a, b, "div");
+    case BinaryOp::Pow:
+      if constexpr (is_float<T>) return std::pow(a, b);
+      else return int_pow(a, b);
+    case BinaryOp::Max:
+      if constexpr (is_float<T>) return (a != a || a > b) ? a : b;  // NaN propagates, like torch.maximum
+      else return a > b ? a : b;
+    case BinaryOp::Min:
+      if constexpr (is_float<T>) return (a != a || a < b) ? a : b;
+      else return a < b ? a : b;
+  }
+  return a;
+}
+
+template <class T>
+uint8_t compare_apply(CompareOp op, T a, T b) {
+  switch (op) {
+    case CompareOp::Eq: return a == b;
+    case CompareOp::Ne: return a != b;
+    case CompareOp::Lt: return a < b;
+    case CompareOp::Le: return a <= b;
+    case CompareOp::Gt: return a > b;
+    case CompareOp::Ge: return a >= b;
+  }
+  return 0;
+}
+
+// out[i] = f(a[i], b[i]) with broadcasting. Flat loops for same-shape and scalar-operand cases so they vectorize.
+template <class Out, class T, class F>
+CpuTensor<Out> broadcast_map(const CpuTensor<T>& a, const CpuTensor<T>& b, F f) {
+  const bool same = a.shape == b.shape;
+  CpuTensor<Out> y(same ? a.shape : broadcast_shapes("binary", a.shape, b.shape));
+  const T* pa = a.data();
+  const T* pb = b.data();
+  Out* py = y.data();
+  if (same) {
+    flat(y.numel(), [&](int64_t s, int64_t e) {
+      for (int64_t i = s; i < e; ++i) py[i] = f(pa[i], pb[i]);
+    });
+    return y;
+  }
+  for_each_strided<2>(y.shape, {broadcast_strides(a.shape, y.shape), broadcast_strides(b.shape, y.shape)},
+                      [&](const std::array<int64_t, 2>& off, int64_t o, int64_t len, const std::array<int64_t, 2>& st) {
+                        const T* xa = pa + off[0];
+                        const T* xb = pb + off[1];
+                        Out* out = py + o;
+                        if (st[0] == 1 && st[1] == 1) {
+                          for (int64_t i = 0; i < len; ++i) out[i] = f(xa[i], xb[i]);
+                        } else if (st[0] == 1 && st[1] == 0) {
+                          const T vb = *xb;
+                          for (int64_t i = 0; i < len; ++i) out[i] = f(xa[i], vb);
+                        } else if (st[0] == 0 && st[1] == 1) {
+                          const T va = *xa;
+                          for (int64_t i = 0; i < len; ++i) out[i] = f(va, xb[i]);
+                        } else {
+                          for (int64_t i = 0; i < len; ++i) out[i] = f(xa[i * st[0]], xb[i * st[1]]);
+                        }
+                      });
+  return y;
+}
+
+template <class T, class F>
+CpuTensor<T> map_unary(const CpuTensor<T>& x, F f) {
+  CpuTensor<T> y(x.shape);
+  const T* px = x.data();
+  T* py = y.data();
+  flat(x.numel(), [&](int64_t s, int64_t e) {
+    for (int64_t i = s; i < e; ++i) py[i] = f(px[i]);
+  });
+  return y;
+}
+
+}  // namespace
+
+template <class T>
+CpuTensor<T> unary(const CpuTensor<T>& x, UnaryOp op) {
+  if constexpr (std::is_same_v<T, float>) {
+    CpuTensor<T> y(x.shape);
+    const float* px = x.data();
+    float* py = y.data();
+    flat(x.numel(), [&](int64_t s, int64_t e) { unary_f32(op, px + s, py + s, e - s); });
+    return y;
+  } else {
+    if constexpr (!is_float<T>) {
+      if (op != UnaryOp::Neg && op != UnaryOp::Abs && op != UnaryOp::Sign) unary_scalar<T>(op, T(0));  // throws
+    }
+    return map_unary(x, [op](T v) { return unary_scalar(op, v); });
+  }
+}
+
+template <class T>
+CpuTensor<T> scalar(const CpuTensor<T>& x, ScalarOp op, double s) {
+  if constexpr (is_float<T>) {
+    const T c = static_cast<T>(s);
+    switch (op) {  // one instantiation per op so each loop vectorizes
+      case ScalarOp::Add: return map_unary(x, [c](T v) { return v + c; });
+      case ScalarOp::Sub: return map_unary(x, [c](T v) { return v - c; });
+      case ScalarOp::Mul: return map_unary(x, [c](T v) { return v * c; });
+      case ScalarOp::Div: return map_unary(x, [c](T v) { return v / c; });
+      case ScalarOp::RSub: return map_unary(x, [c](T v) { return c - v; });
+      case ScalarOp::RDiv: return map_unary(x, [c](T v) { return c / v; });
+      case ScalarOp::ClampMin: return map_unary(x, [c](T v) { return v < c ? c : v; });
+      case ScalarOp::ClampMax: return map_unary(x, [c](T v) { return v > c ? c : v; });
+      case ScalarOp::Pow:
+        if (s == 2.0) return map_unary(x, [](T v) { return v * v; });
+        if (s == 1.0) return x;
+        if (s == 0.5) return unary(x, UnaryOp::Sqrt);
+        if (s == -1.0) return map_unary(x, [](T v) { return T(1) / v; });
+        return map_unary(x, [c](T v) { return static_cast<T>(std::pow(v, c)); });
+    }
+    return x;
+  } else {
+    const int64_t c = static_cast<int64_t>(s);
+    if constexpr (std::is_same_v<T, int64_t>) {
+      if (op == ScalarOp::Div && c == 0) throw ArgumentError("div: integer division by zero");
+      if (op == ScalarOp::Pow) return map_unary(x, [c](T v) { return int_pow(v, c); });
+      if (op == ScalarOp::RDiv) return map_unary(x, [c](T v) { return int_div(c, v, "div"); });
+    }
+    return map_unary(x, [op, c](T v) { return static_cast<T>(scalar_apply<T>(op, v, static_cast<T>(c))); });
+  }
+}
+
+template <class T>
+CpuTensor<T> binary(const CpuTensor<T>& a, const CpuTensor<T>& b, BinaryOp op) {
+  switch (op) {  // one instantiation per op so the flat loops vectorize
+    case BinaryOp::Add: return broadcast_map<T>(a, b, [](T x, T y) { return x + y; });
+    case BinaryOp::Sub: return broadcast_map<T>(a, b, [](T x, T y) { return x - y; });
+    case BinaryOp::Mul: return broadcast_map<T>(a, b, [](T x, T y) { return x * y; });
+    case BinaryOp::Div: return broadcast_map<T>(a, b, [](T x, T y) { return binary_apply(BinaryOp::Div, x, y); });
+    case BinaryOp::Pow: return broadcast_map<T>(a, b, [](T x, T y) { return binary_apply(BinaryOp::Pow, x, y); });
+    case BinaryOp::Max: return broadcast_map<T>(a, b, [](T x, T y) { return binary_apply(BinaryOp::Max, x, y); });
+    case BinaryOp::Min: return broadcast_map<T>(a, b, [](T x, T y) { return binary_apply(BinaryOp::Min, x, y); });
+  }
+  throw ArgumentError("binary: unknown op");
+}
+
+template <class T>
+Mask compare(const CpuTensor<T>& a, const CpuTensor<T>& b, CompareOp op) {
+  return broadcast_map<uint8_t>(a, b, [op](T x, T y) { return compare_apply(op, x, y); });
+}
+
+template <class T>
+Mask compare_scalar(const CpuTensor<T>& a, CompareOp op, double s) {
+  Mask y(a.shape);
+  const T* pa = a.data();
+  uint8_t* py = y.data();
+  if constexpr (is_float<T>) {
+    const T c = static_cast<T>(s);
+    flat(a.numel(), [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) py[i] = compare_apply(op, pa[i], c);
+    });
+  } else {  // compare integers in double so 2.5 > 2 holds
+    flat(a.numel(), [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) py[i] = compare_apply(op, static_cast<double>(pa[i]), s);
+    });
+  }
+  return y;
+}
+
+Mask logic(const Mask& a, const Mask& b, LogicOp op) {
+  switch (op) {
+    case LogicOp::And: return broadcast_map<uint8_t>(a, b, [](uint8_t x, uint8_t y) -> uint8_t { return x & y; });
+    case LogicOp::Or: return broadcast_map<uint8_t>(a, b, [](uint8_t x, uint8_t y) -> uint8_t { return x | y; });
+    case LogicOp::Xor: return broadcast_map<uint8_t>(a, b, [](uint8_t x, uint8_t y) -> uint8_t { return x ^ y; });
+  }
+  throw ArgumentError("bool_logic: unknown op");
+}
+
+Mask logical_not(const Mask& a) {
+  return map_unary(a, [](uint8_t v) -> uint8_t { return v ^ 1u; });
+}
+
+#define EMBER_INSTANTIATE(T)                                                      \
+  template CpuTensor<T> unary<T>(const CpuTensor<T>&, UnaryOp);                   \
+  template CpuTensor<T> scalar<T>(const CpuTensor<T>&, ScalarOp, double);         \
+  template CpuTensor<T> binary<T>(const CpuTensor<T>&, const CpuTensor<T>&, BinaryOp); \
+  template Mask compare<T>(const CpuTensor<T>&, const CpuTensor<T>&, CompareOp);  \
+  template Mask compare_scalar<T>(const CpuTensor<T>&, CompareOp, double);
+EMBER_INSTANTIATE(float)
+EMBER_INSTANTIATE(double)
+EMBER_INSTANTIATE(int64_t)
+template Mask compare_scalar<uint8_t>(const Mask&, CompareOp, double);
+template Mask compare<uint8_t>(const Mask&, const Mask&, CompareOp);
+#undef EMBER_INSTANTIATE
+
+}  // namespace ember::cpu

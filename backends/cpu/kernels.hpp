@@ -1,0 +1,81 @@
+#pragma once
+// CPU kernels, templated on the element type and instantiated in the .cpp files for float, double, int64_t (Int)
+// and uint8_t (Bool). Cpu<E> (cpu_backend.hpp) maps the Backend interface onto these.
+#include <array>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "backends/cpu/cpu_tensor.hpp"
+#include "engine/backend/ops.hpp"
+#include "engine/tensor/tensor_data.hpp"
+
+namespace ember::cpu {
+
+using Mask = CpuTensor<uint8_t>;
+using Index = CpuTensor<int64_t>;
+
+// layout.cpp
+template <class T> CpuTensor<T> from_data(const TensorData& data, DType own);
+template <class T> TensorData into_data(const CpuTensor<T>& x, DType own);
+template <class T> CpuTensor<T> full(const Shape& shape, T value);
+template <class T> CpuTensor<T> reshape(const CpuTensor<T>& x, const Shape& shape);
+template <class T> CpuTensor<T> permute(const CpuTensor<T>& x, const std::vector<std::size_t>& axes);
+template <class T> CpuTensor<T> expand(const CpuTensor<T>& x, const Shape& shape);
+template <class T> CpuTensor<T> slice(const CpuTensor<T>& x, const std::vector<Range>& ranges);
+template <class T>
+CpuTensor<T> slice_assign(const CpuTensor<T>& x, const std::vector<Range>& ranges, const CpuTensor<T>& values);
+template <class T> CpuTensor<T> cat(const std::vector<CpuTensor<T>>& xs, std::size_t dim);
+template <class T> CpuTensor<T> flip(const CpuTensor<T>& x, const std::vector<std::size_t>& dims);
+template <class T> CpuTensor<T> gather(std::size_t dim, const CpuTensor<T>& x, const Index& indices);
+template <class T>
+CpuTensor<T> scatter_add(std::size_t dim, const CpuTensor<T>& x, const Index& indices, const CpuTensor<T>& values);
+template <class T> CpuTensor<T> index_select(const CpuTensor<T>& x, std::size_t dim, const Index& indices);
+template <class T>
+CpuTensor<T> index_select_add(const CpuTensor<T>& x, std::size_t dim, const Index& indices,
+                              const CpuTensor<T>& values);
+template <class T> CpuTensor<T> where(const Mask& cond, const CpuTensor<T>& a, const CpuTensor<T>& b);
+template <class T> CpuTensor<T> mask_fill(const CpuTensor<T>& x, const Mask& mask, T value);
+template <class From, class To> CpuTensor<To> cast(const CpuTensor<From>& x);
+Index arange(int64_t start, int64_t end);
+
+// elementwise.cpp
+template <class T> CpuTensor<T> unary(const CpuTensor<T>& x, UnaryOp op);
+template <class T> CpuTensor<T> scalar(const CpuTensor<T>& x, ScalarOp op, double s);
+template <class T> CpuTensor<T> binary(const CpuTensor<T>& a, const CpuTensor<T>& b, BinaryOp op);
+template <class T> Mask compare(const CpuTensor<T>& a, const CpuTensor<T>& b, CompareOp op);
+template <class T> Mask compare_scalar(const CpuTensor<T>& a, CompareOp op, double s);
+Mask logic(const Mask& a, const Mask& b, LogicOp op);
+Mask logical_not(const Mask& a);
+
+// reduce.cpp
+template <class T> CpuTensor<T> reduce(const CpuTensor<T>& x, ReduceOp op, std::size_t dim);
+template <class T> CpuTensor<T> reduce_all(const CpuTensor<T>& x, ReduceOp op);
+template <class T> Index arg_reduce(const CpuTensor<T>& x, ArgReduceOp op, std::size_t dim);
+
+// matmul.cpp (float, double)
+template <class T> CpuTensor<T> matmul(const CpuTensor<T>& a, const CpuTensor<T>& b);
+// C[m, n] (+)= op(A) * op(B) on raw row-major buffers; the GEMM inside convolutions.
+template <class T>
+void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda, const T* b,
+          int64_t ldb, T beta, T* c, int64_t ldc);
+
+// conv.cpp (float, double)
+template <class T>
+CpuTensor<T> conv2d(const CpuTensor<T>& x, const CpuTensor<T>& w, const CpuTensor<T>* bias,
+                    const Conv2dOptions& o);
+template <class T>
+Conv2dGrads<CpuTensor<T>> conv2d_backward(const CpuTensor<T>& x, const CpuTensor<T>& w, const CpuTensor<T>& grad,
+                                          bool has_bias, const Conv2dOptions& o);
+
+// pool.cpp (float, double)
+template <class T> MaxPoolResult<CpuTensor<T>, Index> max_pool2d(const CpuTensor<T>& x, const Pool2dOptions& o);
+template <class T>
+CpuTensor<T> max_pool2d_backward(const CpuTensor<T>& x, const CpuTensor<T>& grad, const Index& indices);
+template <class T> CpuTensor<T> avg_pool2d(const CpuTensor<T>& x, const Pool2dOptions& o);
+template <class T>
+CpuTensor<T> avg_pool2d_backward(const CpuTensor<T>& x, const CpuTensor<T>& grad, const Pool2dOptions& o);
+template <class T> CpuTensor<T> adaptive_avg_pool2d(const CpuTensor<T>& x, std::array<int64_t, 2> out_hw);
+template <class T> CpuTensor<T> adaptive_avg_pool2d_backward(const CpuTensor<T>& x, const CpuTensor<T>& grad);
+
+}  // namespace ember::cpu

@@ -1,0 +1,128 @@
+#include "backends/cpu/parallel.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace ember::cpu {
+namespace {
+
+int default_threads() {
+  if (const char* env = std::getenv("EMBER_NUM_THREADS")) {
+    const int n = std::atoi(env);
+    if (n > 0) return n;
+  }
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+std::atomic<int> g_threads{default_threads()};
+
+// Workers wait for a job generation counter to change, run their chunk, and count down.
+class Pool {
+ public:
+  static Pool& get() {
+    static Pool* p = new Pool();  // leaked on purpose: workers must outlive static destruction
+    return *p;
+  }
+
+  void run(int parts, const std::function<void(int)>& job) {
+    std::unique_lock run_lock(run_mu_);  // one parallel region at a time; nested regions run inline
+    ensure_workers(parts - 1);
+    {
+      std::lock_guard lock(mu_);
+      job_ = &job;
+      parts_ = parts;
+      next_part_ = 1;
+      pending_ = parts - 1;
+      error_ = nullptr;
+      ++generation_;
+    }
+    cv_.notify_all();
+    run_part(0);
+    std::unique_lock lock(mu_);
+    done_cv_.wait(lock, [&] { return pending_ == 0; });
+    job_ = nullptr;
+    if (error_) std::rethrow_exception(error_);
+  }
+
+  bool busy_on_this_thread() const { return in_worker_; }
+
+ private:
+  void ensure_workers(int n) {
+    while (static_cast<int>(workers_.size()) < n) {
+      workers_.emplace_back([this] { loop(); });
+      workers_.back().detach();
+    }
+  }
+
+  void run_part(int part) {
+    try {
+      (*job_)(part);
+    } catch (...) {
+      std::lock_guard lock(mu_);
+      if (!error_) error_ = std::current_exception();
+    }
+  }
+
+  void loop() {
+    in_worker_ = true;
+    uint64_t seen = 0;
+    for (;;) {
+      int part;
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [&] { return generation_ != seen && next_part_ < parts_; });
+        part = next_part_++;
+        if (next_part_ >= parts_) seen = generation_;
+      }
+      run_part(part);
+      std::lock_guard lock(mu_);
+      if (--pending_ == 0) done_cv_.notify_one();
+    }
+  }
+
+  std::mutex run_mu_;
+  std::mutex mu_;
+  std::condition_variable cv_, done_cv_;
+  std::vector<std::thread> workers_;
+  const std::function<void(int)>* job_ = nullptr;
+  int parts_ = 0, next_part_ = 0, pending_ = 0;
+  uint64_t generation_ = 0;
+  std::exception_ptr error_;
+  static thread_local bool in_worker_;
+};
+thread_local bool Pool::in_worker_ = false;
+
+thread_local bool t_in_parallel = false;
+
+}  // namespace
+
+int num_threads() { return g_threads.load(std::memory_order_relaxed); }
+void set_num_threads(int n) { g_threads.store(std::max(1, n), std::memory_order_relaxed); }
+
+void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
+  if (n <= 0) return;
+  const int threads = num_threads();
+  const int64_t parts64 = std::min<int64_t>(threads, (n + grain - 1) / std::max<int64_t>(grain, 1));
+  if (parts64 <= 1 || t_in_parallel) {
+    fn(0, n);
+    return;
+  }
+  const int parts = static_cast<int>(parts64);
+  const int64_t chunk = (n + parts - 1) / parts;
+  Pool::get().run(parts, [&](int p) {
+    struct Flag {  // reset even when fn throws, or this thread would run every later region inline
+      Flag() { t_in_parallel = true; }
+      ~Flag() { t_in_parallel = false; }
+    } flag;
+    const int64_t b = p * chunk, e = std::min(n, b + chunk);
+    if (b < e) fn(b, e);
+  });
+}
+
+}  // namespace ember::cpu

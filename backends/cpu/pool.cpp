@@ -1,0 +1,225 @@
+// 2-D pooling over contiguous NCHW input, PyTorch semantics (ceil_mode false). Every (n, c) plane is independent,
+// so all kernels parallelize over planes.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "backends/cpu/kernels.hpp"
+#include "backends/cpu/parallel.hpp"
+
+namespace ember::cpu {
+namespace {
+
+struct Span {
+  int64_t lo, hi;
+};
+
+// Kernel taps t in [lo, hi) with 0 <= start + t*d < size: the window clipped to the image, so the inner loops
+// need no bounds checks (padding never contributes).
+Span taps(int64_t start, int64_t size, int64_t k, int64_t d) {
+  const int64_t lo = start >= 0 ? 0 : (-start + d - 1) / d;
+  const int64_t hi = start >= size ? 0 : (size - 1 - start) / d + 1;
+  const int64_t l = std::min(lo, k), h = std::min(hi, k);
+  return {l, std::max(l, h)};
+}
+
+int64_t out_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d) {
+  return (in + 2 * p - d * (k - 1) - 1) / s + 1;
+}
+
+// Runs fn(plane) for every (n, c) plane, in parallel when the total work is large.
+template <class F>
+void for_planes(int64_t planes, int64_t work_per_plane, F&& fn) {
+  parallel_for(planes, std::max<int64_t>(1, kParallelThreshold / std::max<int64_t>(1, work_per_plane)),
+               [&](int64_t lo, int64_t hi) {
+                 for (int64_t p = lo; p < hi; ++p) fn(p);
+               });
+}
+
+template <class T>
+CpuTensor<T> zeros(const Shape& s) {
+  CpuTensor<T> t(s);
+  std::fill(t.data(), t.data() + t.numel(), T(0));
+  return t;
+}
+
+// PyTorch's average window for output o: the divisor counts padding (but not overhang past it) when
+// count_include_pad, else only the in-image part.
+struct AvgWindow {
+  int64_t h0, h1, w0, w1;
+  int64_t divisor;
+};
+AvgWindow avg_window(int64_t oh, int64_t ow, int64_t H, int64_t W, const Pool2dOptions& o) {
+  int64_t h0 = oh * o.stride[0] - o.padding[0], w0 = ow * o.stride[1] - o.padding[1];
+  int64_t h1 = std::min(h0 + o.kernel[0], H + o.padding[0]), w1 = std::min(w0 + o.kernel[1], W + o.padding[1]);
+  const int64_t padded = (h1 - h0) * (w1 - w0);
+  h0 = std::max<int64_t>(h0, 0), w0 = std::max<int64_t>(w0, 0);
+  h1 = std::min(h1, H), w1 = std::min(w1, W);
+  return {h0, h1, w0, w1, o.count_include_pad ? padded : (h1 - h0) * (w1 - w0)};
+}
+
+// Adaptive windows: [floor(i*in/out), ceil((i+1)*in/out)).
+int64_t adaptive_start(int64_t i, int64_t in, int64_t out) { return (i * in) / out; }
+int64_t adaptive_end(int64_t i, int64_t in, int64_t out) { return ((i + 1) * in + out - 1) / out; }
+
+}  // namespace
+
+template <class T>
+MaxPoolResult<CpuTensor<T>, Index> max_pool2d(const CpuTensor<T>& x, const Pool2dOptions& o) {
+  const int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
+  const auto [kh, kw] = o.kernel;
+  const auto [sh, sw] = o.stride;
+  const auto [ph, pw] = o.padding;
+  const auto [dh, dw] = o.dilation;
+  const int64_t Ho = out_size(H, kh, sh, ph, dh), Wo = out_size(W, kw, sw, pw, dw);
+  CpuTensor<T> out(Shape{N, C, Ho, Wo});
+  Index idx(Shape{N, C, Ho, Wo});
+  for_planes(N * C, Ho * Wo * kh * kw, [&](int64_t p) {
+    const T* src = x.data() + p * H * W;
+    T* dst = out.data() + p * Ho * Wo;
+    int64_t* di = idx.data() + p * Ho * Wo;
+    for (int64_t oh = 0; oh < Ho; ++oh) {
+      const int64_t h0 = oh * sh - ph;
+      const Span th = taps(h0, H, kh, dh);
+      for (int64_t ow = 0; ow < Wo; ++ow) {
+        const int64_t w0 = ow * sw - pw;
+        const Span tw = taps(w0, W, kw, dw);
+        // Padding is -inf; like PyTorch, the first in-image tap is the answer if nothing beats -inf, and NaN wins.
+        T best = -std::numeric_limits<T>::infinity();
+        // An all-padding window (callers' pad <= kernel/2 rules it out) gets index -1, which backward skips.
+        const bool empty = th.lo == th.hi || tw.lo == tw.hi;
+        int64_t arg = empty ? -1 : (h0 + th.lo * dh) * W + (w0 + tw.lo * dw);
+        for (int64_t i = th.lo; i < th.hi; ++i) {
+          const int64_t row = (h0 + i * dh) * W;
+          for (int64_t j = tw.lo; j < tw.hi; ++j) {
+            const int64_t at = row + w0 + j * dw;
+            const T v = src[at];
+            if (v > best || std::isnan(v)) {
+              best = v;
+              arg = at;
+            }
+          }
+        }
+        dst[oh * Wo + ow] = best;
+        di[oh * Wo + ow] = arg;
+      }
+    }
+  });
+  return {std::move(out), std::move(idx)};
+}
+
+template <class T>
+CpuTensor<T> max_pool2d_backward(const CpuTensor<T>& x, const CpuTensor<T>& grad, const Index& indices) {
+  const int64_t planes = x.shape[0] * x.shape[1], hw = x.shape[2] * x.shape[3];
+  const int64_t ohw = grad.shape[2] * grad.shape[3];
+  CpuTensor<T> gx = zeros<T>(x.shape);
+  for_planes(planes, ohw, [&](int64_t p) {
+    T* d = gx.data() + p * hw;
+    const T* g = grad.data() + p * ohw;
+    const int64_t* ix = indices.data() + p * ohw;
+    for (int64_t q = 0; q < ohw; ++q)  // += : overlapping windows may pick the same pixel
+      if (ix[q] >= 0) d[ix[q]] += g[q];
+  });
+  return gx;
+}
+
+template <class T>
+CpuTensor<T> avg_pool2d(const CpuTensor<T>& x, const Pool2dOptions& o) {
+  const int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
+  const int64_t Ho = out_size(H, o.kernel[0], o.stride[0], o.padding[0], 1);
+  const int64_t Wo = out_size(W, o.kernel[1], o.stride[1], o.padding[1], 1);
+  CpuTensor<T> out(Shape{N, C, Ho, Wo});
+  for_planes(N * C, Ho * Wo * o.kernel[0] * o.kernel[1], [&](int64_t p) {
+    const T* src = x.data() + p * H * W;
+    T* dst = out.data() + p * Ho * Wo;
+    for (int64_t oh = 0; oh < Ho; ++oh) {
+      for (int64_t ow = 0; ow < Wo; ++ow) {
+        const AvgWindow a = avg_window(oh, ow, H, W, o);
+        T s = T(0);
+        for (int64_t h = a.h0; h < a.h1; ++h)
+          for (int64_t w = a.w0; w < a.w1; ++w) s += src[h * W + w];
+        dst[oh * Wo + ow] = s / static_cast<T>(a.divisor);
+      }
+    }
+  });
+  return out;
+}
+
+template <class T>
+CpuTensor<T> avg_pool2d_backward(const CpuTensor<T>& x, const CpuTensor<T>& grad, const Pool2dOptions& o) {
+  const int64_t H = x.shape[2], W = x.shape[3], Ho = grad.shape[2], Wo = grad.shape[3];
+  CpuTensor<T> gx = zeros<T>(x.shape);
+  for_planes(x.shape[0] * x.shape[1], Ho * Wo * o.kernel[0] * o.kernel[1], [&](int64_t p) {
+    T* d = gx.data() + p * H * W;
+    const T* g = grad.data() + p * Ho * Wo;
+    for (int64_t oh = 0; oh < Ho; ++oh) {
+      for (int64_t ow = 0; ow < Wo; ++ow) {
+        const AvgWindow a = avg_window(oh, ow, H, W, o);
+        const T v = g[oh * Wo + ow] / static_cast<T>(a.divisor);
+        for (int64_t h = a.h0; h < a.h1; ++h)
+          for (int64_t w = a.w0; w < a.w1; ++w) d[h * W + w] += v;
+      }
+    }
+  });
+  return gx;
+}
+
+template <class T>
+CpuTensor<T> adaptive_avg_pool2d(const CpuTensor<T>& x, std::array<int64_t, 2> out_hw) {
+  const int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
+  const auto [Ho, Wo] = out_hw;
+  CpuTensor<T> out(Shape{N, C, Ho, Wo});
+  for_planes(N * C, H * W, [&](int64_t p) {
+    const T* src = x.data() + p * H * W;
+    T* dst = out.data() + p * Ho * Wo;
+    for (int64_t oh = 0; oh < Ho; ++oh) {
+      const int64_t h0 = adaptive_start(oh, H, Ho), h1 = adaptive_end(oh, H, Ho);
+      for (int64_t ow = 0; ow < Wo; ++ow) {
+        const int64_t w0 = adaptive_start(ow, W, Wo), w1 = adaptive_end(ow, W, Wo);
+        T s = T(0);
+        for (int64_t h = h0; h < h1; ++h)
+          for (int64_t w = w0; w < w1; ++w) s += src[h * W + w];
+        dst[oh * Wo + ow] = s / static_cast<T>((h1 - h0) * (w1 - w0));
+      }
+    }
+  });
+  return out;
+}
+
+template <class T>
+CpuTensor<T> adaptive_avg_pool2d_backward(const CpuTensor<T>& x, const CpuTensor<T>& grad) {
+  const int64_t H = x.shape[2], W = x.shape[3], Ho = grad.shape[2], Wo = grad.shape[3];
+  CpuTensor<T> gx = zeros<T>(x.shape);
+  for_planes(x.shape[0] * x.shape[1], H * W, [&](int64_t p) {
+    T* d = gx.data() + p * H * W;
+    const T* g = grad.data() + p * Ho * Wo;
+    for (int64_t oh = 0; oh < Ho; ++oh) {
+      const int64_t h0 = adaptive_start(oh, H, Ho), h1 = adaptive_end(oh, H, Ho);
+      for (int64_t ow = 0; ow < Wo; ++ow) {
+        const int64_t w0 = adaptive_start(ow, W, Wo), w1 = adaptive_end(ow, W, Wo);
+        const T v = g[oh * Wo + ow] / static_cast<T>((h1 - h0) * (w1 - w0));
+        for (int64_t h = h0; h < h1; ++h)
+          for (int64_t w = w0; w < w1; ++w) d[h * W + w] += v;
+      }
+    }
+  });
+  return gx;
+}
+
+template MaxPoolResult<CpuTensor<float>, Index> max_pool2d<float>(const CpuTensor<float>&, const Pool2dOptions&);
+template MaxPoolResult<CpuTensor<double>, Index> max_pool2d<double>(const CpuTensor<double>&, const Pool2dOptions&);
+template CpuTensor<float> max_pool2d_backward<float>(const CpuTensor<float>&, const CpuTensor<float>&, const Index&);
+template CpuTensor<double> max_pool2d_backward<double>(const CpuTensor<double>&, const CpuTensor<double>&,
+                                                       const Index&);
+template CpuTensor<float> avg_pool2d<float>(const CpuTensor<float>&, const Pool2dOptions&);
+template CpuTensor<double> avg_pool2d<double>(const CpuTensor<double>&, const Pool2dOptions&);
+template CpuTensor<float> avg_pool2d_backward<float>(const CpuTensor<float>&, const CpuTensor<float>&,
+                                                     const Pool2dOptions&);
+template CpuTensor<double> avg_pool2d_backward<double>(const CpuTensor<double>&, const CpuTensor<double>&,
+                                                       const Pool2dOptions&);
+template CpuTensor<float> adaptive_avg_pool2d<float>(const CpuTensor<float>&, std::array<int64_t, 2>);
+template CpuTensor<double> adaptive_avg_pool2d<double>(const CpuTensor<double>&, std::array<int64_t, 2>);
+template CpuTensor<float> adaptive_avg_pool2d_backward<float>(const CpuTensor<float>&, const CpuTensor<float>&);
+template CpuTensor<double> adaptive_avg_pool2d_backward<double>(const CpuTensor<double>&, const CpuTensor<double>&);
+
+}  // namespace ember::cpu

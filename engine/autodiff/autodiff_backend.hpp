@@ -1,0 +1,352 @@
+#pragma once
+// Autodiff<B>: decorates any backend B with reverse-mode gradients.
+//
+// It derives from B so that Int and Bool ops (int_*, bool_*, int_arange) are B's own, untouched. Every op that
+// takes or returns a float primitive is redefined here; since Autodiff's FloatPrimitive is a different type from
+// B's, forgetting one is a compile error, never a silently untracked op.
+#include <numeric>
+
+#include "engine/autodiff/elementwise_backward.hpp"
+#include "engine/autodiff/graph.hpp"
+#include "engine/autodiff/reduce_backward.hpp"
+
+namespace ember {
+
+template <Backend B>
+struct Autodiff : B {
+  using InnerBackend = B;
+  using IFP = typename B::FloatPrimitive;
+  using FloatPrimitive = autodiff::AdTensor<IFP>;
+  using IntPrimitive = typename B::IntPrimitive;
+  using BoolPrimitive = typename B::BoolPrimitive;
+  using Device = typename B::Device;
+  using Gradients = autodiff::Gradients<IFP>;
+  using Ctx = autodiff::BackwardCtx<IFP>;
+  using H = autodiff::G<B>;
+  template <class K>
+  using Prim = Primitive<Autodiff, K>;
+
+  static const char* name() { return "autodiff"; }
+
+  // ---- autodiff API
+  static FloatPrimitive float_require_grad(const FloatPrimitive& x, bool on) {
+    if (!on) return {x.value, nullptr};
+    if (x.node) return x;
+    auto node = std::make_shared<autodiff::Node<IFP>>();
+    node->leaf = true;
+    return {x.value, std::move(node)};
+  }
+  static bool float_is_require_grad(const FloatPrimitive& x) { return x.node != nullptr; }
+  static FloatPrimitive float_detach(const FloatPrimitive& x) { return {x.value, nullptr}; }
+  static Gradients backward(const FloatPrimitive& root) {
+    if (!root.node) throw ArgumentError("backward: the tensor does not require grad (no tracked input reaches it)");
+    auto seed = B::template full<Float>(B::template shape<Float>(root.value), 1.0, B::template device<Float>(root.value));
+    return autodiff::run_backward<IFP>(root.node, std::move(seed), [](const IFP& a, const IFP& b) { return H::add(a, b); });
+  }
+  static std::optional<IFP> grad(const FloatPrimitive& x, const Gradients& g) {
+    if (!x.node) return std::nullopt;
+    return g.get(x.node->id);
+  }
+  static std::optional<IFP> grad_remove(const FloatPrimitive& x, Gradients& g) {
+    if (!x.node) return std::nullopt;
+    return g.remove(x.node->id);
+  }
+  static IFP inner(const FloatPrimitive& x) { return x.value; }
+  static FloatPrimitive from_inner(const IFP& x) { return {x, nullptr}; }
+
+  // ---- kind-generic ops: Float is recorded, Int and Bool go straight to B
+  template <class K> static Prim<K> from_data(const TensorData& d, const Device& dev) {
+    if constexpr (std::is_same_v<K, Float>) return {B::template from_data<Float>(d, dev), nullptr};
+    else return B::template from_data<K>(d, dev);
+  }
+  template <class K> static TensorData into_data(const Prim<K>& x) {
+    if constexpr (std::is_same_v<K, Float>) return B::template into_data<Float>(x.value);
+    else return B::template into_data<K>(x);
+  }
+  template <class K> static Shape shape(const Prim<K>& x) {
+    if constexpr (std::is_same_v<K, Float>) return B::template shape<Float>(x.value);
+    else return B::template shape<K>(x);
+  }
+  template <class K> static Device device(const Prim<K>& x) {
+    if constexpr (std::is_same_v<K, Float>) return B::template device<Float>(x.value);
+    else return B::template device<K>(x);
+  }
+  template <class K> static Prim<K> to_device(const Prim<K>& x, const Device& dev) {
+    if constexpr (std::is_same_v<K, Float>) {
+      const Device from = device<Float>(x);
+      return autodiff::record(B::template to_device<Float>(x.value, dev), {&x},
+                              [from](const IFP& g, Ctx& c) { c.grads[0] = B::template to_device<Float>(g, from); });
+    } else {
+      return B::template to_device<K>(x, dev);
+    }
+  }
+  template <class K> static Prim<K> full(const Shape& s, double v, const Device& dev) {
+    if constexpr (std::is_same_v<K, Float>) return {B::template full<Float>(s, v, dev), nullptr};
+    else return B::template full<K>(s, v, dev);
+  }
+  template <class K> static Prim<K> reshape(const Prim<K>& x, const Shape& s) {
+    if constexpr (std::is_same_v<K, Float>) {
+      const Shape from = shape<Float>(x);
+      return autodiff::record(B::template reshape<Float>(x.value, s), {&x},
+                              [from](const IFP& g, Ctx& c) { c.grads[0] = B::template reshape<Float>(g, from); });
+    } else {
+      return B::template reshape<K>(x, s);
+    }
+  }
+  template <class K> static Prim<K> permute(const Prim<K>& x, const std::vector<std::size_t>& axes) {
+    if constexpr (std::is_same_v<K, Float>) {
+      std::vector<std::size_t> inverse(axes.size());
+      for (std::size_t i = 0; i < axes.size(); ++i) inverse[axes[i]] = i;
+      return autodiff::record(B::template permute<Float>(x.value, axes), {&x}, [inverse](const IFP& g, Ctx& c) {
+        c.grads[0] = B::template permute<Float>(g, inverse);
+      });
+    } else {
+      return B::template permute<K>(x, axes);
+    }
+  }
+  template <class K> static Prim<K> expand(const Prim<K>& x, const Shape& s) {
+    if constexpr (std::is_same_v<K, Float>) {
+      const Shape from = shape<Float>(x);
+      return autodiff::record(B::template expand<Float>(x.value, s), {&x},
+                              [from](const IFP& g, Ctx& c) { c.grads[0] = H::sum_to(g, from); });
+    } else {
+      return B::template expand<K>(x, s);
+    }
+  }
+  template <class K> static Prim<K> slice(const Prim<K>& x, const std::vector<Range>& r) {
+    if constexpr (std::is_same_v<K, Float>) {
+      const Shape from = shape<Float>(x);
+      return autodiff::record(B::template slice<Float>(x.value, r), {&x}, [from, r](const IFP& g, Ctx& c) {
+        c.grads[0] = B::template slice_assign<Float>(H::zeros(from, g), r, g);
+      });
+    } else {
+      return B::template slice<K>(x, r);
+    }
+  }
+  template <class K> static Prim<K> slice_assign(const Prim<K>& x, const std::vector<Range>& r, const Prim<K>& v) {
+    if constexpr (std::is_same_v<K, Float>) {
+      const Shape vs = shape<Float>(v);
+      return autodiff::record(B::template slice_assign<Float>(x.value, r, v.value), {&x, &v},
+                              [r, vs](const IFP& g, Ctx& c) {
+                                if (c.need[0]) c.grads[0] = B::template slice_assign<Float>(g, r, H::zeros(vs, g));
+                                if (c.need[1]) c.grads[1] = B::template slice<Float>(g, r);
+                              });
+    } else {
+      return B::template slice_assign<K>(x, r, v);
+    }
+  }
+  template <class K> static Prim<K> cat(const std::vector<Prim<K>>& xs, std::size_t dim) {
+    if constexpr (std::is_same_v<K, Float>) {
+      std::vector<IFP> values;
+      std::vector<const FloatPrimitive*> inputs;
+      std::vector<int64_t> sizes;
+      for (auto& x : xs) {
+        values.push_back(x.value);
+        inputs.push_back(&x);
+        sizes.push_back(shape<Float>(x)[dim]);
+      }
+      return autodiff::record_many<IFP>(B::template cat<Float>(values, dim), inputs,
+                                        [sizes, dim](const IFP& g, Ctx& c) {
+                                          std::vector<Range> r;
+                                          for (auto d : H::shape(g).dims) r.push_back({0, d});
+                                          int64_t off = 0;
+                                          for (std::size_t i = 0; i < sizes.size(); ++i) {
+                                            r[dim] = {off, off + sizes[i]};
+                                            if (c.need[i]) c.grads[i] = B::template slice<Float>(g, r);
+                                            off += sizes[i];
+                                          }
+                                        });
+    } else {
+      return B::template cat<K>(xs, dim);
+    }
+  }
+  template <class K> static Prim<K> flip(const Prim<K>& x, const std::vector<std::size_t>& dims) {
+    if constexpr (std::is_same_v<K, Float>) {
+      return autodiff::record(B::template flip<Float>(x.value, dims), {&x},
+                              [dims](const IFP& g, Ctx& c) { c.grads[0] = B::template flip<Float>(g, dims); });
+    } else {
+      return B::template flip<K>(x, dims);
+    }
+  }
+  template <class K> static Prim<K> gather(std::size_t dim, const Prim<K>& x, const IntPrimitive& idx) {
+    if constexpr (std::is_same_v<K, Float>) {
+      const Shape from = shape<Float>(x);
+      return autodiff::record(B::template gather<Float>(dim, x.value, idx), {&x}, [dim, from, idx](const IFP& g, Ctx& c) {
+        c.grads[0] = B::template scatter_add<Float>(dim, H::zeros(from, g), idx, g);
+      });
+    } else {
+      return B::template gather<K>(dim, x, idx);
+    }
+  }
+  template <class K>
+  static Prim<K> scatter_add(std::size_t dim, const Prim<K>& x, const IntPrimitive& idx, const Prim<K>& v) {
+    if constexpr (std::is_same_v<K, Float>) {
+      return autodiff::record(B::template scatter_add<Float>(dim, x.value, idx, v.value), {&x, &v},
+                              [dim, idx](const IFP& g, Ctx& c) {
+                                if (c.need[0]) c.grads[0] = g;
+                                if (c.need[1]) c.grads[1] = B::template gather<Float>(dim, g, idx);
+                              });
+    } else {
+      return B::template scatter_add<K>(dim, x, idx, v);
+    }
+  }
+  template <class K> static Prim<K> index_select(const Prim<K>& x, std::size_t dim, const IntPrimitive& idx) {
+    if constexpr (std::is_same_v<K, Float>) {
+      const Shape from = shape<Float>(x);
+      return autodiff::record(B::template index_select<Float>(x.value, dim, idx), {&x},
+                              [dim, from, idx](const IFP& g, Ctx& c) {
+                                c.grads[0] = B::template index_select_add<Float>(H::zeros(from, g), dim, idx, g);
+                              });
+    } else {
+      return B::template index_select<K>(x, dim, idx);
+    }
+  }
+  template <class K>
+  static Prim<K> index_select_add(const Prim<K>& x, std::size_t dim, const IntPrimitive& idx, const Prim<K>& v) {
+    if constexpr (std::is_same_v<K, Float>) {
+      return autodiff::record(B::template index_select_add<Float>(x.value, dim, idx, v.value), {&x, &v},
+                              [dim, idx](const IFP& g, Ctx& c) {
+                                if (c.need[0]) c.grads[0] = g;
+                                if (c.need[1]) c.grads[1] = B::template index_select<Float>(g, dim, idx);
+                              });
+    } else {
+      return B::template index_select_add<K>(x, dim, idx, v);
+    }
+  }
+  template <class K> static Prim<K> where(const BoolPrimitive& cond, const Prim<K>& a, const Prim<K>& b) {
+    if constexpr (std::is_same_v<K, Float>) {
+      const Shape as = shape<Float>(a), bs = shape<Float>(b);
+      return autodiff::record(B::template where<Float>(cond, a.value, b.value), {&a, &b},
+                              [cond, as, bs](const IFP& g, Ctx& c) {
+                                const IFP z = H::zeros_like(g);
+                                if (c.need[0]) c.grads[0] = H::sum_to(B::template where<Float>(cond, g, z), as);
+                                if (c.need[1]) c.grads[1] = H::sum_to(B::template where<Float>(cond, z, g), bs);
+                              });
+    } else {
+      return B::template where<K>(cond, a, b);
+    }
+  }
+  template <class K> static Prim<K> mask_fill(const Prim<K>& x, const BoolPrimitive& mask, double v) {
+    if constexpr (std::is_same_v<K, Float>) {
+      return autodiff::record(B::template mask_fill<Float>(x.value, mask, v), {&x}, [mask](const IFP& g, Ctx& c) {
+        c.grads[0] = B::template mask_fill<Float>(g, mask, 0.0);
+      });
+    } else {
+      return B::template mask_fill<K>(x, mask, v);
+    }
+  }
+  template <class From, class To> static Prim<To> cast(const Prim<From>& x) {
+    if constexpr (std::is_same_v<From, Float> && std::is_same_v<To, Float>) return x;
+    else if constexpr (std::is_same_v<From, Float>) return B::template cast<Float, To>(x.value);  // not differentiable
+    else if constexpr (std::is_same_v<To, Float>) return FloatPrimitive{B::template cast<From, Float>(x), nullptr};
+    else return B::template cast<From, To>(x);
+  }
+
+  // ---- float math
+  static FloatPrimitive float_unary(const FloatPrimitive& x, UnaryOp op) {
+    IFP y = B::float_unary(x.value, op);
+    return autodiff::record(y, {&x}, [op, xv = x.value, y](const IFP& g, Ctx& c) {
+      c.grads[0] = autodiff::unary_backward<B>(op, xv, y, g);
+    });
+  }
+  static FloatPrimitive float_scalar(const FloatPrimitive& x, ScalarOp op, double s) {
+    IFP y = B::float_scalar(x.value, op, s);
+    return autodiff::record(y, {&x}, [op, s, xv = x.value, y](const IFP& g, Ctx& c) {
+      c.grads[0] = autodiff::scalar_backward<B>(op, s, xv, y, g);
+    });
+  }
+  static FloatPrimitive float_binary(const FloatPrimitive& a, const FloatPrimitive& b, BinaryOp op) {
+    IFP y = B::float_binary(a.value, b.value, op);
+    return autodiff::record(y, {&a, &b}, [op, av = a.value, bv = b.value, y](const IFP& g, Ctx& c) {
+      auto [ga, gb] = autodiff::binary_backward<B>(op, av, bv, y, g, c.need[0], c.need[1]);
+      c.grads[0] = std::move(ga);
+      c.grads[1] = std::move(gb);
+    });
+  }
+  static BoolPrimitive float_compare(const FloatPrimitive& a, const FloatPrimitive& b, CompareOp op) {
+    return B::float_compare(a.value, b.value, op);
+  }
+  static BoolPrimitive float_compare_scalar(const FloatPrimitive& a, CompareOp op, double s) {
+    return B::float_compare_scalar(a.value, op, s);
+  }
+  static FloatPrimitive float_reduce(const FloatPrimitive& x, ReduceOp op, std::size_t dim) {
+    IFP y = B::float_reduce(x.value, op, dim);
+    return autodiff::record(y, {&x}, [op, dim, xv = x.value, y](const IFP& g, Ctx& c) {
+      c.grads[0] = autodiff::reduce_backward<B>(op, dim, xv, y, g);
+    });
+  }
+  static FloatPrimitive float_reduce_all(const FloatPrimitive& x, ReduceOp op) {
+    IFP y = B::float_reduce_all(x.value, op);
+    return autodiff::record(y, {&x}, [op, xv = x.value, y](const IFP& g, Ctx& c) {
+      c.grads[0] = autodiff::reduce_backward<B>(op, std::nullopt, xv, y, g);
+    });
+  }
+  static IntPrimitive float_arg_reduce(const FloatPrimitive& x, ArgReduceOp op, std::size_t dim) {
+    return B::float_arg_reduce(x.value, op, dim);
+  }
+  static FloatPrimitive float_matmul(const FloatPrimitive& a, const FloatPrimitive& b) {
+    return autodiff::record(B::float_matmul(a.value, b.value), {&a, &b}, [av = a.value, bv = b.value](const IFP& g, Ctx& c) {
+      auto t = [](const IFP& m) {  // swap the last two dims
+        std::vector<std::size_t> axes(H::shape(m).rank());
+        std::iota(axes.begin(), axes.end(), 0);
+        std::swap(axes[axes.size() - 1], axes[axes.size() - 2]);
+        return B::template permute<Float>(m, axes);
+      };
+      if (c.need[0]) c.grads[0] = H::sum_to(B::float_matmul(g, t(bv)), H::shape(av));
+      if (c.need[1]) c.grads[1] = H::sum_to(B::float_matmul(t(av), g), H::shape(bv));
+    });
+  }
+
+  // ---- module ops
+  static FloatPrimitive conv2d(const FloatPrimitive& x, const FloatPrimitive& w, const FloatPrimitive* bias,
+                               const Conv2dOptions& o) {
+    const IFP* ib = bias ? &bias->value : nullptr;
+    IFP y = B::conv2d(x.value, w.value, ib, o);
+    const bool has_bias = bias != nullptr;
+    const FloatPrimitive none{};
+    return autodiff::record(std::move(y), {&x, &w, bias ? bias : &none},
+                            [xv = x.value, wv = w.value, has_bias, o](const IFP& g, Ctx& c) {
+                              auto gr = B::conv2d_backward(xv, wv, g, has_bias, o);
+                              if (c.need[0]) c.grads[0] = std::move(gr.input);
+                              if (c.need[1]) c.grads[1] = std::move(gr.weight);
+                              if (c.need[2] && gr.bias) c.grads[2] = std::move(*gr.bias);
+                            });
+  }
+  static Conv2dGrads<FloatPrimitive> conv2d_backward(const FloatPrimitive& x, const FloatPrimitive& w,
+                                                     const FloatPrimitive& g, bool has_bias, const Conv2dOptions& o) {
+    auto r = B::conv2d_backward(x.value, w.value, g.value, has_bias, o);  // not differentiable twice
+    Conv2dGrads<FloatPrimitive> out{{r.input, nullptr}, {r.weight, nullptr}, std::nullopt};
+    if (r.bias) out.bias = FloatPrimitive{*r.bias, nullptr};
+    return out;
+  }
+  static MaxPoolResult<FloatPrimitive, IntPrimitive> max_pool2d(const FloatPrimitive& x, const Pool2dOptions& o) {
+    auto r = B::max_pool2d(x.value, o);
+    auto out = autodiff::record(r.output, {&x}, [xv = x.value, idx = r.indices](const IFP& g, Ctx& c) {
+      c.grads[0] = B::max_pool2d_backward(xv, g, idx);
+    });
+    return {std::move(out), std::move(r.indices)};
+  }
+  static FloatPrimitive max_pool2d_backward(const FloatPrimitive& x, const FloatPrimitive& g, const IntPrimitive& i) {
+    return {B::max_pool2d_backward(x.value, g.value, i), nullptr};
+  }
+  static FloatPrimitive avg_pool2d(const FloatPrimitive& x, const Pool2dOptions& o) {
+    return autodiff::record(B::avg_pool2d(x.value, o), {&x}, [xv = x.value, o](const IFP& g, Ctx& c) {
+      c.grads[0] = B::avg_pool2d_backward(xv, g, o);
+    });
+  }
+  static FloatPrimitive avg_pool2d_backward(const FloatPrimitive& x, const FloatPrimitive& g, const Pool2dOptions& o) {
+    return {B::avg_pool2d_backward(x.value, g.value, o), nullptr};
+  }
+  static FloatPrimitive adaptive_avg_pool2d(const FloatPrimitive& x, std::array<int64_t, 2> hw) {
+    return autodiff::record(B::adaptive_avg_pool2d(x.value, hw), {&x}, [xv = x.value](const IFP& g, Ctx& c) {
+      c.grads[0] = B::adaptive_avg_pool2d_backward(xv, g);
+    });
+  }
+  static FloatPrimitive adaptive_avg_pool2d_backward(const FloatPrimitive& x, const FloatPrimitive& g) {
+    return {B::adaptive_avg_pool2d_backward(x.value, g.value), nullptr};
+  }
+};
+
+using autodiff::NoGrad;
+
+}  // namespace ember

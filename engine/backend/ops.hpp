@@ -1,0 +1,61 @@
+#pragma once
+// Op families. Each backend implements one entry point per family (float_unary, float_binary, ...) switching on
+// these enums, rather than one function per op: a new backend (a shader, a CUDA kernel) writes one kernel per
+// family, and autodiff writes one backward per family. Values are append-only.
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace ember {
+
+enum class UnaryOp : int32_t {
+  Neg, Abs, Exp, Log, Log1p, Sqrt, Sin, Cos, Tanh, Sigmoid, Erf, Recip, Sign, Floor, Ceil, Round, Relu,
+  Gelu,      // exact: x * Phi(x)
+  GeluTanh,  // tanh approximation
+};
+// x (op) scalar.
+enum class ScalarOp : int32_t { Add, Sub, Mul, Div, Pow, ClampMin, ClampMax, RSub, RDiv };
+// Elementwise with NumPy broadcasting.
+enum class BinaryOp : int32_t { Add, Sub, Mul, Div, Pow, Max, Min };
+enum class CompareOp : int32_t { Eq, Ne, Lt, Le, Gt, Ge };
+enum class ReduceOp : int32_t { Sum, Mean, Prod, Max, Min };
+enum class ArgReduceOp : int32_t { ArgMax, ArgMin };
+enum class LogicOp : int32_t { And, Or, Xor };
+
+// A half-open range [start, end) along one dim (already clamped and validated by the tensor layer).
+struct Range {
+  int64_t start = 0;
+  int64_t end = 0;
+};
+
+struct Conv2dOptions {
+  std::array<int64_t, 2> stride{1, 1};
+  std::array<int64_t, 2> padding{0, 0};
+  std::array<int64_t, 2> dilation{1, 1};
+  int64_t groups = 1;
+};
+
+struct Pool2dOptions {
+  std::array<int64_t, 2> kernel{2, 2};
+  std::array<int64_t, 2> stride{2, 2};
+  std::array<int64_t, 2> padding{0, 0};
+  std::array<int64_t, 2> dilation{1, 1};  // max pooling only
+  bool count_include_pad = true;          // average pooling only
+};
+
+// Gradients of conv2d with respect to its inputs.
+template <class FP>
+struct Conv2dGrads {
+  FP input;
+  FP weight;
+  std::optional<FP> bias;
+};
+
+template <class FP, class IP>
+struct MaxPoolResult {
+  FP output;
+  IP indices;  // flat index into the input's H*W plane, per (n, c)
+};
+
+}  // namespace ember

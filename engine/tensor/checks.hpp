@@ -1,0 +1,179 @@
+#pragma once
+// Validation shared by every backend: each function checks one op's arguments, throws a typed error whose message
+// names the op and the shapes, and returns what the backend needs (output shape, resolved ranges, ...).
+#include <algorithm>
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/backend/ops.hpp"
+#include "engine/tensor/error.hpp"
+#include "engine/tensor/shape.hpp"
+
+namespace ember::checks {
+
+inline std::string str(const std::vector<int64_t>& v) { return Shape(v).to_string(); }
+
+// Resolves one -1 and checks the element count.
+inline Shape reshape(const char* op, const Shape& from, const std::vector<int64_t>& to) {
+  Shape out(to);
+  int64_t known = 1;
+  int infer = -1;
+  for (std::size_t i = 0; i < to.size(); ++i) {
+    if (to[i] == -1) {
+      if (infer >= 0) throw ShapeError(std::string(op) + ": more than one -1 in " + str(to));
+      infer = static_cast<int>(i);
+    } else if (to[i] < 0) {
+      throw ShapeError(std::string(op) + ": negative dim in " + str(to));
+    } else {
+      known *= to[i];
+    }
+  }
+  if (infer >= 0) {
+    if (known == 0 || from.num_elements() % known != 0)
+      throw ShapeError(std::string(op) + ": cannot reshape " + from.to_string() + " into " + str(to));
+    out[infer] = from.num_elements() / known;
+  }
+  if (out.num_elements() != from.num_elements())
+    throw ShapeError(std::string(op) + ": cannot reshape " + from.to_string() + " (" +
+                     std::to_string(from.num_elements()) + " elements) into " + out.to_string());
+  return out;
+}
+
+inline std::vector<std::size_t> permutation(const char* op, const std::vector<int64_t>& axes, std::size_t rank) {
+  if (axes.size() != rank)
+    throw ShapeError(std::string(op) + ": " + std::to_string(axes.size()) + " axes for rank " + std::to_string(rank));
+  std::vector<std::size_t> out(rank);
+  std::vector<bool> seen(rank, false);
+  for (std::size_t i = 0; i < rank; ++i) {
+    out[i] = wrap_dim(op, axes[i], rank);
+    if (seen[out[i]]) throw ShapeError(std::string(op) + ": repeated axis in " + str(axes));
+    seen[out[i]] = true;
+  }
+  return out;
+}
+
+// Python-style slice bounds: negatives count from the end, ends clamp, start > end gives an empty range.
+struct SliceArg {
+  int64_t start = 0;
+  std::optional<int64_t> end;  // nullopt: to the end of the dim
+};
+inline std::vector<Range> slice_ranges(const char* op, const Shape& s, const std::vector<SliceArg>& args) {
+  if (args.size() > s.rank())
+    throw IndexError(std::string(op) + ": " + std::to_string(args.size()) + " ranges for shape " + s.to_string());
+  std::vector<Range> out(s.rank());
+  for (std::size_t i = 0; i < s.rank(); ++i) {
+    const int64_t n = s[i];
+    if (i >= args.size()) {
+      out[i] = {0, n};
+      continue;
+    }
+    int64_t b = args[i].start, e = args[i].end.value_or(n);
+    if (b < 0) b += n;
+    if (e < 0) e += n;
+    b = std::clamp<int64_t>(b, 0, n);
+    e = std::clamp<int64_t>(e, 0, n);
+    out[i] = {b, std::max(b, e)};
+  }
+  return out;
+}
+inline Shape sliced_shape(const std::vector<Range>& r) {
+  Shape s;
+  for (auto& x : r) s.dims.push_back(x.end - x.start);
+  return s;
+}
+
+inline void cat(const char* op, const std::vector<Shape>& shapes, std::size_t dim) {
+  if (shapes.empty()) throw ArgumentError(std::string(op) + ": empty list of tensors");
+  for (auto& s : shapes) {
+    bool ok = s.rank() == shapes[0].rank();
+    for (std::size_t i = 0; ok && i < s.rank(); ++i) ok = i == dim || s[i] == shapes[0][i];
+    if (!ok)
+      throw ShapeError(std::string(op) + ": shapes " + shapes[0].to_string() + " and " + s.to_string() +
+                       " differ outside dim " + std::to_string(dim));
+  }
+}
+
+inline Shape matmul(const Shape& a, const Shape& b) {
+  if (a.rank() < 2 || b.rank() != a.rank())
+    throw ShapeError("matmul: needs two tensors of the same rank >= 2, got " + a.to_string() + " and " +
+                     b.to_string());
+  const std::size_t r = a.rank();
+  if (a[r - 1] != b[r - 2])
+    throw ShapeError("matmul: inner dims differ: " + a.to_string() + " @ " + b.to_string());
+  Shape ba(std::vector<int64_t>(a.dims.begin(), a.dims.end() - 2));
+  Shape bb(std::vector<int64_t>(b.dims.begin(), b.dims.end() - 2));
+  Shape out;
+  try {
+    out = broadcast_shapes("matmul", ba, bb);
+  } catch (const ShapeError&) {
+    throw ShapeError("matmul: batch dims of " + a.to_string() + " and " + b.to_string() + " are not broadcastable");
+  }
+  out.dims.push_back(a[r - 2]);
+  out.dims.push_back(b[r - 1]);
+  return out;
+}
+
+// gather/scatter_add: indices of the same rank as x; every dim other than `dim` no larger than x's.
+inline void gather(const char* op, std::size_t dim, const Shape& x, const Shape& idx) {
+  bool ok = idx.rank() == x.rank();
+  for (std::size_t i = 0; ok && i < x.rank(); ++i) ok = i == dim || idx[i] <= x[i];
+  if (!ok)
+    throw ShapeError(std::string(op) + ": index shape " + idx.to_string() + " does not fit tensor " + x.to_string() +
+                     " along dim " + std::to_string(dim));
+}
+
+inline void index_select_add(const Shape& x, std::size_t dim, const Shape& idx, const Shape& values) {
+  Shape expect = x;
+  expect[dim] = idx[0];
+  if (!(values == expect))
+    throw ShapeError("select_assign: values " + values.to_string() + " should be " + expect.to_string() +
+                     " for tensor " + x.to_string() + " and " + std::to_string(idx[0]) + " indices on dim " +
+                     std::to_string(dim));
+}
+
+inline void nonempty(const char* op, const Shape& s, std::optional<std::size_t> dim = std::nullopt) {
+  if ((dim && s[*dim] == 0) || (!dim && s.num_elements() == 0))
+    throw ShapeError(std::string(op) + ": cannot reduce an empty " + (dim ? "dim" : "tensor") + " of shape " +
+                     s.to_string());
+}
+
+inline Shape conv2d(const Shape& x, const Shape& w, const Shape* bias, const Conv2dOptions& o) {
+  const std::string args = " (input " + x.to_string() + ", weight " + w.to_string() + ")";
+  if (x.rank() != 4 || w.rank() != 4) throw ShapeError("conv2d: input and weight must be 4-D" + args);
+  if (o.groups < 1 || x[1] % o.groups || w[0] % o.groups)
+    throw ArgumentError("conv2d: groups " + std::to_string(o.groups) + " must divide in and out channels" + args);
+  if (w[1] * o.groups != x[1])
+    throw ShapeError("conv2d: weight expects " + std::to_string(w[1] * o.groups) + " input channels" + args);
+  if (bias && (bias->rank() != 1 || (*bias)[0] != w[0]))
+    throw ShapeError("conv2d: bias " + bias->to_string() + " must be [" + std::to_string(w[0]) + "]" + args);
+  Shape out{x[0], w[0], 0, 0};
+  for (int i = 0; i < 2; ++i) {
+    if (o.stride[i] < 1 || o.dilation[i] < 1 || o.padding[i] < 0)
+      throw ArgumentError("conv2d: stride and dilation must be >= 1 and padding >= 0" + args);
+    const int64_t span = o.dilation[i] * (w[2 + i] - 1) + 1;
+    const int64_t padded = x[2 + i] + 2 * o.padding[i];
+    if (padded < span) throw ShapeError("conv2d: kernel larger than padded input" + args);
+    out[2 + i] = (padded - span) / o.stride[i] + 1;
+  }
+  return out;
+}
+
+inline Shape pool2d(const char* op, const Shape& x, const Pool2dOptions& o) {
+  if (x.rank() != 4) throw ShapeError(std::string(op) + ": input must be 4-D, got " + x.to_string());
+  Shape out{x[0], x[1], 0, 0};
+  for (int i = 0; i < 2; ++i) {
+    if (o.kernel[i] < 1 || o.stride[i] < 1 || o.dilation[i] < 1 || o.padding[i] < 0)
+      throw ArgumentError(std::string(op) + ": kernel, stride and dilation must be >= 1 and padding >= 0");
+    if (o.padding[i] * 2 > o.kernel[i])
+      throw ArgumentError(std::string(op) + ": padding must be at most half the kernel size");
+    const int64_t span = o.dilation[i] * (o.kernel[i] - 1) + 1;
+    const int64_t padded = x[2 + i] + 2 * o.padding[i];
+    if (padded < span) throw ShapeError(std::string(op) + ": kernel larger than padded input " + x.to_string());
+    out[2 + i] = (padded - span) / o.stride[i] + 1;
+  }
+  return out;
+}
+
+}  // namespace ember::checks

@@ -1,0 +1,89 @@
+#pragma once
+// Seeded, reproducible random numbers. Values are generated on the host and uploaded, so the same seed gives the
+// same tensor on every backend and every platform (no dependence on std:: distributions, whose output varies
+// between standard libraries).
+#include <cmath>
+#include <cstdint>
+#include <mutex>
+#include <variant>
+#include <vector>
+
+namespace ember {
+
+// xoshiro256** seeded through splitmix64.
+class Rng {
+ public:
+  explicit Rng(uint64_t seed = 0x5eed) { reseed(seed); }
+  void reseed(uint64_t seed) {
+    for (auto& s : s_) {
+      seed += 0x9e3779b97f4a7c15ull;
+      uint64_t z = seed;
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+      s = z ^ (z >> 31);
+    }
+  }
+  uint64_t next() {
+    const uint64_t result = rotl(s_[1] * 5, 7) * 9;
+    const uint64_t t = s_[1] << 17;
+    s_[2] ^= s_[0];
+    s_[3] ^= s_[1];
+    s_[1] ^= s_[2];
+    s_[0] ^= s_[3];
+    s_[2] ^= t;
+    s_[3] = rotl(s_[3], 45);
+    return result;
+  }
+  // Uniform in [0, 1) with 53 random bits.
+  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+
+ private:
+  static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+  uint64_t s_[4];
+};
+
+struct Uniform {
+  double low = 0.0, high = 1.0;
+};
+struct Normal {
+  double mean = 0.0, std = 1.0;
+};
+struct Bernoulli {
+  double p = 0.5;
+};
+using Distribution = std::variant<Uniform, Normal, Bernoulli>;
+
+// n samples of `dist` as doubles.
+inline std::vector<double> sample(Rng& rng, const Distribution& dist, std::size_t n) {
+  std::vector<double> out(n);
+  if (auto* u = std::get_if<Uniform>(&dist)) {
+    for (auto& v : out) v = u->low + (u->high - u->low) * rng.uniform();
+  } else if (auto* g = std::get_if<Normal>(&dist)) {
+    for (std::size_t i = 0; i < n; i += 2) {  // Box-Muller, two values per pair of uniforms
+      const double u1 = 1.0 - rng.uniform(), u2 = rng.uniform();
+      const double r = std::sqrt(-2.0 * std::log(u1));
+      out[i] = g->mean + g->std * r * std::cos(2.0 * M_PI * u2);
+      if (i + 1 < n) out[i + 1] = g->mean + g->std * r * std::sin(2.0 * M_PI * u2);
+    }
+  } else {
+    const double p = std::get<Bernoulli>(dist).p;
+    for (auto& v : out) v = rng.uniform() < p ? 1.0 : 0.0;
+  }
+  return out;
+}
+
+// The process-wide generator used when no Rng is passed; `seed()` makes runs reproducible.
+struct GlobalRng {
+  std::mutex mu;
+  Rng rng;
+};
+inline GlobalRng& global_rng() {
+  static GlobalRng g;
+  return g;
+}
+inline void seed(uint64_t s) {
+  std::lock_guard lock(global_rng().mu);
+  global_rng().rng.reseed(s);
+}
+
+}  // namespace ember
