@@ -67,10 +67,9 @@ int64_t adaptive_end(int64_t i, int64_t in, int64_t out) { return ((i + 1) * in 
 template <class T>
 MaxPoolResult<CpuTensor<T>, Index> max_pool2d(const CpuTensor<T>& x, const Pool2dOptions& o) {
   const int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
-  const auto [kh, kw] = o.kernel;
-  const auto [sh, sw] = o.stride;
-  const auto [ph, pw] = o.padding;
-  const auto [dh, dw] = o.dilation;
+  // Plain locals rather than structured bindings: lambdas capturing bindings need clang >= 16.
+  const int64_t kh = o.kernel[0], kw = o.kernel[1], sh = o.stride[0], sw = o.stride[1];
+  const int64_t ph = o.padding[0], pw = o.padding[1], dh = o.dilation[0], dw = o.dilation[1];
   const int64_t Ho = out_size(H, kh, sh, ph, dh), Wo = out_size(W, kw, sw, pw, dw);
   CpuTensor<T> out(Shape{N, C, Ho, Wo});
   Index idx(Shape{N, C, Ho, Wo});
@@ -167,7 +166,7 @@ CpuTensor<T> avg_pool2d_backward(const CpuTensor<T>& x, const CpuTensor<T>& grad
 template <class T>
 CpuTensor<T> adaptive_avg_pool2d(const CpuTensor<T>& x, std::array<int64_t, 2> out_hw) {
   const int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
-  const auto [Ho, Wo] = out_hw;
+  const int64_t Ho = out_hw[0], Wo = out_hw[1];
   CpuTensor<T> out(Shape{N, C, Ho, Wo});
   for_planes(N * C, H * W, [&](int64_t p) {
     const T* src = x.data() + p * H * W;
