@@ -9,6 +9,9 @@
 #include <thread>
 #include <vector>
 
+// OpenBLAS's own thread count follows ours, so "one thread" means one thread for GEMM too.
+extern "C" void openblas_set_num_threads(int);
+
 namespace ember::cpu {
 namespace {
 
@@ -103,7 +106,10 @@ thread_local bool t_in_parallel = false;
 }  // namespace
 
 int num_threads() { return g_threads.load(std::memory_order_relaxed); }
-void set_num_threads(int n) { g_threads.store(std::max(1, n), std::memory_order_relaxed); }
+void set_num_threads(int n) {
+  g_threads.store(std::max(1, n), std::memory_order_relaxed);
+  openblas_set_num_threads(std::max(1, n));
+}
 
 void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
   if (n <= 0) return;
