@@ -1,0 +1,108 @@
+// CPU backend internals: the caching allocator and the thread pool.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <numeric>
+#include <stdexcept>
+#include <vector>
+
+#include "backends/cpu/allocator.hpp"
+#include "backends/cpu/cpu_backend.hpp"
+#include "backends/cpu/parallel.hpp"
+#include "engine/ember.hpp"
+
+namespace ember {
+namespace {
+
+TEST(CpuAllocator, ReusesFreedBlocksOfTheSameSize) {
+  cpu::allocator_trim();
+  const auto before = cpu::allocator_stats();
+  void* first = nullptr;
+  {
+    auto b = cpu::allocate(1 << 20);
+    first = b->ptr;
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(first) % 64, 0u);
+  }
+  auto again = cpu::allocate(1 << 20);
+  EXPECT_EQ(again->ptr, first);
+  const auto after = cpu::allocator_stats();
+  EXPECT_EQ(after.os_allocations, before.os_allocations + 1);
+  EXPECT_GE(after.reuses, before.reuses + 1);
+}
+
+TEST(CpuAllocator, SteadyTrainingLoopStopsAllocatingFromTheOs) {
+  using T = Tensor<Cpu<float>, 2>;
+  auto step = [] {
+    auto a = T::ones({128, 64});
+    auto b = T::full({64, 32}, 0.5);
+    return a.matmul(b).tanh().sum().item();
+  };
+  step();
+  const auto warm = cpu::allocator_stats().os_allocations;
+  for (int i = 0; i < 20; ++i) step();
+  EXPECT_EQ(cpu::allocator_stats().os_allocations, warm);
+}
+
+TEST(CpuAllocator, ZeroBytesIsValid) {
+  auto b = cpu::allocate(0);
+  EXPECT_EQ(b->bytes, 0u);
+}
+
+TEST(CpuAllocator, CacheLimitIsRespected) {
+  cpu::allocator_trim();
+  cpu::set_cache_limit(1 << 20);
+  { auto big = cpu::allocate(8 << 20); }
+  EXPECT_LE(cpu::allocator_stats().cached_bytes, std::size_t(1) << 20);
+  cpu::set_cache_limit(std::size_t(2048) << 20);
+}
+
+TEST(CpuParallel, CoversTheRangeExactlyOnce) {
+  cpu::set_num_threads(2);
+  for (int64_t n : {int64_t(0), int64_t(1), int64_t(7), int64_t(1000), int64_t(1) << 20}) {
+    std::vector<std::atomic<int>> hits(static_cast<std::size_t>(n));
+    cpu::parallel_for(n, 16, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) hits[static_cast<std::size_t>(i)]++;
+    });
+    for (auto& h : hits) ASSERT_EQ(h.load(), 1);
+  }
+}
+
+TEST(CpuParallel, ExceptionsPropagateAndThePoolStaysUsable) {
+  cpu::set_num_threads(2);
+  EXPECT_THROW(cpu::parallel_for(1 << 20, 1, [](int64_t b, int64_t) {
+                 if (b == 0) throw std::runtime_error("boom");
+               }),
+               std::runtime_error);
+  std::atomic<int64_t> sum{0};
+  std::atomic<int> chunks{0};
+  cpu::parallel_for(1 << 20, 1, [&](int64_t b, int64_t e) {
+    sum += e - b;
+    chunks++;
+  });
+  EXPECT_EQ(sum.load(), 1 << 20);
+  EXPECT_EQ(chunks.load(), 2);  // still split across both threads after the exception
+}
+
+TEST(CpuParallel, NestedRegionsRunInline) {
+  cpu::set_num_threads(2);
+  std::atomic<int64_t> total{0};
+  cpu::parallel_for(4, 1, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i)
+      cpu::parallel_for(1000, 1, [&](int64_t x, int64_t y) { total += y - x; });
+  });
+  EXPECT_EQ(total.load(), 4000);
+}
+
+TEST(CpuParallel, ResultsDoNotDependOnTheThreadCount) {
+  using T = Tensor<Cpu<float>, 2>;
+  Rng rng(7);
+  auto x = T::random({512, 1024}, Normal{}, rng);
+  cpu::set_num_threads(1);
+  auto one = x.tanh().add(x).sum_dim(1).into_data().to_vec<float>();
+  cpu::set_num_threads(2);
+  auto two = x.tanh().add(x).sum_dim(1).into_data().to_vec<float>();
+  EXPECT_EQ(one, two);
+}
+
+}  // namespace
+}  // namespace ember
