@@ -1,5 +1,6 @@
 #pragma once
 // Umbrella header for the typed engine.
 #include "engine/autodiff/autodiff_backend.hpp"
+#include "engine/tensor/display.hpp"
 #include "engine/tensor/module_ops.hpp"
 #include "engine/tensor/tensor.hpp"

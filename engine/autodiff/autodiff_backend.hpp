@@ -5,6 +5,7 @@
 // takes or returns a float primitive is redefined here; since Autodiff's FloatPrimitive is a different type from
 // B's, forgetting one is a compile error, never a silently untracked op.
 #include <numeric>
+#include <string>
 
 #include "engine/autodiff/elementwise_backward.hpp"
 #include "engine/autodiff/graph.hpp"
@@ -26,7 +27,10 @@ struct Autodiff : B {
   template <class K>
   using Prim = Primitive<Autodiff, K>;
 
-  static const char* name() { return "autodiff"; }
+  static const char* name() {
+    static const std::string n = std::string("autodiff<") + B::name() + ">";
+    return n.c_str();
+  }
 
   // ---- autodiff API
   static FloatPrimitive float_require_grad(const FloatPrimitive& x, bool on) {
