@@ -1,0 +1,118 @@
+#pragma once
+// Param<T>: a module parameter (T is a Tensor<B, D, K>) with a stable ParamId and lazy initialization.
+//
+// A freshly configured module holds Uninitialized params: the init function, device, require_grad and shape. The
+// value is materialized once, on the first val(); shape, device, num_params and load_record never materialize, so
+// loading a record into a fresh module never allocates random weights first. Copies of a Param share the lazy
+// state, so a copied module initializes once and both copies see the same values.
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <type_traits>
+
+#include "engine/tensor/tensor.hpp"
+
+namespace ember {
+
+struct ParamId {
+  uint64_t value = 0;
+  static ParamId next() {
+    static std::atomic<uint64_t> counter{1};
+    return {counter.fetch_add(1, std::memory_order_relaxed)};
+  }
+  bool operator==(const ParamId&) const = default;
+  auto operator<=>(const ParamId&) const = default;
+};
+
+template <class T>
+struct IsTensor : std::false_type {};
+template <Backend B, std::size_t D, TensorKind K>
+struct IsTensor<Tensor<B, D, K>> : std::true_type {};
+
+template <class T>
+class Param {
+  static_assert(IsTensor<T>::value, "Param<T> holds a Tensor<B, D, K>");
+
+ public:
+  using Value = T;
+  using Device = typename T::Device;
+  using Init = std::function<T(const Device&)>;
+
+  Param() = default;
+
+  static Param initialized(ParamId id, T value, bool require_grad = true) {
+    Param p;
+    p.id_ = id;
+    p.state_ = std::make_shared<State>();
+    p.state_->shape = value.shape();
+    p.state_->device = value.device();
+    p.state_->require_grad = require_grad && T::is_float;
+    p.state_->value = apply_grad(std::move(value), p.state_->require_grad);
+    return p;
+  }
+  static Param uninitialized(ParamId id, Init init, const Device& device, bool require_grad, Shape shape) {
+    Param p;
+    p.id_ = id;
+    p.state_ = std::make_shared<State>();
+    p.state_->init = std::move(init);
+    p.state_->device = device;
+    p.state_->require_grad = require_grad && T::is_float;
+    p.state_->shape = std::move(shape);
+    return p;
+  }
+
+  ParamId id() const { return id_; }
+  bool empty() const { return state_ == nullptr; }
+  bool is_initialized() const {
+    if (!state_) return false;
+    std::lock_guard lock(state_->mu);
+    return state_->value.has_value();
+  }
+  // The value, materialized on first access (thread-safe).
+  const T& val() const {
+    if (!state_) throw ArgumentError("Param::val: empty parameter");
+    std::lock_guard lock(state_->mu);
+    if (!state_->value) {
+      T v = state_->init(state_->device);
+      if (!(v.shape() == state_->shape))
+        throw ShapeError("Param: initializer produced " + v.shape().to_string() + ", expected " +
+                         state_->shape.to_string());
+      state_->value = apply_grad(std::move(v), state_->require_grad);
+      state_->init = nullptr;  // release what the initializer captured
+    }
+    return *state_->value;
+  }
+  Shape shape() const { return state_ ? state_->shape : Shape{}; }
+  Device device() const { return state_ ? state_->device : Device{}; }
+  bool require_grad() const { return state_ && state_->require_grad; }
+
+  // Same id and value with another require_grad (freezing); lazy params stay lazy.
+  Param with_require_grad(bool on) const {
+    if (!state_) return *this;
+    if (is_initialized()) return initialized(id_, val(), on);
+    return uninitialized(id_, state_->init, state_->device, on, state_->shape);
+  }
+  // Same id, new value (e.g. after an optimizer step); require_grad carries over.
+  Param with_value(T v) const { return initialized(id_, std::move(v), require_grad()); }
+
+ private:
+  struct State {
+    std::mutex mu;
+    std::optional<T> value;
+    Init init;
+    Device device{};
+    bool require_grad = true;
+    Shape shape;
+  };
+  static T apply_grad(T v, bool on) {
+    if constexpr (T::is_float) return v.require_grad(on);
+    else return v;
+  }
+
+  ParamId id_{};
+  std::shared_ptr<State> state_;
+};
+
+}  // namespace ember
