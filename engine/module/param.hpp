@@ -16,6 +16,31 @@
 
 namespace ember {
 
+// Values are append-only: they are stored in record files.
+enum class ParamKind : int32_t { Float = 0, Int = 1, Bool = 2 };
+
+enum class ParamRole : int32_t {
+  Trainable = 0,  // updated by optimizers (unless frozen)
+  Buffer = 1,     // recorded, updated by the module itself (BatchNorm running statistics), never by optimizers
+  Constant = 2,   // recorded, never updated
+};
+
+template <class K>
+constexpr ParamKind param_kind_of() {
+  if constexpr (std::is_same_v<K, Float>) return ParamKind::Float;
+  else if constexpr (std::is_same_v<K, Int>) return ParamKind::Int;
+  else return ParamKind::Bool;
+}
+
+inline const char* param_kind_name(ParamKind k) {
+  switch (k) {
+    case ParamKind::Float: return "float";
+    case ParamKind::Int: return "int";
+    case ParamKind::Bool: return "bool";
+  }
+  return "unknown";
+}
+
 struct ParamId {
   uint64_t value = 0;
   static ParamId next() {
@@ -42,20 +67,25 @@ class Param {
 
   Param() = default;
 
-  static Param initialized(ParamId id, T value, bool require_grad = true) {
+  static Param initialized(ParamId id, T value, bool require_grad = true, ParamRole role = ParamRole::Trainable) {
     Param p;
     p.id_ = id;
     p.state_ = std::make_shared<State>();
+    p.state_->role = role;
+    if (role != ParamRole::Trainable) require_grad = false;
     p.state_->shape = value.shape();
     p.state_->device = value.device();
     p.state_->require_grad = require_grad && T::is_float;
     p.state_->value = apply_grad(std::move(value), p.state_->require_grad);
     return p;
   }
-  static Param uninitialized(ParamId id, Init init, const Device& device, bool require_grad, Shape shape) {
+  static Param uninitialized(ParamId id, Init init, const Device& device, bool require_grad, Shape shape,
+                             ParamRole role = ParamRole::Trainable) {
     Param p;
     p.id_ = id;
     p.state_ = std::make_shared<State>();
+    p.state_->role = role;
+    if (role != ParamRole::Trainable) require_grad = false;
     p.state_->init = std::move(init);
     p.state_->device = device;
     p.state_->require_grad = require_grad && T::is_float;
@@ -87,15 +117,17 @@ class Param {
   Shape shape() const { return state_ ? state_->shape : Shape{}; }
   Device device() const { return state_ ? state_->device : Device{}; }
   bool require_grad() const { return state_ && state_->require_grad; }
+  ParamRole role() const { return state_ ? state_->role : ParamRole::Trainable; }
+  static constexpr ParamKind kind = param_kind_of<typename T::Kind>();
 
   // Same id and value with another require_grad (freezing); lazy params stay lazy.
   Param with_require_grad(bool on) const {
     if (!state_) return *this;
-    if (is_initialized()) return initialized(id_, val(), on);
-    return uninitialized(id_, state_->init, state_->device, on, state_->shape);
+    if (is_initialized()) return initialized(id_, val(), on, role());
+    return uninitialized(id_, state_->init, state_->device, on, state_->shape, role());
   }
   // Same id, new value (e.g. after an optimizer step); require_grad carries over.
-  Param with_value(T v) const { return initialized(id_, std::move(v), require_grad()); }
+  Param with_value(T v) const { return initialized(id_, std::move(v), require_grad(), role()); }
 
  private:
   struct State {
@@ -104,6 +136,7 @@ class Param {
     Init init;
     Device device{};
     bool require_grad = true;
+    ParamRole role = ParamRole::Trainable;
     Shape shape;
   };
   static T apply_grad(T v, bool on) {

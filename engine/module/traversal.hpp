@@ -230,4 +230,51 @@ class PathTracker {
   std::vector<std::string> parts_;
 };
 
+// Lambda forms of visit / map / rebind: f(path, param). Most module functions are written with these.
+namespace module_detail {
+template <class F>
+struct LambdaVisitor : PathTracker {
+  F& f;
+  explicit LambdaVisitor(F& fn) : f(fn) {}
+  template <class P>
+  void param(const P& p) {
+    f(path(), p);
+  }
+};
+template <class F>
+struct LambdaMapper : PathTracker {
+  F& f;
+  explicit LambdaMapper(F& fn) : f(fn) {}
+  template <class P>
+  P param(P p) {
+    return f(path(), std::move(p));
+  }
+};
+template <class F>
+struct LambdaRebinder : PathTracker {
+  F& f;
+  explicit LambdaRebinder(F& fn) : f(fn) {}
+  template <class NewB, class P>
+  Rebind_t<P, NewB> param(const P& p) {
+    return f(path(), p);
+  }
+};
+}  // namespace module_detail
+
+template <class M, class F>
+void visit_params(const M& m, F&& f) {
+  module_detail::LambdaVisitor<std::remove_reference_t<F>> v(f);
+  visit(m, v);
+}
+template <class M, class F>
+M map_params(M m, F&& f) {
+  module_detail::LambdaMapper<std::remove_reference_t<F>> v(f);
+  return map(std::move(m), v);
+}
+template <class NewB, class M, class F>
+Rebind_t<M, NewB> rebind_params(const M& m, F&& f) {
+  module_detail::LambdaRebinder<std::remove_reference_t<F>> v(f);
+  return rebind<NewB>(m, v);
+}
+
 }  // namespace ember

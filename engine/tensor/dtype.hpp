@@ -10,7 +10,8 @@
 
 namespace ember {
 
-enum class DType : int32_t { F32 = 0, F64 = 1, F16 = 2, I32 = 3, I64 = 4, U8 = 5, Bool = 6 };
+// Values are append-only: they are stored in record files.
+enum class DType : int32_t { F32 = 0, F64 = 1, F16 = 2, I32 = 3, I64 = 4, U8 = 5, Bool = 6, I16 = 7 };
 
 constexpr std::size_t dtype_size(DType d) {
   switch (d) {
@@ -21,6 +22,7 @@ constexpr std::size_t dtype_size(DType d) {
     case DType::I64: return 8;
     case DType::U8: return 1;
     case DType::Bool: return 1;
+    case DType::I16: return 2;
   }
   throw ArgumentError("dtype_size: unknown dtype");
 }
@@ -34,12 +36,15 @@ constexpr std::string_view dtype_name(DType d) {
     case DType::I64: return "i64";
     case DType::U8: return "u8";
     case DType::Bool: return "bool";
+    case DType::I16: return "i16";
   }
   return "unknown";
 }
 
 constexpr bool dtype_is_float(DType d) { return d == DType::F32 || d == DType::F64 || d == DType::F16; }
-constexpr bool dtype_is_int(DType d) { return d == DType::I32 || d == DType::I64 || d == DType::U8; }
+constexpr bool dtype_is_int(DType d) {
+  return d == DType::I16 || d == DType::I32 || d == DType::I64 || d == DType::U8;
+}
 
 // IEEE half stored as raw bits; converted through float. Round-to-nearest-even, overflow to inf, subnormals kept.
 struct f16 {
@@ -104,6 +109,7 @@ constexpr DType dtype_of() {
   if constexpr (std::is_same_v<T, float>) return DType::F32;
   else if constexpr (std::is_same_v<T, double>) return DType::F64;
   else if constexpr (std::is_same_v<T, f16>) return DType::F16;
+  else if constexpr (std::is_same_v<T, int16_t>) return DType::I16;
   else if constexpr (std::is_same_v<T, int32_t>) return DType::I32;
   else if constexpr (std::is_same_v<T, int64_t>) return DType::I64;
   else if constexpr (std::is_same_v<T, uint8_t>) return DType::U8;

@@ -51,6 +51,7 @@ struct TensorData {
       case DType::F32: return static_cast<T>(load<float>(p));
       case DType::F64: return static_cast<T>(load<double>(p));
       case DType::F16: return static_cast<T>(f16_to_float(load<f16>(p)));
+      case DType::I16: return static_cast<T>(load<int16_t>(p));
       case DType::I32: return static_cast<T>(load<int32_t>(p));
       case DType::I64: return static_cast<T>(load<int64_t>(p));
       case DType::U8: return static_cast<T>(load<uint8_t>(p));
@@ -63,9 +64,11 @@ struct TensorData {
   template <class T>
   std::vector<T> to_vec() const {
     std::vector<T> out(num_elements());
-    if (dtype == dtype_of<T>()) {
-      if (!out.empty()) std::memcpy(out.data(), bytes.data(), bytes.size());
-      return out;
+    if constexpr (!std::is_same_v<T, bool>) {  // vector<bool> is bit-packed: no memcpy
+      if (dtype == dtype_of<T>()) {
+        if (!out.empty()) std::memcpy(out.data(), bytes.data(), bytes.size());
+        return out;
+      }
     }
     for (std::size_t i = 0; i < out.size(); ++i) out[i] = get<T>(i);
     return out;
@@ -108,6 +111,7 @@ inline TensorData TensorData::convert(DType to) const {
       case DType::F32: detail::store_as(p, get<float>(i)); break;
       case DType::F64: detail::store_as(p, get<double>(i)); break;
       case DType::F16: detail::store_as(p, float_to_f16(get<float>(i))); break;
+      case DType::I16: detail::store_as(p, get<int16_t>(i)); break;
       case DType::I32: detail::store_as(p, get<int32_t>(i)); break;
       case DType::I64: detail::store_as(p, get<int64_t>(i)); break;
       case DType::U8: detail::store_as(p, get<uint8_t>(i)); break;

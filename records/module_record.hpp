@@ -1,0 +1,103 @@
+#pragma once
+// into_record / load_record for any reflected module, with PyTorch-style strict and partial loading.
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "engine/module/module.hpp"
+#include "records/precision.hpp"
+
+namespace ember {
+
+// Everything that did not match when loading, reported together.
+struct LoadReport {
+  std::vector<std::string> missing;     // in the module, not in the record
+  std::vector<std::string> unexpected;  // in the record, not in the module
+  std::vector<std::string> mismatched;  // present in both, with another shape or kind ("path: why")
+  bool ok() const { return missing.empty() && unexpected.empty() && mismatched.empty(); }
+  std::string to_string() const {
+    std::ostringstream os;
+    auto list = [&](const char* what, const std::vector<std::string>& v) {
+      if (v.empty()) return;
+      os << what << " (" << v.size() << "):";
+      for (const auto& s : v) os << "\n  " << s;
+      os << "\n";
+    };
+    list("missing keys", missing);
+    list("unexpected keys", unexpected);
+    list("mismatched", mismatched);
+    return os.str();
+  }
+};
+
+class LoadError : public Error {
+ public:
+  LoadError(const std::string& what, LoadReport r) : Error(what), report(std::move(r)) {}
+  LoadReport report;
+};
+
+// The module's params as a path-keyed record, converted to `precision` (materializes lazy params: saving needs
+// values).
+template <class M>
+Record into_record(const M& m, const Precision& precision = Precision::of<FullPrecisionSettings>()) {
+  Record r;
+  visit_params(m, [&](const std::string& path, const auto& p) {
+    using P = std::decay_t<decltype(p)>;
+    r.params.emplace(path, ParamRecord{p.id().value, P::kind, p.role(), p.val().into_data()});
+  });
+  return convert_record(r, precision);
+}
+
+enum class LoadMode { Strict, Partial };
+
+// Why a record entry cannot load into a param of kind `kind` and shape `shape`; empty when it can.
+inline std::string load_mismatch(const ParamRecord& pr, ParamKind kind, const Shape& shape) {
+  if (pr.kind != kind)
+    return std::string("kind ") + param_kind_name(pr.kind) + " in record, " + param_kind_name(kind) + " in module";
+  if (!(pr.data.shape == shape))
+    return "shape " + pr.data.shape.to_string() + " in record, " + shape.to_string() + " in module";
+  if ((kind == ParamKind::Float) != dtype_is_float(pr.data.dtype) ||
+      (kind == ParamKind::Bool) != (pr.data.dtype == DType::Bool))
+    return "dtype " + std::string(dtype_name(pr.data.dtype)) + " cannot hold a " + param_kind_name(kind) + " param";
+  return {};
+}
+
+// Loads `record` into `m` without ever running an initializer for a param the record provides. Strict: any
+// missing, unexpected or mismatched key throws LoadError listing all of them, and nothing is loaded. Partial:
+// loads what matches, keeps the rest of `m` as it was, and fills `report`.
+template <class M>
+M load_record(M m, const Record& record, LoadMode mode = LoadMode::Strict, LoadReport* report = nullptr) {
+  LoadReport rep;
+  std::set<std::string> seen, skip;
+  visit_params(m, [&](const std::string& path, const auto& p) {
+    using P = std::decay_t<decltype(p)>;
+    seen.insert(path);
+    auto it = record.params.find(path);
+    if (it == record.params.end()) {
+      rep.missing.push_back(path);
+      return;
+    }
+    const std::string why = load_mismatch(it->second, P::kind, p.shape());
+    if (!why.empty()) {
+      rep.mismatched.push_back(path + ": " + why);
+      skip.insert(path);
+    }
+  });
+  for (const auto& [key, pr] : record.params)
+    if (!seen.count(key)) rep.unexpected.push_back(key);
+  if (mode == LoadMode::Strict && !rep.ok())
+    throw LoadError("load_record: the record does not match the module\n" + rep.to_string(), rep);
+  m = map_params(std::move(m), [&](const std::string& path, auto p) {
+    using P = decltype(p);
+    auto it = record.params.find(path);
+    if (it == record.params.end() || skip.count(path)) return p;
+    using T = typename P::Value;
+    return P::initialized(ParamId{it->second.id}, T::from_data(it->second.data, p.device()), p.require_grad(),
+                          p.role());
+  });
+  if (report) *report = std::move(rep);
+  return m;
+}
+
+}  // namespace ember
