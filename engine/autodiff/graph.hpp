@@ -12,6 +12,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include "engine/tensor/error.hpp"
+
 namespace ember::autodiff {
 
 inline uint64_t next_node_id() {
@@ -48,9 +50,28 @@ struct BackwardCtx {
 template <class FP>
 struct Node {
   uint64_t id = next_node_id();
-  bool leaf = false;  // created by require_grad: its gradient is kept in Gradients
+  bool leaf = false;      // created by require_grad: its gradient is kept in Gradients
+  bool released = false;  // its backward step already ran and was freed
   std::vector<std::shared_ptr<Node>> parents;  // null entries: inputs that are not tracked
   std::function<void(const FP& grad, BackwardCtx<FP>& ctx)> backward;
+
+  Node() = default;
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+  // Iterative teardown: releasing a long chain through the parents' own destructors would recurse once per node
+  // and overflow the stack (a graph of ~100k ops that is dropped without backward). Parents whose last owner is
+  // this teardown hand their own parents over before they die, so every destructor below runs with no parents.
+  ~Node() {
+    std::vector<std::shared_ptr<Node>> pending = std::move(parents);
+    while (!pending.empty()) {
+      std::shared_ptr<Node> p = std::move(pending.back());
+      pending.pop_back();
+      if (p && p.use_count() == 1) {
+        for (auto& q : p->parents) pending.push_back(std::move(q));
+        p->parents.clear();
+      }
+    }  // p released at the end of each iteration, parent-less
+  }
 };
 
 // An autodiff float tensor: the inner value plus the node that produced it (null when nothing is tracked).
@@ -142,7 +163,11 @@ Gradients<FP> run_backward(const std::shared_ptr<Node<FP>>& root, FP seed, Add&&
       result.put(n->id, std::move(g));
       continue;
     }
-    if (!n->backward) continue;  // already consumed by an earlier backward pass
+    if (n->released)  // like PyTorch: a silent partial gradient would be worse than an error
+      throw ArgumentError(
+          "backward: part of this graph was already freed by an earlier backward(); run the forward pass again "
+          "(each backward consumes the graph it runs through)");
+    if (!n->backward) continue;
     BackwardCtx<FP> ctx;
     ctx.need.resize(n->parents.size());
     ctx.grads.resize(n->parents.size());
@@ -156,6 +181,7 @@ Gradients<FP> run_backward(const std::shared_ptr<Node<FP>>& root, FP seed, Add&&
     // Free the graph: the closure holds saved tensors, the parents hold the rest of the graph.
     n->backward = nullptr;
     n->parents.clear();
+    n->released = true;
   }
   return result;
 }
