@@ -1,0 +1,91 @@
+#pragma once
+// Adam and AdamW with torch.optim.Adam / AdamW semantics (t = the param's step count, from 1):
+//
+//   Adam:  g = g + wd * w                   (L2 penalty folded into the gradient)
+//   AdamW: w = w * (1 - lr * wd)            (decoupled decay, applied before the moment update)
+//   m = m + (1 - beta1) * (g - m)           (torch's lerp_, same as beta1 * m + (1 - beta1) * g)
+//   v = beta2 * v + (1 - beta2) * g * g
+//   denom = sqrt(v) / sqrt(1 - beta2^t) + eps      (eps outside the sqrt)
+//   w = w - lr / (1 - beta1^t) * m / denom
+// with lr = lr * lr_mult and wd = weight_decay * wd_mult per param.
+#include <cmath>
+
+#include "engine/optim/optimizer.hpp"
+
+namespace ember {
+
+struct AdamConfig {
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-8;
+  double weight_decay = 0.0;  // L2, added to the gradient
+};
+
+struct AdamWConfig {
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-8;
+  double weight_decay = 0.01;  // decoupled; PyTorch's AdamW default
+};
+
+template <AutodiffBackend B>
+class Adam : public OptimizerBase<B> {
+  using Base = OptimizerBase<B>;
+  using Flat = typename Base::Flat;
+
+ public:
+  explicit Adam(AdamConfig c = {}) : Adam("Adam", c.beta1, c.beta2, c.eps, c.weight_decay, false) {}
+
+  double beta1() const { return beta1_; }
+  double beta2() const { return beta2_; }
+  double eps() const { return eps_; }
+  double weight_decay() const { return weight_decay_; }
+  bool decoupled() const { return decoupled_; }
+
+  template <class M>
+  M step(double lr, M module, const GradientsParams<B>& grads) {
+    return this->apply(lr, std::move(module), grads, [&](auto& slot, Flat w, Flat g, double plr, double wd_mult) {
+      const double wd = weight_decay_ * wd_mult;
+      if (wd != 0) {
+        if (decoupled_) w = w.mul_scalar(1 - plr * wd);
+        else g = g.add(w.mul_scalar(wd));
+      }
+      auto m_it = slot.tensors.find("exp_avg");
+      auto v_it = slot.tensors.find("exp_avg_sq");
+      // First step: moments start at zero, so m = (1 - beta1) g and v = (1 - beta2) g^2.
+      const Flat m = m_it == slot.tensors.end() ? g.mul_scalar(1 - beta1_)
+                                                : m_it->second.add(g.sub(m_it->second).mul_scalar(1 - beta1_));
+      const Flat gg = g.mul(g).mul_scalar(1 - beta2_);
+      const Flat v = v_it == slot.tensors.end() ? gg : v_it->second.mul_scalar(beta2_).add(gg);
+      slot.tensors.insert_or_assign("exp_avg", m);
+      slot.tensors.insert_or_assign("exp_avg_sq", v);
+      const double t = static_cast<double>(slot.step);
+      const double bc1 = 1 - std::pow(beta1_, t), bc2 = 1 - std::pow(beta2_, t);
+      const Flat denom = v.sqrt().div_scalar(std::sqrt(bc2)).add_scalar(eps_);
+      return w.sub(m.div(denom).mul_scalar(plr / bc1));
+    });
+  }
+
+ protected:
+  Adam(const char* kind, double b1, double b2, double eps, double wd, bool decoupled)
+      : Base(kind, {"exp_avg", "exp_avg_sq"}, {"exp_avg", "exp_avg_sq"}),
+        beta1_(b1), beta2_(b2), eps_(eps), weight_decay_(wd), decoupled_(decoupled) {
+    if (!(b1 >= 0 && b1 < 1) || !(b2 >= 0 && b2 < 1))
+      throw ArgumentError(std::string(kind) + ": betas must be in [0, 1), got " + std::to_string(b1) + ", " +
+                          std::to_string(b2));
+    if (!(eps >= 0) || !(wd >= 0)) throw ArgumentError(std::string(kind) + ": eps and weight_decay must be >= 0");
+  }
+
+ private:
+  double beta1_, beta2_, eps_, weight_decay_;
+  bool decoupled_;
+};
+
+// AdamW: Adam with decoupled weight decay (Loshchilov & Hutter); same state layout as Adam.
+template <AutodiffBackend B>
+class AdamW : public Adam<B> {
+ public:
+  explicit AdamW(AdamWConfig c = {}) : Adam<B>("AdamW", c.beta1, c.beta2, c.eps, c.weight_decay, true) {}
+};
+
+}  // namespace ember
