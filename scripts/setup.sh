@@ -4,7 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(g++ meson ninja-build pkg-config libopenblas-dev libgtest-dev libbenchmark-dev)
+packages=(g++ meson ninja-build pkg-config libopenblas-dev libgtest-dev libbenchmark-dev libcereal-dev libboost-dev
+  zlib1g-dev)
 
 missing=()
 for p in "${packages[@]}"; do
