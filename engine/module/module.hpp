@@ -98,11 +98,10 @@ M freeze(M m, const std::string& prefix) {
   });
 }
 
-// The same module on the inner backend of an autodiff backend, for inference: values detached, eval mode.
-template <template <class> class M, class B>
-  requires AutodiffBackend<B>
-M<typename B::InnerBackend> valid(const M<B>& m) {
-  using Inner = typename B::InnerBackend;
+// The same module on `Inner` (the inner backend of its autodiff backend), for inference: values detached, eval
+// mode. Spelled with Rebind_t so modules that are not M<B>-shaped (nn::Sequential<B, Layers...>) can reuse it.
+template <class Inner, class M>
+Rebind_t<M, Inner> valid_on(const M& m) {
   auto inner = rebind_params<Inner>(m, [](const std::string&, const auto& p) {
     using P = std::decay_t<decltype(p)>;
     using Out = Rebind_t<P, Inner>;
@@ -117,6 +116,11 @@ M<typename B::InnerBackend> valid(const M<B>& m) {
     }
   });
   return set_training(std::move(inner), false);
+}
+template <template <class> class M, class B>
+  requires AutodiffBackend<B>
+M<typename B::InnerBackend> valid(const M<B>& m) {
+  return valid_on<typename B::InnerBackend>(m);
 }
 
 template <class M>

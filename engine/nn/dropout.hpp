@@ -1,0 +1,35 @@
+#pragma once
+// Dropout (PyTorch's nn.Dropout): in training, zeroes each element with probability `prob` and scales the
+// survivors by 1 / (1 - prob) (inverted dropout, so eval needs no rescaling); identity in eval mode or when
+// prob == 0; all zeros when prob == 1. The mask is drawn from ember's global Rng (ember::seed), on the host, so a
+// seed reproduces it on every backend. No params: backend-independent, so one Dropout serves every backend and
+// rebind/valid carry it unchanged (valid() then switches its TrainingFlag to eval).
+#include "engine/module/traversal.hpp"
+
+namespace ember::nn {
+
+struct Dropout {
+  BOOST_HANA_DEFINE_STRUCT(Dropout, (double, prob), (TrainingFlag, mode));
+
+  template <Backend B, std::size_t D>
+  Tensor<B, D> forward(const Tensor<B, D>& x) const {
+    if (!mode.training || prob == 0.0) return x;
+    if (prob >= 1.0) return x.mul_scalar(0.0);  // keeps the graph: the gradient is zero, not missing
+    const auto keep = Tensor<B, D>::random(x.dims(), Bernoulli{1.0 - prob}, x.device());
+    return x.mul(keep).mul_scalar(1.0 / (1.0 - prob));
+  }
+};
+
+struct DropoutConfig {
+  double prob = 0.5;
+  Dropout init() const {
+    if (!(prob >= 0.0 && prob <= 1.0))
+      throw ArgumentError("DropoutConfig: prob must be in [0, 1], got " + std::to_string(prob));
+    Dropout d;
+    d.prob = prob;
+    d.mode.training = true;
+    return d;
+  }
+};
+
+}  // namespace ember::nn

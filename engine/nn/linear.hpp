@@ -1,0 +1,63 @@
+#pragma once
+// Linear: y = x W + b.
+//
+// Layout: W is stored [d_input, d_output], as in Burn, so forward is x.matmul(W) with no transpose. PyTorch's
+// nn.Linear stores [out_features, in_features] and computes x W^T; to import a PyTorch state dict, transpose
+// "weight". Fans are given explicitly to the initializer (fan_in = d_input), so the defaults match PyTorch's
+// (U(+-1/sqrt(d_input)) for both weight and bias) despite the transposed layout.
+#include <optional>
+
+#include "engine/module/traversal.hpp"
+#include "engine/nn/init.hpp"
+#include "engine/nn/shape_util.hpp"
+
+namespace ember::nn {
+
+template <Backend B>
+struct Linear {
+  BOOST_HANA_DEFINE_STRUCT(Linear, (Param<Tensor<B, 2>>, weight), (std::optional<Param<Tensor<B, 1>>>, bias));
+
+  int64_t d_input() const { return weight.shape()[0]; }
+  int64_t d_output() const { return weight.shape()[1]; }
+
+  // x [..., d_input] -> [..., d_output], any rank. Rank >= 3 inputs matmul against W reshaped to
+  // [1, ..., 1, d_input, d_output] (batch-broadcast matmul); a rank-1 input is treated as one row.
+  template <std::size_t D>
+  Tensor<B, D> forward(const Tensor<B, D>& x) const {
+    if constexpr (D == 1) {
+      return forward(x.template unsqueeze<2>(0)).template squeeze<1>(0);
+    } else {
+      const int64_t din = d_input(), dout = d_output();
+      if (x.dim(-1) != din)
+        throw ShapeError("Linear: input " + x.shape().to_string() + " has last dim " + std::to_string(x.dim(-1)) +
+                         ", expected d_input " + std::to_string(din));
+      std::array<int64_t, D> ws;
+      ws.fill(1);
+      ws[D - 2] = din;
+      ws[D - 1] = dout;
+      auto y = x.matmul(weight.val().reshape(ws));
+      if (bias) y = y.add(bias->val().reshape(detail::one_hot_shape<D>(dout, D - 1)));
+      return y;
+    }
+  }
+};
+
+struct LinearConfig {
+  int64_t d_input = 0, d_output = 0;
+  bool bias = true;
+  Initializer initializer = torch_default_initializer();
+
+  // Lazy: no value is sampled or allocated until first use.
+  template <Backend B>
+  Linear<B> init(const typename B::Device& device = {}) const {
+    detail::require_positive("LinearConfig", "d_input", d_input);
+    detail::require_positive("LinearConfig", "d_output", d_output);
+    const Fans fans{d_input, d_output};
+    Linear<B> m;
+    m.weight = lazy_param<Tensor<B, 2>>(initializer, std::array<int64_t, 2>{d_input, d_output}, fans, device);
+    if (bias) m.bias = lazy_param<Tensor<B, 1>>(initializer, std::array<int64_t, 1>{d_output}, fans, device);
+    return m;
+  }
+};
+
+}  // namespace ember::nn

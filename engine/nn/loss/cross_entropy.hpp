@@ -1,0 +1,52 @@
+#pragma once
+// nll_loss and cross_entropy with PyTorch semantics (F.nll_loss / F.cross_entropy with class-index targets).
+// Both are composed of tensor ops (log_softmax, gather, reductions), so autodiff differentiates them.
+#include "engine/nn/loss/reduction.hpp"
+
+namespace ember::nn {
+
+namespace detail {
+template <Backend B>
+void check_class_targets(const char* who, const Tensor<B, 2>& input, const Tensor<B, 1, Int>& targets) {
+  if (targets.dim(0) != input.dim(0))
+    throw ShapeError(std::string(who) + ": input " + input.shape().to_string() + " and targets " +
+                     targets.shape().to_string() + " disagree on the batch size");
+  if (targets.numel() == 0) return;
+  const double lo = targets.min().item(), hi = targets.max().item();
+  if (lo < 0 || hi >= static_cast<double>(input.dim(1)))
+    throw IndexError(std::string(who) + ": target class out of range [0, " + std::to_string(input.dim(1)) + ")");
+}
+}  // namespace detail
+
+// -log_probs[i, targets[i]], reduced. log_probs [N, C] (e.g. from log_softmax(1)), targets [N] class indices.
+template <Backend B>
+Tensor<B, 1> nll_loss(const Tensor<B, 2>& log_probs, const Tensor<B, 1, Int>& targets,
+                      Reduction reduction = Reduction::Mean) {
+  detail::check_class_targets("nll_loss", log_probs, targets);
+  const auto picked = log_probs.gather(1, targets.template unsqueeze<2>(1));  // [N, 1]
+  return detail::reduce_loss(picked.neg(), reduction);
+}
+
+struct CrossEntropyOptions {
+  // PyTorch's label_smoothing: the target distribution is (1 - s) one_hot + s / C, so the per-sample loss is
+  // (1 - s) * -logp[target] + (s / C) * sum_c -logp[c].
+  double label_smoothing = 0.0;
+  Reduction reduction = Reduction::Mean;
+};
+
+// logits [N, C] (unnormalized), targets [N] class indices in [0, C).
+template <Backend B>
+Tensor<B, 1> cross_entropy(const Tensor<B, 2>& logits, const Tensor<B, 1, Int>& targets,
+                           const CrossEntropyOptions& o = {}) {
+  if (!(o.label_smoothing >= 0.0 && o.label_smoothing <= 1.0))
+    throw ArgumentError("cross_entropy: label_smoothing must be in [0, 1], got " + std::to_string(o.label_smoothing));
+  detail::check_class_targets("cross_entropy", logits, targets);
+  const auto logp = logits.log_softmax(1);
+  const auto nll = logp.gather(1, targets.template unsqueeze<2>(1)).neg();  // [N, 1]
+  if (o.label_smoothing == 0.0) return detail::reduce_loss(nll, o.reduction);
+  const double s = o.label_smoothing, c = static_cast<double>(logits.dim(1));
+  const auto smooth = logp.sum_dim(1).neg();  // [N, 1]: sum_c -logp[c]
+  return detail::reduce_loss(nll.mul_scalar(1.0 - s).add(smooth.mul_scalar(s / c)), o.reduction);
+}
+
+}  // namespace ember::nn
