@@ -404,7 +404,7 @@ CpuTensor<T> index_select_add(const CpuTensor<T>& x, std::size_t dim, const Inde
   const int64_t m = indices.numel();
   if (values.numel() == 0) return out;
   const int64_t size = x.shape[dim];
-  check_indices("index_select_add", indices, dim, size);
+  check_indices("select_assign", indices, dim, size);  // the user-facing name (Tensor::select_assign)
   const int64_t outer = prod(x.shape.dims, 0, dim);
   const int64_t inner = prod(x.shape.dims, dim + 1, x.shape.rank());
   const int64_t* id = indices.data();

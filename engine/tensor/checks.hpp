@@ -57,7 +57,7 @@ inline std::vector<std::size_t> permutation(const char* op, const std::vector<in
 // Python-style slice bounds: negatives count from the end, ends clamp, start > end gives an empty range.
 struct SliceArg {
   int64_t start = 0;
-  std::optional<int64_t> end;  // nullopt: to the end of the dim
+  std::optional<int64_t> end = std::nullopt;  // nullopt: to the end of the dim
 };
 inline std::vector<Range> slice_ranges(const char* op, const Shape& s, const std::vector<SliceArg>& args) {
   if (args.size() > s.rank())

@@ -2,6 +2,7 @@
 // Tensor<B, D, K>: a rank-D tensor of kind K (Float, Int, Bool) on backend B. Cheap to copy (the primitive shares
 // storage); every op returns a new tensor. Arguments are validated here (engine/tensor/checks.hpp), once for every
 // backend, and the op is dispatched to B at compile time.
+#include <algorithm>
 #include <array>
 #include <optional>
 #include <span>
@@ -71,9 +72,15 @@ class Tensor {
   static Tensor from_values(const std::vector<T>& values, std::array<int64_t, D> shape, const Device& dev = {}) {
     return from_data(TensorData::from_vec<T>(values, Shape(detail::vec(shape))), dev);
   }
+  // Braced lists: Tensor<B, 2>::from_values({1.0, 2.0, 3.0, 4.0}, {2, 2}).
+  template <class T>
+  static Tensor from_values(std::initializer_list<T> values, std::array<int64_t, D> shape, const Device& dev = {}) {
+    return from_values(std::vector<T>(values), shape, dev);
+  }
   static Tensor full(std::array<int64_t, D> shape, double value, const Device& dev = {}) {
     Shape s(detail::vec(shape));
-    if (s.num_elements() < 0) throw ShapeError("full: negative dim in " + s.to_string());
+    for (auto d : s.dims)
+      if (d < 0) throw ShapeError("full: negative dim in " + s.to_string());
     return Tensor(B::template full<K>(s, value, dev));
   }
   static Tensor zeros(std::array<int64_t, D> shape, const Device& dev = {}) { return full(shape, 0.0, dev); }
@@ -85,6 +92,8 @@ class Tensor {
   // Seeded random values; `rng` defaults to the process-wide generator (ember::seed).
   static Tensor random(std::array<int64_t, D> shape, const Distribution& dist, Rng& rng, const Device& dev = {}) {
     Shape s(detail::vec(shape));
+    for (auto d : s.dims)
+      if (d < 0) throw ShapeError("random: negative dim in " + s.to_string());
     auto values = sample(rng, dist, static_cast<std::size_t>(s.num_elements()));
     return from_data(TensorData::from_vec<double>(values, s), dev);
   }
@@ -212,6 +221,7 @@ class Tensor {
 
   // Elementwise select: where mask is true take `value`, else this (Burn's mask_where). Broadcasts.
   Tensor mask_where(const Tensor<B, D, Bool>& mask, const Tensor& value) const {
+    broadcast_to_self("mask_where", broadcast_shapes("mask_where", mask.shape(), value.shape()));
     return Tensor(B::template where<K>(mask.primitive(), value.p_, p_));
   }
   Tensor mask_fill(const Tensor<B, D, Bool>& mask, double value) const {
@@ -252,10 +262,12 @@ class Tensor {
   }
   // exp(x - max) / sum: stable for large logits. The max is detached: softmax is invariant to the shift.
   Tensor softmax(int64_t d) const requires is_float {
+    wrap_dim("softmax", d, D);
     const auto e = sub(max_dim(d).detach()).exp();
     return e.div(e.sum_dim(d));
   }
   Tensor log_softmax(int64_t d) const requires is_float {
+    wrap_dim("log_softmax", d, D);
     const auto shifted = sub(max_dim(d).detach());
     return shifted.sub(shifted.exp().sum_dim(d).log());
   }
@@ -321,6 +333,7 @@ class Tensor {
         if (!has) throw ShapeError("expand: -1 for a new leading dim in " + to.to_string());
         to[i] = f;
       }
+      if (to[i] < 0) throw ShapeError("expand: negative dim in " + to.to_string());
       if (f != to[i] && f != 1)
         throw ShapeError("expand: cannot broadcast " + from.to_string() + " to " + to.to_string());
     }
@@ -337,6 +350,7 @@ class Tensor {
   }
   Tensor repeat_dim(int64_t d, int64_t times) const {
     const std::size_t w = wrap_dim("repeat_dim", d, D);
+    if (times < 0) throw ArgumentError("repeat_dim: negative count " + std::to_string(times));
     Shape s = shape();
     Shape with_axis = s;  // [..., 1, s[w], ...]: the new axis goes before d so copies are laid out one after another
     with_axis.dims.insert(with_axis.dims.begin() + static_cast<std::ptrdiff_t>(w), 1);
@@ -350,7 +364,11 @@ class Tensor {
   }
   Tensor flip(const std::vector<int64_t>& dims_to_flip) const {
     std::vector<std::size_t> ds;
-    for (auto d : dims_to_flip) ds.push_back(wrap_dim("flip", d, D));
+    for (auto d : dims_to_flip) {
+      ds.push_back(wrap_dim("flip", d, D));
+      if (std::count(ds.begin(), ds.end(), ds.back()) > 1)
+        throw ArgumentError("flip: dim " + std::to_string(d) + " appears more than once");
+    }
     return Tensor(B::template flip<K>(p_, ds));
   }
   // Python-style ranges, one per leading dim ({start, end}; end nullopt = to the end; negatives from the end).

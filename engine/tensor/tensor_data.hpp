@@ -78,7 +78,8 @@ struct TensorData {
   TensorData convert(DType to) const;
 
   void validate() const {
-    if (shape.num_elements() < 0) throw ShapeError("TensorData: negative dim in shape " + shape.to_string());
+    for (auto d : shape.dims)
+      if (d < 0) throw ShapeError("TensorData: negative dim in shape " + shape.to_string());
     if (bytes.size() != num_elements() * dtype_size(dtype)) {
       throw ShapeError("TensorData: " + std::to_string(bytes.size()) + " bytes do not match shape " +
                        shape.to_string() + " of " + std::string(dtype_name(dtype)));
