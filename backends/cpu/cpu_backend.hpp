@@ -109,6 +109,12 @@ struct Cpu {
     return cpu::arg_reduce(x, op, dim);
   }
   static FloatPrimitive float_matmul(const FloatPrimitive& a, const FloatPrimitive& b) { return cpu::matmul(a, b); }
+  // Optional op (see autodiff's matmul backward): op(a) @ op(b) with the last two dims of a stored operand
+  // transposed when its flag is set, without materializing the transpose.
+  static FloatPrimitive float_matmul_transposed(const FloatPrimitive& a, const FloatPrimitive& b, bool trans_a,
+                                                bool trans_b) {
+    return cpu::matmul(a, b, trans_a, trans_b);
+  }
 
   // ---- int ----
   static IntPrimitive int_unary(const IntPrimitive& x, UnaryOp op) { return cpu::unary(x, op); }

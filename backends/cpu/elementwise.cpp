@@ -272,15 +272,22 @@ Mask compare_scalar(const CpuTensor<T>& a, CompareOp op, double s) {
   Mask y(a.shape);
   const T* pa = a.data();
   uint8_t* py = y.data();
-  if constexpr (is_float<T>) {
-    const T c = static_cast<T>(s);
+  // Integers compare in double so 2.5 > 2 holds; floats compare in their own type. One loop per op so each
+  // vectorizes (relu's backward mask and every clamp gradient come through here).
+  using C = std::conditional_t<is_float<T>, T, double>;
+  const C c = static_cast<C>(s);
+  auto run = [&](auto cmp) {
     flat(a.numel(), [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) py[i] = compare_apply(op, pa[i], c);
+      for (int64_t i = b; i < e; ++i) py[i] = cmp(static_cast<C>(pa[i]), c);
     });
-  } else {  // compare integers in double so 2.5 > 2 holds
-    flat(a.numel(), [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) py[i] = compare_apply(op, static_cast<double>(pa[i]), s);
-    });
+  };
+  switch (op) {
+    case CompareOp::Eq: run([](C x, C y) -> uint8_t { return x == y; }); break;
+    case CompareOp::Ne: run([](C x, C y) -> uint8_t { return x != y; }); break;
+    case CompareOp::Lt: run([](C x, C y) -> uint8_t { return x < y; }); break;
+    case CompareOp::Le: run([](C x, C y) -> uint8_t { return x <= y; }); break;
+    case CompareOp::Gt: run([](C x, C y) -> uint8_t { return x > y; }); break;
+    case CompareOp::Ge: run([](C x, C y) -> uint8_t { return x >= y; }); break;
   }
   return y;
 }

@@ -54,7 +54,9 @@ template <class T> CpuTensor<T> reduce_all(const CpuTensor<T>& x, ReduceOp op);
 template <class T> Index arg_reduce(const CpuTensor<T>& x, ArgReduceOp op, std::size_t dim);
 
 // matmul.cpp (float, double)
-template <class T> CpuTensor<T> matmul(const CpuTensor<T>& a, const CpuTensor<T>& b);
+// op(a) @ op(b); op transposes the last two dims of a stored operand when its flag is set.
+template <class T>
+CpuTensor<T> matmul(const CpuTensor<T>& a, const CpuTensor<T>& b, bool trans_a = false, bool trans_b = false);
 // C[m, n] (+)= op(A) * op(B) on raw row-major buffers; the GEMM inside convolutions.
 template <class T>
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda, const T* b,

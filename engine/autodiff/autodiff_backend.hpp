@@ -296,8 +296,14 @@ struct Autodiff : B {
         std::swap(axes[axes.size() - 1], axes[axes.size() - 2]);
         return B::template permute<Float>(m, axes);
       };
-      if (c.need[0]) c.grads[0] = H::sum_to(B::float_matmul(g, t(bv)), H::shape(av));
-      if (c.need[1]) c.grads[1] = H::sum_to(B::float_matmul(t(av), g), H::shape(bv));
+      // dA = g @ B^T, dB = A^T @ g; backends that can read a transposed operand in place skip the permute copy.
+      if constexpr (requires { B::float_matmul_transposed(g, bv, false, true); }) {
+        if (c.need[0]) c.grads[0] = H::sum_to(B::float_matmul_transposed(g, bv, false, true), H::shape(av));
+        if (c.need[1]) c.grads[1] = H::sum_to(B::float_matmul_transposed(av, g, true, false), H::shape(bv));
+      } else {
+        if (c.need[0]) c.grads[0] = H::sum_to(B::float_matmul(g, t(bv)), H::shape(av));
+        if (c.need[1]) c.grads[1] = H::sum_to(B::float_matmul(t(av), g), H::shape(bv));
+      }
     });
   }
 
