@@ -91,6 +91,17 @@ struct Cpu {
 
   // ---- float ----
   static FloatPrimitive float_unary(const FloatPrimitive& x, UnaryOp op) { return cpu::unary(x, op); }
+  // Optional op: one fused Adam/AdamW update (engine/optim/adam.hpp uses it when present).
+  static AdamStepResult<FloatPrimitive> float_adam_step(const FloatPrimitive& w, const FloatPrimitive& g,
+                                                        const FloatPrimitive* m, const FloatPrimitive* v,
+                                                        const AdamStepArgs& a) {
+    return cpu::adam_step(w, g, m, v, a);
+  }
+  // Optional op: a fused backward step of a unary op (nullopt: let autodiff compose it).
+  static std::optional<FloatPrimitive> float_unary_backward(UnaryOp op, const FloatPrimitive& x,
+                                                            const FloatPrimitive& y, const FloatPrimitive& g) {
+    return cpu::unary_backward(op, x, y, g);
+  }
   static FloatPrimitive float_scalar(const FloatPrimitive& x, ScalarOp op, double s) { return cpu::scalar(x, op, s); }
   static FloatPrimitive float_binary(const FloatPrimitive& a, const FloatPrimitive& b, BinaryOp op) {
     return cpu::binary(a, b, op);

@@ -48,6 +48,16 @@ template <class T> Mask compare_scalar(const CpuTensor<T>& a, CompareOp op, doub
 Mask logic(const Mask& a, const Mask& b, LogicOp op);
 Mask logical_not(const Mask& a);
 
+// unary_backward.cpp (float, double): g * f'(x) in one pass for common activations; nullopt for other ops.
+template <class T>
+std::optional<CpuTensor<T>> unary_backward(UnaryOp op, const CpuTensor<T>& x, const CpuTensor<T>& y,
+                                           const CpuTensor<T>& g);
+
+// optim_kernels.cpp (float, double): one fused Adam/AdamW update; m and v null on the first step.
+template <class T>
+AdamStepResult<CpuTensor<T>> adam_step(const CpuTensor<T>& w, const CpuTensor<T>& g, const CpuTensor<T>* m,
+                                       const CpuTensor<T>* v, const AdamStepArgs& a);
+
 // reduce.cpp
 template <class T> CpuTensor<T> reduce(const CpuTensor<T>& x, ReduceOp op, std::size_t dim);
 template <class T> CpuTensor<T> reduce_all(const CpuTensor<T>& x, ReduceOp op);

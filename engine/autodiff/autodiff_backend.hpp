@@ -250,6 +250,12 @@ struct Autodiff : B {
   static FloatPrimitive float_unary(const FloatPrimitive& x, UnaryOp op) {
     IFP y = B::float_unary(x.value, op);
     return autodiff::record(y, {&x}, [op, xv = x.value, y](const IFP& g, Ctx& c) {
+      if constexpr (requires { B::float_unary_backward(op, xv, y, g); }) {  // a backend's fused step, if any
+        if (auto fused = B::float_unary_backward(op, xv, y, g)) {
+          c.grads[0] = std::move(*fused);
+          return;
+        }
+      }
       c.grads[0] = autodiff::unary_backward<B>(op, xv, y, g);
     });
   }

@@ -58,4 +58,19 @@ struct MaxPoolResult {
   IP indices;  // flat index into the input's H*W plane, per (n, c)
 };
 
+// Hyper-parameters of one fused Adam/AdamW update (the optional Backend op float_adam_step; see
+// engine/optim/adam.hpp for the formulas it must reproduce).
+struct AdamStepArgs {
+  double lr = 1e-3;           // already multiplied by the param's lr multiplier
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+  double weight_decay = 0.0;  // already multiplied by the param's wd multiplier
+  bool decoupled = false;     // AdamW
+  double bias_correction1 = 1.0, bias_correction2 = 1.0;  // 1 - beta^t
+};
+
+template <class FP>
+struct AdamStepResult {
+  FP param, exp_avg, exp_avg_sq;
+};
+
 }  // namespace ember

@@ -46,12 +46,24 @@ class Adam : public OptimizerBase<B> {
   M step(double lr, M module, const GradientsParams<B>& grads) {
     return this->apply(lr, std::move(module), grads, [&](auto& slot, Flat w, Flat g, double plr, double wd_mult) {
       const double wd = weight_decay_ * wd_mult;
+      auto m_it = slot.tensors.find("exp_avg");
+      auto v_it = slot.tensors.find("exp_avg_sq");
+      const double t = static_cast<double>(slot.step);
+      using Inner = typename B::InnerBackend;
+      if constexpr (requires(AdamStepArgs a) { Inner::float_adam_step(w.primitive(), g.primitive(), nullptr, nullptr, a); }) {
+        // The backend's fused kernel: one pass instead of ~12 (same formulas and operation order as below).
+        const AdamStepArgs args{plr, beta1_, beta2_, eps_, wd, decoupled_, 1 - std::pow(beta1_, t), 1 - std::pow(beta2_, t)};
+        auto r = Inner::float_adam_step(w.primitive(), g.primitive(),
+                                        m_it == slot.tensors.end() ? nullptr : &m_it->second.primitive(),
+                                        v_it == slot.tensors.end() ? nullptr : &v_it->second.primitive(), args);
+        slot.tensors.insert_or_assign("exp_avg", Flat(std::move(r.exp_avg)));
+        slot.tensors.insert_or_assign("exp_avg_sq", Flat(std::move(r.exp_avg_sq)));
+        return Flat(std::move(r.param));
+      }
       if (wd != 0) {
         if (decoupled_) w = w.mul_scalar(1 - plr * wd);
         else g = g.add(w.mul_scalar(wd));
       }
-      auto m_it = slot.tensors.find("exp_avg");
-      auto v_it = slot.tensors.find("exp_avg_sq");
       // First step: moments start at zero, so m = (1 - beta1) g and v = (1 - beta2) g^2.
       const Flat m = m_it == slot.tensors.end() ? g.mul_scalar(1 - beta1_)
                                                 : m_it->second.add(g.sub(m_it->second).mul_scalar(1 - beta1_));
@@ -59,7 +71,6 @@ class Adam : public OptimizerBase<B> {
       const Flat v = v_it == slot.tensors.end() ? gg : v_it->second.mul_scalar(beta2_).add(gg);
       slot.tensors.insert_or_assign("exp_avg", m);
       slot.tensors.insert_or_assign("exp_avg_sq", v);
-      const double t = static_cast<double>(slot.step);
       const double bc1 = 1 - std::pow(beta1_, t), bc2 = 1 - std::pow(beta2_, t);
       const Flat denom = v.sqrt().div_scalar(std::sqrt(bc2)).add_scalar(eps_);
       return w.sub(m.div(denom).mul_scalar(plr / bc1));
