@@ -148,4 +148,19 @@ class Param {
   std::shared_ptr<State> state_;
 };
 
+// Initialized params from values: trainable, a Constant (recorded, never trained) or a Buffer (recorded, updated by
+// the module itself, never by optimizers).
+template <class T>
+Param<T> make_param(T value, bool require_grad = true) {
+  return Param<T>::initialized(ParamId::next(), std::move(value), require_grad, ParamRole::Trainable);
+}
+template <class T>
+Param<T> make_constant(T value) {
+  return Param<T>::initialized(ParamId::next(), std::move(value), false, ParamRole::Constant);
+}
+template <class T>
+Param<T> make_buffer(T value) {
+  return Param<T>::initialized(ParamId::next(), std::move(value), false, ParamRole::Buffer);
+}
+
 }  // namespace ember
