@@ -3,6 +3,7 @@
 // Index values out of range or negative raise IndexError naming the op.
 #include <string>
 
+#include "tests/support/naive_index.hpp"
 #include "tests/support/test_backends.hpp"
 
 namespace {
@@ -25,19 +26,6 @@ Tensor<B, D, K> tensor_of(const std::vector<double>& v, std::array<int64_t, D> s
   return Tensor<B, D, K>::from_values(v, s);
 }
 
-std::vector<int64_t> unravel(int64_t i, const Shape& s) {
-  std::vector<int64_t> m(s.rank());
-  for (std::size_t k = s.rank(); k-- > 0;) {
-    m[k] = i % s[k];
-    i /= s[k];
-  }
-  return m;
-}
-int64_t ravel(const std::vector<int64_t>& m, const Shape& s) {
-  int64_t i = 0;
-  for (std::size_t k = 0; k < s.rank(); ++k) i = i * s[k] + m[k];
-  return i;
-}
 std::array<int64_t, 3> arr3(const Shape& s) { return {s[0], s[1], s[2]}; }
 
 // Deterministic data: distinct values with negatives (exact in every element type).

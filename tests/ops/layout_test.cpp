@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "tests/support/naive_index.hpp"
 #include "tests/support/test_backends.hpp"
 
 namespace {
@@ -44,19 +45,6 @@ void for_each_kind(F&& f) {
 
 // ---------------------------------------------------------------- naive references on row-major host vectors
 
-std::vector<int64_t> unravel(int64_t i, const Shape& s) {
-  std::vector<int64_t> m(s.rank());
-  for (std::size_t k = s.rank(); k-- > 0;) {
-    m[k] = i % s[k];
-    i /= s[k];
-  }
-  return m;
-}
-int64_t ravel(const std::vector<int64_t>& m, const Shape& s) {
-  int64_t i = 0;
-  for (std::size_t k = 0; k < s.rank(); ++k) i = i * s[k] + m[k];
-  return i;
-}
 // out[m] = x[map(m)] over every index m of shape `out`.
 template <class F>
 std::vector<double> gather_host(const std::vector<double>& x, const Shape& in, const Shape& out, F map) {
