@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(g++ meson ninja-build pkg-config libopenblas-dev libgtest-dev libbenchmark-dev libcereal-dev libboost-dev
-  zlib1g-dev)
+  zlib1g-dev abigail-tools python3 python3-numpy)
 
 missing=()
 for p in "${packages[@]}"; do

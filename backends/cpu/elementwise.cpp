@@ -48,8 +48,10 @@ T unary_scalar(UnaryOp op, T x) {
     }
   } else {
     switch (op) {
-      case UnaryOp::Neg: return static_cast<T>(-x);
-      case UnaryOp::Abs: return x < 0 ? static_cast<T>(-x) : x;
+      // Unsigned arithmetic: negating INT64_MIN wraps (to itself) instead of being UB.
+      case UnaryOp::Neg: return static_cast<T>(std::make_unsigned_t<T>(0) - static_cast<std::make_unsigned_t<T>>(x));
+      case UnaryOp::Abs:
+        return x < 0 ? static_cast<T>(std::make_unsigned_t<T>(0) - static_cast<std::make_unsigned_t<T>>(x)) : x;
       case UnaryOp::Sign: return static_cast<T>((x > 0) - (x < 0));
       default: break;
     }
@@ -58,8 +60,9 @@ T unary_scalar(UnaryOp op, T x) {
 }
 
 // Float unary loops, compiled for AVX-512, AVX2+FMA and baseline x86-64 and picked at load time, so the
-// transcendental ops run at vector speed on any x86-64 machine without -march=native.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+// transcendental ops run at vector speed on any x86-64 machine without -march=native. Not under ThreadSanitizer:
+// the ifunc resolvers run before its runtime is initialized and crash the process at load.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
 #define EMBER_VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define EMBER_VECTOR_CLONES
@@ -102,8 +105,12 @@ T scalar_apply(ScalarOp op, T x, T s) {
   return x;
 }
 
+// Two's-complement negation without UB: INT64_MIN stays INT64_MIN (what PyTorch returns).
+int64_t wrapping_neg(int64_t a) { return static_cast<int64_t>(0ull - static_cast<uint64_t>(a)); }
+
 int64_t int_div(int64_t a, int64_t b, const char* op) {
   if (b == 0) throw ArgumentError(std::string(op) + ": integer division by zero");
+  if (b == -1) return wrapping_neg(a);  // INT64_MIN / -1 traps (SIGFPE) on x86
   return a / b;  // truncates toward zero, like C++ and Rust
 }
 
@@ -241,6 +248,7 @@ CpuTensor<T> scalar(const CpuTensor<T>& x, ScalarOp op, double s) {
     const int64_t c = static_cast<int64_t>(s);
     if constexpr (std::is_same_v<T, int64_t>) {
       if (op == ScalarOp::Div && c == 0) throw ArgumentError("div: integer division by zero");
+      if (op == ScalarOp::Div) return map_unary(x, [c](T v) { return int_div(v, c, "div"); });
       if (op == ScalarOp::Pow) return map_unary(x, [c](T v) { return int_pow(v, c); });
       if (op == ScalarOp::RDiv) return map_unary(x, [c](T v) { return int_div(c, v, "div"); });
     }

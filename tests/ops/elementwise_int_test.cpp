@@ -181,5 +181,19 @@ TYPED_TEST(ElementwiseInt, EmptyAndLargeTensors) {
   }
 }
 
+// INT64_MIN / -1 traps (SIGFPE) on x86 if done naively; PyTorch returns INT64_MIN (two's-complement wrap), as do
+// neg and abs of INT64_MIN.
+TYPED_TEST(ElementwiseInt, MostNegativeValueWrapsInsteadOfTrapping) {
+  using B = TypeParam;
+  const int64_t lo = std::numeric_limits<int64_t>::min();
+  const auto a = Tensor<B, 1, Int>::from_values(std::vector<int64_t>{lo, 7}, {2});
+  const auto minus_one = Tensor<B, 1, Int>::from_values(std::vector<int64_t>{-1, -1}, {2});
+  const std::vector<int64_t> want{lo, -7};
+  EXPECT_EQ(a.div(minus_one).template to_vec<int64_t>(), want);
+  EXPECT_EQ(a.div_scalar(-1).template to_vec<int64_t>(), want);
+  EXPECT_EQ(a.neg().template to_vec<int64_t>(), want);
+  EXPECT_EQ(a.abs().template to_vec<int64_t>(), (std::vector<int64_t>{lo, 7}));
+}
+
 }  // namespace
 }  // namespace ember::test

@@ -1,0 +1,92 @@
+"""Ember for Python: a pure-ctypes binding of libember (the C ABI in c_api/include/ember.h).
+
+Names follow PyTorch::
+
+    import ember
+    import ember.nn as nn
+    import ember.nn.functional as F
+
+    x = ember.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    y = F.gelu(x @ x.t()).sum()
+    y.backward()
+    print(x.grad)
+
+    model = nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 10))
+    opt = ember.optim.Adam(model.parameters(), lr=1e-3)
+    loss = F.cross_entropy(model(xb), yb)
+    opt.zero_grad(); loss.backward(); opt.step()
+    ember.save(model, "model.emr")
+
+The library is found through $EMBER_LIBRARY, next to the package, or in a build folder of the source checkout
+(see ember._lib). Failures raise ember.errors.EmberError subclasses carrying libember's message.
+"""
+from . import _lib, errors
+from ._convert import Device as device
+from ._tensor_methods import cat, stack, where
+from .autograd import is_grad_enabled, no_grad
+from .creation import (arange, as_tensor, from_numpy, full, full_like, is_tensor, manual_seed, ones, ones_like, rand,
+                       randn, tensor, zeros, zeros_like)
+from .errors import *  # noqa: F401,F403
+from .errors import EmberError
+from .tensor import Tensor
+
+from . import nn, optim  # noqa: E402  (they import the names above)
+from .serialization import LoadReport, Record, load, save  # noqa: E402
+
+float32, float64, int64, bool = "float32", "float64", "int64", "bool"  # noqa: A001 (torch.bool's spelling)
+__version__ = _lib.version().decode()
+library_path = _lib.path
+
+
+def set_num_threads(n):
+    """Threads for CPU kernels (ember_set_num_threads); call before running work."""
+    _lib.check(_lib.set_num_threads(int(n)))
+
+
+def backends():
+    """{name: {"compiled", "usable", "device_count"}} for every backend libember knows."""
+    from ctypes import byref, sizeof
+    out = {}
+    for b in (0, 1, 2):
+        info = _lib.BackendInfo()
+        info.struct_size = sizeof(info)
+        _lib.check(_lib.backend_query(b, byref(info)))
+        out[info.name.decode()] = {"compiled": info.compiled != 0, "usable": info.usable != 0,
+                                   "device_count": info.device_count}
+    return out
+
+
+def exp(x):
+    return x.exp()
+
+
+def log(x):
+    return x.log()
+
+
+def abs(x):  # noqa: A001
+    return x.abs()
+
+
+def matmul(a, b):
+    return a @ b
+
+
+def maximum(a, b):
+    return a.maximum(b)
+
+
+def minimum(a, b):
+    return a.minimum(b)
+
+
+def sum(x, dim=None, keepdim=False):  # noqa: A001
+    return x.sum(dim, keepdim)
+
+
+def mean(x, dim=None, keepdim=False):
+    return x.mean(dim, keepdim)
+
+
+def argmax(x, dim=None, keepdim=False):
+    return x.argmax(dim, keepdim)

@@ -1,0 +1,78 @@
+"""The exceptions of the binding: one class per ``ember_status`` of ember.h.
+
+Every class derives from :class:`EmberError` (itself a ``RuntimeError``, as PyTorch raises) and, where one fits,
+from the matching built-in exception too, so ``except ValueError`` catches a bad shape as it would in NumPy. The
+message is ``ember_last_error()`` of the failing call ("<function>: <problem>").
+"""
+
+
+class EmberError(RuntimeError):
+    """A call into libember failed. ``status`` is the ember_status code, ``status_name`` its name."""
+
+    status = -1
+    status_name = "EMBER_ERR_UNKNOWN"
+
+    def __init__(self, message, status=None, status_name=None):
+        super().__init__(message)
+        if status is not None:
+            self.status = status
+        if status_name is not None:
+            self.status_name = status_name
+
+
+class InvalidArgumentError(EmberError, ValueError):
+    status, status_name = 1, "EMBER_ERR_INVALID_ARGUMENT"
+
+
+class NullHandleError(EmberError, ValueError):
+    status, status_name = 2, "EMBER_ERR_NULL_HANDLE"
+
+
+class ShapeError(EmberError, ValueError):
+    status, status_name = 3, "EMBER_ERR_SHAPE"
+
+
+class DTypeError(EmberError, TypeError):
+    status, status_name = 4, "EMBER_ERR_DTYPE"
+
+
+class IndexOutOfRangeError(EmberError, IndexError):
+    status, status_name = 5, "EMBER_ERR_INDEX"
+
+
+class OutOfMemoryError(EmberError, MemoryError):
+    status, status_name = 6, "EMBER_ERR_OUT_OF_MEMORY"
+
+
+class EmberIOError(EmberError, OSError):
+    status, status_name = 7, "EMBER_ERR_IO"
+
+
+class RecordError(EmberError):
+    """A corrupt, foreign or mismatching record; ``report`` holds the load report when there is one."""
+
+    status, status_name = 8, "EMBER_ERR_RECORD"
+    report = None
+
+
+class UnsupportedError(EmberError, NotImplementedError):
+    status, status_name = 9, "EMBER_ERR_UNSUPPORTED"
+
+
+class InternalError(EmberError):
+    status, status_name = 10, "EMBER_ERR_INTERNAL"
+
+
+class InvalidHandleError(EmberError, ValueError):
+    status, status_name = 11, "EMBER_ERR_INVALID_HANDLE"
+
+
+class BufferTooSmallError(EmberError):
+    status, status_name = 12, "EMBER_ERR_BUFFER_TOO_SMALL"
+
+
+BY_STATUS = {cls.status: cls for cls in (
+    InvalidArgumentError, NullHandleError, ShapeError, DTypeError, IndexOutOfRangeError, OutOfMemoryError,
+    EmberIOError, RecordError, UnsupportedError, InternalError, InvalidHandleError, BufferTooSmallError)}
+
+__all__ = ["EmberError"] + sorted(cls.__name__ for cls in BY_STATUS.values())

@@ -1,0 +1,210 @@
+"""ember.nn.functional: PyTorch's functional names over libember ops.
+
+Weights follow PyTorch's layouts here (linear: weight [out_features, in_features]; conv2d: [out, in / groups, kH,
+kW]). Note that the nn.Linear layer stores its weight as [in_features, out_features] (Ember's layout), so use
+``x @ layer.weight + layer.bias`` rather than ``linear(x, layer.weight)`` with it.
+"""
+from ctypes import byref, sizeof
+
+from .. import _lib
+from ..tensor import as_tensor_like, call
+
+_REDUCTIONS = {"mean": 0, "sum": 1}
+
+
+def _pair(v, name):
+    if isinstance(v, int):
+        return (v, v)
+    v = tuple(v)
+    if len(v) != 2 or not all(isinstance(i, int) for i in v):
+        raise ValueError("%s must be an int or a pair of ints, got %r" % (name, v))
+    return v
+
+
+def _unary(x, code):
+    return call(_lib.tensor_unary, x._h, code)
+
+
+def relu(input, inplace=False):  # noqa: A002 (PyTorch's argument names)
+    return _unary(input, 16)
+
+
+def gelu(input, approximate="none"):  # noqa: A002
+    """GELU with the exact erf form (approximate="none") or the tanh approximation ("tanh")."""
+    if approximate not in ("none", "tanh"):
+        raise ValueError("gelu: approximate must be 'none' or 'tanh', got %r" % (approximate,))
+    return _unary(input, 18 if approximate == "tanh" else 17)
+
+
+def sigmoid(input):  # noqa: A002
+    return _unary(input, 9)
+
+
+def tanh(input):  # noqa: A002
+    return _unary(input, 8)
+
+
+def silu(input):  # noqa: A002
+    return input * _unary(input, 9)
+
+
+def leaky_relu(input, negative_slope=0.01):  # noqa: A002
+    return where(input > 0, input, input * negative_slope)
+
+
+def threshold(input, threshold, value):  # noqa: A002
+    """input where input > threshold, else value."""
+    return where(input > threshold, input, value)
+
+
+def prelu(input, weight):  # noqa: A002
+    """max(0, x) + weight * min(0, x); weight has 1 element or one per channel (dim 1 of input)."""
+    w = weight
+    n = weight.numel()
+    if n != 1 and input.ndim >= 2:
+        w = weight.reshape([n] + [1] * (input.ndim - 2))
+    return _unary(input, 16) + w * input.clamp(max=0.0)
+
+
+def where(condition, input, other):  # noqa: A002
+    from .._tensor_methods import where as _where
+    return _where(condition, input, other)
+
+
+def softmax(input, dim=-1):  # noqa: A002
+    return call(_lib.tensor_softmax, input._h, dim)
+
+
+def log_softmax(input, dim=-1):  # noqa: A002
+    return call(_lib.tensor_log_softmax, input._h, dim)
+
+
+def _reduce(loss, reduction):
+    if reduction == "none":
+        return loss
+    if reduction not in _REDUCTIONS:
+        raise ValueError("reduction must be 'mean', 'sum' or 'none', got %r" % (reduction,))
+    return loss.mean() if reduction == "mean" else loss.sum()
+
+
+def nll_loss(input, target, reduction="mean"):  # noqa: A002
+    """-input[i, target[i]] (input: log-probabilities [N, C]; target: int64 [N])."""
+    picked = input.gather(1, target.reshape(-1, 1)).reshape(-1)
+    return _reduce(-picked, reduction)
+
+
+def cross_entropy(input, target, reduction="mean"):  # noqa: A002
+    """Softmax cross-entropy of logits [N, C] against int64 class indices [N]; reduction mean | sum | none."""
+    if reduction == "none":
+        return nll_loss(log_softmax(input, 1), target, "none")
+    if reduction not in _REDUCTIONS:
+        raise ValueError("reduction must be 'mean', 'sum' or 'none', got %r" % (reduction,))
+    return call(_lib.loss_cross_entropy, input._h, target._h, _REDUCTIONS[reduction])
+
+
+def mse_loss(input, target, reduction="mean"):  # noqa: A002
+    if reduction == "none":
+        d = input - target
+        return d * d
+    if reduction not in _REDUCTIONS:
+        raise ValueError("reduction must be 'mean', 'sum' or 'none', got %r" % (reduction,))
+    target = as_tensor_like(target, input)
+    return call(_lib.loss_mse, input._h, target._h, _REDUCTIONS[reduction])
+
+
+def l1_loss(input, target, reduction="mean"):  # noqa: A002
+    return _reduce((input - target).abs(), reduction)
+
+
+def linear(input, weight, bias=None):  # noqa: A002
+    """input @ weight.T + bias, weight [out_features, in_features] as in PyTorch; input of any rank >= 1."""
+    x = input
+    if x.ndim == 1:
+        y = (x.reshape(1, -1) @ weight.t()).reshape(-1)
+    else:
+        y = x @ weight.t()
+    return y if bias is None else y + bias
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):  # noqa: A002
+    """2-D convolution: input [N, C_in, H, W], weight [C_out, C_in / groups, kH, kW], bias [C_out] or None.
+    padding: an int, a pair, or "valid" (0)."""
+    o = _lib.Conv2dOptions()
+    o.struct_size = sizeof(o)
+    _lib.check(_lib.conv2d_options_init(byref(o)))
+    if padding == "valid":
+        padding = 0
+    o.stride[:] = _pair(stride, "stride")
+    o.padding[:] = _pair(padding, "padding")
+    o.dilation[:] = _pair(dilation, "dilation")
+    o.groups = groups
+    return call(_lib.tensor_conv2d, input._h, weight._h, None if bias is None else bias._h, byref(o))
+
+
+def _pool_options(kernel_size, stride, padding, dilation=1, count_include_pad=True):
+    o = _lib.Pool2dOptions()
+    o.struct_size = sizeof(o)
+    _lib.check(_lib.pool2d_options_init(byref(o)))
+    k = _pair(kernel_size, "kernel_size")
+    o.kernel_size[:] = k
+    o.stride[:] = k if stride is None else _pair(stride, "stride")
+    o.padding[:] = _pair(padding, "padding")
+    o.dilation[:] = _pair(dilation, "dilation")
+    o.count_include_pad = 1 if count_include_pad else 0
+    return o
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1):  # noqa: A002
+    o = _pool_options(kernel_size, stride, padding, dilation)
+    return call(_lib.tensor_max_pool2d, input._h, byref(o))
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, count_include_pad=True):  # noqa: A002
+    o = _pool_options(kernel_size, stride, padding, 1, count_include_pad)
+    return call(_lib.tensor_avg_pool2d, input._h, byref(o))
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):  # noqa: A002
+    """Normalizes over the trailing dims `normalized_shape` (biased variance, as PyTorch), then weight and bias."""
+    ns = [normalized_shape] if isinstance(normalized_shape, int) else list(normalized_shape)
+    shape = list(input.shape)
+    if shape[len(shape) - len(ns):] != ns:
+        from ..errors import ShapeError
+        raise ShapeError("layer_norm: normalized_shape %s does not match the trailing dims of input %s"
+                         % (ns, shape))
+    x = input.reshape(shape[:len(shape) - len(ns)] + [-1]) if len(ns) != 1 else input
+    mu = x.mean(-1, keepdim=True)
+    d = x - mu
+    var = (d * d).mean(-1, keepdim=True)
+    y = d * (var + eps).pow(-0.5)
+    if len(ns) != 1:
+        y = y.reshape(shape)
+    if weight is not None:
+        y = y * weight
+    if bias is not None:
+        y = y + bias
+    return y
+
+
+def embedding(input, weight):  # noqa: A002
+    """Rows of weight [num_embeddings, dim] picked by the int64 indices `input` (any shape): input.shape + [dim]."""
+    flat = input.reshape(-1)  # kept in a variable: a temporary would free its handle before the call
+    rows = call(_lib.tensor_index_select, weight._h, 0, flat._h)
+    return rows.reshape(list(input.shape) + [weight.shape[-1]])
+
+
+def dropout(input, p=0.5, training=True):  # noqa: A002
+    """Zeroes elements with probability p and scales the rest by 1 / (1 - p) when training."""
+    if not training or p == 0:
+        return input
+    if not 0 <= p < 1:
+        raise ValueError("dropout: p must be in [0, 1), got %r" % (p,))
+    from ..creation import _random
+    mask = _random(2, 1.0 - p, 0.0, input.shape, None, "cpu", False)
+    return input * mask * (1.0 / (1.0 - p))
+
+
+def one_hot(tensor, num_classes):
+    from ..creation import arange
+    return (tensor.unsqueeze(-1) == arange(num_classes)).long()
+

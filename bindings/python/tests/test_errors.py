@@ -1,0 +1,158 @@
+"""Error mapping: every failure raises the EmberError subclass of its ember_status with libember's message, and the
+process (and the binding) keep working afterwards."""
+import ctypes
+import threading
+import unittest
+
+import _support
+import ember
+import ember.nn as nn
+import ember.nn.functional as F
+from ember import _lib
+
+
+class ErrorMappingTest(unittest.TestCase):
+    def assertStillWorks(self):
+        self.assertEqual((ember.ones(2) + 1).tolist(), [2.0, 2.0])
+
+    def test_shape_error_carries_the_abi_message(self):
+        with self.assertRaises(ember.ShapeError) as cm:
+            ember.ones(2, 3) + ember.ones(4, 5)
+        e = cm.exception
+        self.assertIsInstance(e, ember.EmberError)
+        self.assertIsInstance(e, ValueError)  # also a built-in category
+        self.assertIsInstance(e, RuntimeError)
+        self.assertEqual(e.status, 3)
+        self.assertEqual(e.status_name, "EMBER_ERR_SHAPE")
+        self.assertTrue(str(e).startswith("ember_tensor_add: "), str(e))
+        self.assertIn("[2, 3]", str(e))
+        self.assertIn("[4, 5]", str(e))
+        self.assertEqual(str(e), _lib.last_error().decode())
+        self.assertStillWorks()
+
+    def test_matmul_and_reshape_shapes(self):
+        with self.assertRaisesRegex(ember.ShapeError, "ember_tensor_matmul"):
+            ember.ones(2, 3) @ ember.ones(2, 3)
+        with self.assertRaisesRegex(ember.ShapeError, "ember_tensor_reshape"):
+            ember.ones(2, 3).reshape(4, 2)
+        with self.assertRaisesRegex(ember.ShapeError, "ember_tensor_from_data"):
+            ember.tensor([1.0, 2.0, 3.0], shape=[2, 2])
+        self.assertStillWorks()
+
+    def test_dtype_errors(self):
+        with self.assertRaises(ember.DTypeError) as cm:
+            ember.tensor([1, 2]).exp()
+        self.assertIsInstance(cm.exception, TypeError)
+        self.assertIn("ember_tensor_unary", str(cm.exception))
+        with self.assertRaises(ember.DTypeError):
+            F.cross_entropy(ember.ones(2, 3), ember.ones(2))  # float targets
+        with self.assertRaises(ember.DTypeError):
+            ember.ones(2, dtype="int64").requires_grad_()
+        self.assertStillWorks()
+
+    def test_index_errors(self):
+        with self.assertRaises(ember.IndexOutOfRangeError) as cm:
+            ember.ones(2, 3).sum(dim=5)
+        self.assertIsInstance(cm.exception, IndexError)
+        with self.assertRaises(IndexError):
+            ember.ones(2, 3).transpose(0, 7)
+        self.assertStillWorks()
+
+    def test_invalid_arguments(self):
+        with self.assertRaises(ember.InvalidArgumentError):
+            ember.arange(0, 5, 0)
+        with self.assertRaises(ember.InvalidArgumentError):
+            ember.optim.SGD(nn.Linear(2, 2), lr=-1.0)
+        with self.assertRaises(TypeError):
+            ember.zeros(2, dtype="complex64")  # refused by the binding before any call
+        with self.assertRaises(ValueError):
+            ember.tensor([[1.0, 2.0], [3.0]])  # ragged
+        with self.assertRaises(ValueError):
+            F.gelu(ember.ones(1), approximate="cubic")
+        self.assertStillWorks()
+
+    def test_module_errors_name_the_layer(self):
+        model = nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 2))
+        with self.assertRaises(ember.ShapeError) as cm:
+            model(ember.ones(5, 7))
+        self.assertIn("ember_module_forward", str(cm.exception))
+        self.assertIn("layer 0", str(cm.exception))
+        self.assertEqual(model(ember.ones(5, 4)).shape, (5, 2))
+
+    def test_invalid_layer_options(self):
+        with self.assertRaises(ember.InvalidArgumentError):
+            nn.Sequential(nn.Linear(-3, 2))
+        self.assertStillWorks()
+
+    def test_second_backward_fails_cleanly(self):
+        x = ember.ones(3, requires_grad=True)
+        y = (x * 2).sum()
+        y.backward()
+        with self.assertRaises(ember.EmberError):
+            y.backward()
+        self.assertEqual(x.grad.tolist(), [2.0, 2.0, 2.0])
+
+    def test_raw_handles_null_and_invalid(self):
+        out = ctypes.c_void_p()
+        st = _lib.tensor_add(None, None, ctypes.byref(out))
+        with self.assertRaises(ember.NullHandleError) as cm:
+            _lib.check(st)
+        self.assertIn("ember_tensor_add", str(cm.exception))
+        self.assertIsNone(out.value)
+        bogus = ctypes.c_void_p(0x10)
+        with self.assertRaises(ember.InvalidHandleError):
+            _lib.check(_lib.tensor_numel(bogus, ctypes.byref(ctypes.c_int64())))
+        self.assertEqual(_lib.tensor_free(None), 0)  # ember_*_free(NULL) is a no-op
+
+    def test_buffer_too_small(self):
+        t = ember.ones(4)
+        buf = (ctypes.c_float * 2)()
+        with self.assertRaises(ember.BufferTooSmallError):
+            _lib.check(_lib.tensor_copy_to(t._h, 0, buf, ctypes.sizeof(buf), None))
+
+    def test_records_and_io(self):
+        model = nn.Sequential(nn.Linear(2, 2))
+        path = _support.temp_path(self, "bad.emr")
+        with open(path, "wb") as f:
+            f.write(b"not a record at all" * 4)
+        with self.assertRaises(ember.RecordError) as cm:
+            ember.load(model, path)
+        self.assertIn("ember_module_load", str(cm.exception))
+        with self.assertRaises(ember.EmberIOError) as cm:
+            ember.load(model, _support.temp_path(self, "missing.emr"))
+        self.assertIsInstance(cm.exception, OSError)
+        with self.assertRaises(ember.RecordError):
+            ember.Record.from_bytes(b"EMBERREC garbage")
+        with self.assertRaises(ValueError):
+            ember.save(model, _support.temp_path(self, "x.emr"), recorder="xml")
+        self.assertStillWorks()
+
+    def test_errors_are_per_thread(self):
+        seen = {}
+
+        def worker():
+            try:
+                ember.ones(2) @ ember.ones(3)
+            except ember.EmberError as e:
+                seen["worker"] = str(e)
+            seen["ok"] = (ember.ones(1) + 1).item()
+
+        with self.assertRaises(ember.DTypeError):
+            ember.tensor([1]).log()
+        mine = _lib.last_error().decode()
+        t = threading.Thread(target=worker)
+        t.start()
+        t.join()
+        self.assertIn("ember_tensor_matmul", seen["worker"])
+        self.assertEqual(seen["ok"], 2.0)
+        self.assertEqual(_lib.last_error().decode(), mine)
+
+    def test_status_codes_cover_the_header(self):
+        for code, cls in ember.errors.BY_STATUS.items():
+            self.assertEqual(_lib.status_name(code).decode(), cls.status_name)
+        e = _lib.error(99)
+        self.assertIs(type(e), ember.EmberError)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,481 @@
+/* ember.h: the stable C ABI of the Ember deep-learning engine.
+ *
+ * Rules that hold for every function below (each function's comment only adds to them):
+ *
+ *  Errors.    Every fallible function returns an ember_status; EMBER_OK (0) is success. On failure a message naming
+ *             the function and the problem is stored per thread and read with ember_last_error(). No input makes
+ *             Ember abort or exit the process: C++ exceptions are caught at this boundary.
+ *  Handles.   Opaque pointers. A function that returns a handle through `out` gives the caller ownership: release
+ *             it with the matching ember_<object>_free. Every ember_*_free(NULL) is a no-op. Passing NULL where a
+ *             handle is required gives EMBER_ERR_NULL_HANDLE; passing a handle that was already freed (or a pointer
+ *             that is not a live handle of that type) gives EMBER_ERR_INVALID_HANDLE, detected through a registry of
+ *             live handles (a freed address that is reused by a new handle of the same type cannot be told apart).
+ *             On failure, `*out` is set to NULL, so freeing it unconditionally is safe.
+ *  Inputs.    Handles passed as inputs are borrowed: the callee never frees or keeps them beyond the call, unless
+ *             said otherwise (an optimizer keeps its module alive).
+ *  Structs.   Passed by pointer; the first field is `uint32_t struct_size`, set by the caller to
+ *             sizeof(the struct it was compiled with) (ember_*_init functions do it). Fields are only ever appended,
+ *             so an older caller's smaller struct keeps working (missing fields take their defaults).
+ *  Enums.     Stored as int32_t; values are explicit and append-only. Unknown values give
+ *             EMBER_ERR_INVALID_ARGUMENT. Functions are only ever appended.
+ *  Strings.   Output text goes to a caller buffer (buf, capacity) with the full length (without the terminating
+ *             NUL) in *length; if capacity is too small the text is truncated, still NUL-terminated when
+ *             capacity > 0, and EMBER_ERR_BUFFER_TOO_SMALL is returned (call again with *length + 1).
+ *  Threads.   Tensors are immutable values: any number of threads may use the same tensor as an op input at once.
+ *             A handle must not be freed (or mutated: ember_tensor_set_requires_grad) while another thread uses it.
+ *             Modules and optimizers are internally synchronized: forward may run on one module from many threads
+ *             at once (eval mode always; train mode too unless the module has batch_norm layers, whose train-mode
+ *             forward is serialized), and an optimizer step or a load waits for running forwards to finish.
+ *             The error message and the no-grad scope are per thread.
+ *  Autodiff.  Float tensors live on an autodiff backend: ops on tensors that require grad are recorded, and
+ *             ember_tensor_backward turns the graph into gradients (ember_grads), consuming it.
+ */
+#ifndef EMBER_H
+#define EMBER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(_WIN32)
+#if defined(EMBER_BUILDING)
+#define EMBER_API __declspec(dllexport)
+#else
+#define EMBER_API __declspec(dllimport)
+#endif
+#elif defined(__GNUC__)
+#define EMBER_API __attribute__((visibility("default")))
+#else
+#define EMBER_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define EMBER_VERSION_MAJOR 0
+#define EMBER_VERSION_MINOR 1
+#define EMBER_VERSION_PATCH 0
+/* Bumped only on an incompatible ABI change (never so far); compare with ember_abi_version() at run time. */
+#define EMBER_ABI_VERSION 1
+/* Largest tensor rank (number of dims) accepted anywhere in this API; tensors have rank >= 1. */
+#define EMBER_MAX_RANK 8
+/* ember_tensor_slice: an end that means "to the end of the dim". */
+#define EMBER_SLICE_END INT64_MAX
+
+/* ================================================================ status and errors */
+typedef int32_t ember_status;
+enum ember_status_code {
+  EMBER_OK = 0,
+  EMBER_ERR_INVALID_ARGUMENT = 1, /* a bad value: negative size, unknown enum, NULL out pointer, ... */
+  EMBER_ERR_NULL_HANDLE = 2,      /* a required handle was NULL */
+  EMBER_ERR_SHAPE = 3,            /* incompatible or invalid shapes */
+  EMBER_ERR_DTYPE = 4,            /* a tensor of the wrong dtype or kind for the op */
+  EMBER_ERR_INDEX = 5,            /* a dim or an index out of range */
+  EMBER_ERR_OUT_OF_MEMORY = 6,
+  EMBER_ERR_IO = 7,               /* the operating system refused to read or write a file */
+  EMBER_ERR_RECORD = 8,           /* a corrupt, foreign or mismatching record */
+  EMBER_ERR_UNSUPPORTED = 9,      /* valid, but not available here (backend not compiled, rank too large, ...) */
+  EMBER_ERR_INTERNAL = 10,        /* a bug in Ember: please report the message */
+  EMBER_ERR_INVALID_HANDLE = 11,  /* a handle that was freed, or is not a handle of the expected type */
+  EMBER_ERR_BUFFER_TOO_SMALL = 12 /* a caller buffer smaller than the result (the needed size is reported) */
+};
+
+/* The message of the last failed call on this thread ("" if none). Valid until the next failing call on this
+ * thread; successful calls leave it unchanged. Never NULL. Thread-safe. */
+EMBER_API const char* ember_last_error(void);
+/* Forgets this thread's last error message. */
+EMBER_API void ember_clear_error(void);
+/* "EMBER_OK", "EMBER_ERR_SHAPE", ...; "EMBER_ERR_UNKNOWN" for other values. Static storage; thread-safe. */
+EMBER_API const char* ember_status_name(ember_status status);
+/* "0.1.0" (static storage). */
+EMBER_API const char* ember_version(void);
+/* EMBER_ABI_VERSION of the library actually loaded. */
+EMBER_API int32_t ember_abi_version(void);
+/* Seeds the process-wide generator used for parameter initialization and dropout masks. Thread-safe. */
+EMBER_API ember_status ember_seed(uint64_t seed);
+/* Threads used by CPU kernels (and OpenBLAS); n >= 1. Call it before running work, not concurrently with it. */
+EMBER_API ember_status ember_set_num_threads(int32_t n);
+
+/* ================================================================ enums (all stored as int32_t) */
+enum ember_dtype { /* element types at the host boundary; the values match Ember's record files */
+  EMBER_DTYPE_F32 = 0, EMBER_DTYPE_F64 = 1, EMBER_DTYPE_F16 = 2, EMBER_DTYPE_I32 = 3,
+  EMBER_DTYPE_I64 = 4, EMBER_DTYPE_U8 = 5, EMBER_DTYPE_BOOL = 6, EMBER_DTYPE_I16 = 7
+};
+enum ember_backend { EMBER_BACKEND_CPU = 0, EMBER_BACKEND_VULKAN = 1, EMBER_BACKEND_CUDA = 2 };
+enum ember_unary_op { /* float tensors: all; int tensors: NEG, ABS, SIGN */
+  EMBER_UNARY_NEG = 0, EMBER_UNARY_ABS = 1, EMBER_UNARY_EXP = 2, EMBER_UNARY_LOG = 3, EMBER_UNARY_LOG1P = 4,
+  EMBER_UNARY_SQRT = 5, EMBER_UNARY_SIN = 6, EMBER_UNARY_COS = 7, EMBER_UNARY_TANH = 8, EMBER_UNARY_SIGMOID = 9,
+  EMBER_UNARY_ERF = 10, EMBER_UNARY_RECIP = 11, EMBER_UNARY_SIGN = 12, EMBER_UNARY_FLOOR = 13,
+  EMBER_UNARY_CEIL = 14, EMBER_UNARY_ROUND = 15, EMBER_UNARY_RELU = 16, EMBER_UNARY_GELU = 17,
+  EMBER_UNARY_GELU_TANH = 18
+};
+enum ember_binary_op { /* NumPy broadcasting; both operands of the same kind (float or int) */
+  EMBER_BINARY_ADD = 0, EMBER_BINARY_SUB = 1, EMBER_BINARY_MUL = 2, EMBER_BINARY_DIV = 3, EMBER_BINARY_POW = 4,
+  EMBER_BINARY_MAXIMUM = 5, EMBER_BINARY_MINIMUM = 6
+};
+enum ember_scalar_op { /* x (op) s; RSUB is s - x, RDIV is s / x */
+  EMBER_SCALAR_ADD = 0, EMBER_SCALAR_SUB = 1, EMBER_SCALAR_MUL = 2, EMBER_SCALAR_DIV = 3, EMBER_SCALAR_POW = 4,
+  EMBER_SCALAR_CLAMP_MIN = 5, EMBER_SCALAR_CLAMP_MAX = 6, EMBER_SCALAR_RSUB = 7, EMBER_SCALAR_RDIV = 8
+};
+enum ember_compare_op { EMBER_CMP_EQ = 0, EMBER_CMP_NE = 1, EMBER_CMP_LT = 2, EMBER_CMP_LE = 3, EMBER_CMP_GT = 4,
+                        EMBER_CMP_GE = 5 };
+enum ember_logic_op { EMBER_LOGIC_AND = 0, EMBER_LOGIC_OR = 1, EMBER_LOGIC_XOR = 2 };
+enum ember_reduce_op { EMBER_REDUCE_SUM = 0, EMBER_REDUCE_MEAN = 1, EMBER_REDUCE_PROD = 2, EMBER_REDUCE_MAX = 3,
+                       EMBER_REDUCE_MIN = 4 };
+enum ember_distribution { /* ember_tensor_random(a, b): UNIFORM [a, b); NORMAL mean a, std b; BERNOULLI p = a */
+  EMBER_DIST_UNIFORM = 0, EMBER_DIST_NORMAL = 1, EMBER_DIST_BERNOULLI = 2
+};
+enum ember_reduction { EMBER_REDUCTION_MEAN = 0, EMBER_REDUCTION_SUM = 1 };
+
+/* ================================================================ devices */
+typedef struct ember_device ember_device;
+
+typedef struct ember_backend_info {
+  uint32_t struct_size;
+  int32_t backend;      /* ember_backend */
+  int32_t compiled;     /* 1 when this library was built with it */
+  int32_t usable;       /* 1 when it can run here (a device is present) */
+  int32_t device_count; /* devices usable here */
+  int32_t float_dtype;  /* dtype float tensors are stored in on this backend (CPU: F32) */
+  const char* name;     /* "cpu", "vulkan", "cuda" (static storage) */
+} ember_backend_info;
+
+/* Fills *info for `backend` (any ember_backend value, compiled or not). Thread-safe. */
+EMBER_API ember_status ember_backend_query(int32_t backend, ember_backend_info* info);
+/* The backends compiled in, into backends[0..capacity); *count = how many there are (BUFFER_TOO_SMALL when more
+ * than capacity). backends may be NULL when capacity is 0. Thread-safe. */
+EMBER_API ember_status ember_backend_list(int32_t* backends, size_t capacity, size_t* count);
+/* A device of `backend` (index < device_count). Functions taking a `const ember_device*` accept NULL for the
+ * default device (CPU 0). Devices are small values: free them any time; tensors do not reference them. */
+EMBER_API ember_status ember_device_create(int32_t backend, int32_t index, ember_device** out);
+EMBER_API ember_status ember_device_info(const ember_device* device, int32_t* backend, int32_t* index);
+EMBER_API ember_status ember_device_free(ember_device* device);
+
+/* ================================================================ tensors */
+typedef struct ember_tensor ember_tensor;
+
+/* A tensor holding a copy of `data`: row-major elements of `dtype`, data_bytes == numel * size of dtype, shape
+ * [rank] with 1 <= rank <= EMBER_MAX_RANK and dims >= 0. Float dtypes give a float tensor (stored in the backend's
+ * float dtype), integer dtypes an int tensor (I64 on CPU), BOOL a bool tensor (any nonzero byte is true). */
+EMBER_API ember_status ember_tensor_from_data(const ember_device* device, int32_t dtype, const void* data,
+                                              size_t data_bytes, const int64_t* shape, size_t rank,
+                                              ember_tensor** out);
+EMBER_API ember_status ember_tensor_full(const ember_device* device, int32_t dtype, const int64_t* shape,
+                                         size_t rank, double value, ember_tensor** out);
+EMBER_API ember_status ember_tensor_zeros(const ember_device* device, int32_t dtype, const int64_t* shape,
+                                          size_t rank, ember_tensor** out);
+EMBER_API ember_status ember_tensor_ones(const ember_device* device, int32_t dtype, const int64_t* shape,
+                                         size_t rank, ember_tensor** out);
+/* [start, end) by step (step != 0), rank 1, of `dtype`. */
+EMBER_API ember_status ember_tensor_arange(const ember_device* device, int32_t dtype, int64_t start, int64_t end,
+                                           int64_t step, ember_tensor** out);
+/* A float tensor sampled from `distribution` (ember_distribution) with its own generator seeded by `seed`: the
+ * same seed gives the same values on every platform. Independent of ember_seed. */
+EMBER_API ember_status ember_tensor_random(const ember_device* device, int32_t distribution, double a, double b,
+                                           uint64_t seed, const int64_t* shape, size_t rank, ember_tensor** out);
+/* A new handle to the same (immutable) tensor; cheap. */
+EMBER_API ember_status ember_tensor_clone(const ember_tensor* tensor, ember_tensor** out);
+EMBER_API ember_status ember_tensor_free(ember_tensor* tensor);
+
+/* The dtype the tensor is stored in (F32, I64 or BOOL on CPU). */
+EMBER_API ember_status ember_tensor_dtype(const ember_tensor* tensor, int32_t* dtype);
+EMBER_API ember_status ember_tensor_rank(const ember_tensor* tensor, size_t* rank);
+/* dims[0..rank) (BUFFER_TOO_SMALL when capacity < rank); *rank always set. */
+EMBER_API ember_status ember_tensor_shape(const ember_tensor* tensor, int64_t* dims, size_t capacity, size_t* rank);
+EMBER_API ember_status ember_tensor_numel(const ember_tensor* tensor, int64_t* numel);
+EMBER_API ember_status ember_tensor_device(const ember_tensor* tensor, ember_device** out);
+/* Copies the elements, converted to `dtype`, row-major into buffer (capacity bytes). *written (may be NULL) is the
+ * byte count needed; BUFFER_TOO_SMALL (nothing written) when capacity is less. Float to int truncates toward 0. */
+EMBER_API ember_status ember_tensor_copy_to(const ember_tensor* tensor, int32_t dtype, void* buffer,
+                                            size_t capacity, size_t* written);
+/* The value of a one-element tensor as a double. */
+EMBER_API ember_status ember_tensor_item(const ember_tensor* tensor, double* value);
+
+/* ================================================================ ops: every result is a new tensor */
+EMBER_API ember_status ember_tensor_unary(const ember_tensor* x, int32_t op, ember_tensor** out);
+EMBER_API ember_status ember_tensor_binary(const ember_tensor* a, const ember_tensor* b, int32_t op,
+                                           ember_tensor** out);
+EMBER_API ember_status ember_tensor_add(const ember_tensor* a, const ember_tensor* b, ember_tensor** out);
+EMBER_API ember_status ember_tensor_sub(const ember_tensor* a, const ember_tensor* b, ember_tensor** out);
+EMBER_API ember_status ember_tensor_mul(const ember_tensor* a, const ember_tensor* b, ember_tensor** out);
+EMBER_API ember_status ember_tensor_div(const ember_tensor* a, const ember_tensor* b, ember_tensor** out);
+EMBER_API ember_status ember_tensor_scalar(const ember_tensor* x, int32_t op, double s, ember_tensor** out);
+/* Comparisons give bool tensors; operands float or int (same kind), or both bool for EQ / NE. */
+EMBER_API ember_status ember_tensor_compare(const ember_tensor* a, const ember_tensor* b, int32_t op,
+                                            ember_tensor** out);
+EMBER_API ember_status ember_tensor_compare_scalar(const ember_tensor* x, int32_t op, double s, ember_tensor** out);
+EMBER_API ember_status ember_tensor_logical(const ember_tensor* a, const ember_tensor* b, int32_t op,
+                                            ember_tensor** out);
+EMBER_API ember_status ember_tensor_logical_not(const ember_tensor* x, ember_tensor** out);
+/* cond ? a : b elementwise, broadcasting all three; cond bool, a and b of the same kind. */
+EMBER_API ember_status ember_tensor_where(const ember_tensor* cond, const ember_tensor* a, const ember_tensor* b,
+                                          ember_tensor** out);
+/* Along dim (negative counts from the end); keepdim 0 drops the dim (a rank-1 input gives shape [1]). */
+EMBER_API ember_status ember_tensor_reduce(const ember_tensor* x, int32_t op, int64_t dim, int32_t keepdim,
+                                           ember_tensor** out);
+/* Over all elements: shape [1]. */
+EMBER_API ember_status ember_tensor_reduce_all(const ember_tensor* x, int32_t op, ember_tensor** out);
+/* Int (I64) indices of the max / min along dim. */
+EMBER_API ember_status ember_tensor_argmax(const ember_tensor* x, int64_t dim, int32_t keepdim, ember_tensor** out);
+EMBER_API ember_status ember_tensor_argmin(const ember_tensor* x, int64_t dim, int32_t keepdim, ember_tensor** out);
+/* Float, rank >= 2 both; batch dims broadcast (the lower rank gets leading 1s). */
+EMBER_API ember_status ember_tensor_matmul(const ember_tensor* a, const ember_tensor* b, ember_tensor** out);
+/* shape may hold one -1 (inferred). */
+EMBER_API ember_status ember_tensor_reshape(const ember_tensor* x, const int64_t* shape, size_t rank,
+                                            ember_tensor** out);
+EMBER_API ember_status ember_tensor_permute(const ember_tensor* x, const int64_t* axes, size_t naxes,
+                                            ember_tensor** out);
+EMBER_API ember_status ember_tensor_transpose(const ember_tensor* x, int64_t dim0, int64_t dim1, ember_tensor** out);
+/* Python-style ranges for the leading n dims: starts[i]..ends[i] (negatives count from the end, bounds clamp,
+ * EMBER_SLICE_END = to the end); n <= rank, later dims are kept whole. */
+EMBER_API ember_status ember_tensor_slice(const ember_tensor* x, const int64_t* starts, const int64_t* ends, size_t n,
+                                          ember_tensor** out);
+EMBER_API ember_status ember_tensor_cat(const ember_tensor* const* xs, size_t n, int64_t dim, ember_tensor** out);
+/* Rows of x along dim picked by the rank-1 int tensor `indices`. */
+EMBER_API ember_status ember_tensor_index_select(const ember_tensor* x, int64_t dim, const ember_tensor* indices,
+                                                 ember_tensor** out);
+/* torch.gather: indices (int) of the same rank as x. */
+EMBER_API ember_status ember_tensor_gather(const ember_tensor* x, int64_t dim, const ember_tensor* indices,
+                                           ember_tensor** out);
+EMBER_API ember_status ember_tensor_softmax(const ember_tensor* x, int64_t dim, ember_tensor** out);
+EMBER_API ember_status ember_tensor_log_softmax(const ember_tensor* x, int64_t dim, ember_tensor** out);
+/* To the kind of `dtype` (float dtypes: float, integer dtypes: int, BOOL: bool; != 0 is true). */
+EMBER_API ember_status ember_tensor_cast(const ember_tensor* x, int32_t dtype, ember_tensor** out);
+
+typedef struct ember_conv2d_options {
+  uint32_t struct_size;
+  int32_t reserved; /* 0 */
+  int64_t stride[2], padding[2], dilation[2];
+  int64_t groups;
+} ember_conv2d_options;
+typedef struct ember_pool2d_options {
+  uint32_t struct_size;
+  int32_t count_include_pad; /* avg pooling only (default 1) */
+  int64_t kernel_size[2], stride[2], padding[2], dilation[2]; /* dilation: max pooling only */
+} ember_pool2d_options;
+/* PyTorch's defaults: conv stride 1, padding 0, dilation 1, groups 1; pool kernel 2x2, stride 2, padding 0. */
+EMBER_API ember_status ember_conv2d_options_init(ember_conv2d_options* options);
+EMBER_API ember_status ember_pool2d_options_init(ember_pool2d_options* options);
+/* x [N, C_in, H, W], weight [C_out, C_in / groups, kH, kW], bias [C_out] or NULL; options NULL for defaults. */
+EMBER_API ember_status ember_tensor_conv2d(const ember_tensor* x, const ember_tensor* weight, const ember_tensor* bias,
+                                           const ember_conv2d_options* options, ember_tensor** out);
+EMBER_API ember_status ember_tensor_max_pool2d(const ember_tensor* x, const ember_pool2d_options* options,
+                                               ember_tensor** out);
+EMBER_API ember_status ember_tensor_avg_pool2d(const ember_tensor* x, const ember_pool2d_options* options,
+                                               ember_tensor** out);
+
+/* Losses (PyTorch semantics), shape [1]. cross_entropy: logits [N, C] float, targets [N] int class indices. */
+EMBER_API ember_status ember_loss_cross_entropy(const ember_tensor* logits, const ember_tensor* targets,
+                                                int32_t reduction, ember_tensor** out);
+EMBER_API ember_status ember_loss_mse(const ember_tensor* input, const ember_tensor* target, int32_t reduction,
+                                      ember_tensor** out);
+
+/* ================================================================ autodiff */
+typedef struct ember_grads ember_grads;
+
+/* Marks a float tensor as a graph leaf whose gradient backward keeps (on != 0), or detaches it (on == 0). Changes
+ * the handle in place: not concurrently with other uses of this handle. */
+EMBER_API ember_status ember_tensor_set_requires_grad(ember_tensor* tensor, int32_t on);
+EMBER_API ember_status ember_tensor_requires_grad(const ember_tensor* tensor, int32_t* on);
+/* The same values, cut from the graph. */
+EMBER_API ember_status ember_tensor_detach(const ember_tensor* tensor, ember_tensor** out);
+/* Reverse pass from `tensor`, seeded with `grad` (same shape; NULL seeds ones). Frees the graph it runs through:
+ * a second backward through the same graph fails. The caller owns *out. */
+EMBER_API ember_status ember_tensor_backward(const ember_tensor* tensor, const ember_tensor* grad, ember_grads** out);
+/* The gradient of leaf `tensor` (one that required grad) in `grads`, as a new tensor that does not require grad;
+ * *out is NULL (and EMBER_OK returned) when the backward pass did not reach it. */
+EMBER_API ember_status ember_grads_get(const ember_grads* grads, const ember_tensor* tensor, ember_tensor** out);
+EMBER_API ember_status ember_grads_free(ember_grads* grads);
+/* No-grad scopes, per thread, nestable: between enter and the matching exit nothing is recorded on this thread. */
+EMBER_API ember_status ember_no_grad_enter(void);
+EMBER_API ember_status ember_no_grad_exit(void);
+EMBER_API ember_status ember_is_grad_enabled(int32_t* enabled);
+
+/* ================================================================ modules */
+typedef struct ember_module ember_module;
+typedef struct ember_load_report ember_load_report;
+
+enum ember_layer_kind {
+  EMBER_LAYER_LINEAR = 0,       /* in_features, out_features, bias; weight stored [in, out] */
+  EMBER_LAYER_CONV2D = 1,       /* in_features = in channels, out_features = out channels, kernel_size, stride,
+                                   padding, dilation, groups, bias */
+  EMBER_LAYER_RELU = 2,
+  EMBER_LAYER_GELU = 3,         /* approximate */
+  EMBER_LAYER_SIGMOID = 4,
+  EMBER_LAYER_TANH = 5,
+  EMBER_LAYER_THRESHOLD = 6,    /* threshold, value: y = x > threshold ? x : value */
+  EMBER_LAYER_PRELU = 7,        /* in_features = num_parameters (1 or channels), init */
+  EMBER_LAYER_DROPOUT = 8,      /* p; identity in eval mode */
+  EMBER_LAYER_LAYER_NORM = 9,   /* in_features = normalized size (last dim), eps */
+  EMBER_LAYER_EMBEDDING = 10,   /* in_features = num_embeddings, out_features = embedding_dim; int input */
+  EMBER_LAYER_MAX_POOL2D = 11,  /* kernel_size, stride (0 = kernel_size), padding, dilation */
+  EMBER_LAYER_AVG_POOL2D = 12,  /* kernel_size, stride (0 = kernel_size), padding, count_include_pad */
+  EMBER_LAYER_FLATTEN = 13,     /* dim = start dim (1), end_dim (-1) */
+  EMBER_LAYER_LEAKY_RELU = 14,  /* negative_slope */
+  EMBER_LAYER_SILU = 15,
+  EMBER_LAYER_SOFTMAX = 16,     /* dim (-1) */
+  EMBER_LAYER_LOG_SOFTMAX = 17, /* dim (-1) */
+  EMBER_LAYER_BATCH_NORM1D = 18, /* in_features = channels, eps, momentum; input [N, C] or [N, C, L] */
+  EMBER_LAYER_BATCH_NORM2D = 19, /* in_features = channels, eps, momentum; input [N, C, H, W] */
+  EMBER_LAYER_ADAPTIVE_AVG_POOL2D = 20 /* kernel_size = output size */
+};
+enum ember_gelu_approximate { EMBER_GELU_NONE = 0, EMBER_GELU_TANH = 1 };
+enum ember_mode { EMBER_MODE_EVAL = 0, EMBER_MODE_TRAIN = 1 };
+enum ember_param_role { EMBER_PARAM_TRAINABLE = 0, EMBER_PARAM_BUFFER = 1, EMBER_PARAM_CONSTANT = 2 };
+enum ember_load_mode { EMBER_LOAD_STRICT = 0, EMBER_LOAD_PARTIAL = 1 };
+
+/* One layer of a Sequential. ember_layer_init(&d, kind) sets struct_size and PyTorch's defaults; then set the
+ * fields the layer kind uses (see ember_layer_kind). */
+typedef struct ember_layer_desc {
+  uint32_t struct_size;
+  int32_t kind;             /* ember_layer_kind */
+  int64_t in_features;
+  int64_t out_features;
+  int64_t kernel_size[2];   /* conv2d (1x1), max / avg pool (2x2), adaptive pool: output size (1x1) */
+  int64_t stride[2];        /* 0 = default (conv: 1, pools: kernel_size) */
+  int64_t padding[2];
+  int64_t dilation[2];
+  int64_t groups;
+  int64_t dim;              /* softmax / log_softmax dim; flatten start dim */
+  int64_t end_dim;          /* flatten end dim */
+  double p;                 /* dropout probability (0.5) */
+  double threshold;         /* threshold (0) */
+  double value;             /* threshold replacement value (0) */
+  double init;              /* prelu initial weight (0.25) */
+  double eps;               /* layer_norm, batch_norm (1e-5) */
+  double momentum;          /* batch_norm (0.1) */
+  double negative_slope;    /* leaky_relu (0.01) */
+  int32_t bias;             /* linear, conv2d (1) */
+  int32_t approximate;      /* gelu: ember_gelu_approximate (NONE) */
+  int32_t count_include_pad; /* avg_pool2d (1) */
+  int32_t reserved;         /* 0 */
+} ember_layer_desc;
+
+typedef struct ember_param_info {
+  uint32_t struct_size;
+  int32_t dtype;            /* storage dtype of the param */
+  int32_t role;             /* ember_param_role */
+  int32_t requires_grad;
+  uint64_t id;              /* stable across save/load; keys optimizer state */
+  int64_t numel;
+  uint32_t rank;
+  uint32_t reserved;
+  int64_t shape[EMBER_MAX_RANK];
+} ember_param_info;
+
+EMBER_API ember_status ember_layer_init(ember_layer_desc* desc, int32_t kind);
+/* A Sequential of `n` layers (layers[i] read with a stride of layers[0].struct_size), parameter paths
+ * "layers.<i>.<name>" like the typed nn::Sequential. Params are initialized now, in order, from the generator
+ * seeded by ember_seed. Thread-safe. */
+EMBER_API ember_status ember_module_sequential(const ember_device* device, const ember_layer_desc* layers, size_t n,
+                                               ember_module** out);
+/* Runs the layers on x. mode: ember_mode (dropout and batch_norm differ; train-mode batch_norm updates its running
+ * statistics). Safe to call from many threads at once (see Threads above). */
+EMBER_API ember_status ember_module_forward(ember_module* module, const ember_tensor* x, int32_t mode,
+                                            ember_tensor** out);
+EMBER_API ember_status ember_module_free(ember_module* module);
+/* Named parameters, in a stable order (layer order, then each layer's fields). */
+EMBER_API ember_status ember_module_param_count(const ember_module* module, size_t* count);
+EMBER_API ember_status ember_module_param_info(const ember_module* module, size_t index, ember_param_info* info);
+/* "layers.0.weight"; see Strings above. */
+EMBER_API ember_status ember_module_param_name(const ember_module* module, size_t index, char* buf, size_t capacity,
+                                               size_t* length);
+/* The current value (a leaf that requires grad when the param does: usable in a loss). It does not follow later
+ * optimizer steps or loads: ask again. */
+EMBER_API ember_status ember_module_param_value(const ember_module* module, size_t index, ember_tensor** out);
+/* Total elements over all params. */
+EMBER_API ember_status ember_module_num_elements(const ember_module* module, int64_t* numel);
+
+/* ================================================================ records */
+typedef struct ember_record ember_record;
+
+enum ember_recorder { EMBER_RECORDER_BINARY = 0, EMBER_RECORDER_JSON = 1, EMBER_RECORDER_COMPACT = 2 };
+enum ember_precision { /* DEFAULT: the recorder's own (COMPACT: HALF, others: FULL) */
+  EMBER_PRECISION_DEFAULT = 0, EMBER_PRECISION_FULL = 1, EMBER_PRECISION_HALF = 2, EMBER_PRECISION_DOUBLE = 3
+};
+typedef struct ember_record_options {
+  uint32_t struct_size;
+  int32_t recorder;  /* ember_recorder (BINARY) */
+  int32_t precision; /* ember_precision (DEFAULT) */
+  int32_t reserved;  /* 0 */
+} ember_record_options;
+
+EMBER_API ember_status ember_record_options_init(ember_record_options* options);
+/* Snapshot of a module's params (or an optimizer's state) as a record. */
+EMBER_API ember_status ember_module_to_record(const ember_module* module, ember_record** out);
+/* Loads `record` into the module. STRICT: any missing, unexpected or mismatching entry fails with
+ * EMBER_ERR_RECORD and changes nothing; PARTIAL: loads what matches. *report (report may be NULL) receives the
+ * mismatch report in both modes, also when a strict load fails. */
+EMBER_API ember_status ember_module_load_record(ember_module* module, const ember_record* record, int32_t mode,
+                                                ember_load_report** report);
+/* Shorthands: to_record + record_write_file, record_read_file + load_record. options may be NULL (binary, full). */
+EMBER_API ember_status ember_module_save(const ember_module* module, const char* path,
+                                         const ember_record_options* options);
+EMBER_API ember_status ember_module_load(ember_module* module, const char* path, int32_t mode,
+                                         ember_load_report** report);
+/* Written atomically (temporary file + rename). */
+EMBER_API ember_status ember_record_write_file(const ember_record* record, const char* path,
+                                               const ember_record_options* options);
+EMBER_API ember_status ember_record_read_file(const char* path, ember_record** out);
+/* The file bytes in memory: *size = bytes needed (BUFFER_TOO_SMALL, nothing written, when capacity is less). */
+EMBER_API ember_status ember_record_to_bytes(const ember_record* record, const ember_record_options* options,
+                                             void* buffer, size_t capacity, size_t* size);
+EMBER_API ember_status ember_record_from_bytes(const void* data, size_t size, ember_record** out);
+/* Number of tensor entries. */
+EMBER_API ember_status ember_record_entry_count(const ember_record* record, size_t* count);
+EMBER_API ember_status ember_record_free(ember_record* record);
+
+EMBER_API ember_status ember_load_report_counts(const ember_load_report* report, size_t* missing, size_t* unexpected,
+                                                size_t* mismatched);
+/* Human-readable, one entry per line ("" when everything matched); see Strings above. */
+EMBER_API ember_status ember_load_report_text(const ember_load_report* report, char* buf, size_t capacity,
+                                              size_t* length);
+EMBER_API ember_status ember_load_report_free(ember_load_report* report);
+
+/* ================================================================ optimizers */
+typedef struct ember_optimizer ember_optimizer;
+
+enum ember_optimizer_kind { EMBER_OPTIM_SGD = 0, EMBER_OPTIM_ADAM = 1, EMBER_OPTIM_ADAMW = 2 };
+typedef struct ember_optimizer_options {
+  uint32_t struct_size;
+  int32_t kind;         /* ember_optimizer_kind */
+  double lr;            /* SGD 0.01, Adam / AdamW 0.001 */
+  double momentum;      /* SGD (0) */
+  double dampening;     /* SGD (0) */
+  double weight_decay;  /* SGD, Adam: L2 (0); AdamW: decoupled (0.01) */
+  double beta1, beta2;  /* Adam, AdamW (0.9, 0.999) */
+  double eps;           /* Adam, AdamW (1e-8) */
+  int32_t nesterov;     /* SGD (0) */
+  int32_t reserved;     /* 0 */
+} ember_optimizer_options;
+
+/* Sets struct_size and PyTorch's defaults for `kind`. */
+EMBER_API ember_status ember_optimizer_options_init(ember_optimizer_options* options, int32_t kind);
+/* An optimizer over `module`'s trainable params; it keeps the module alive (freeing the module handle first is
+ * fine). Steps update the module in place. */
+EMBER_API ember_status ember_optimizer_create(ember_module* module, const ember_optimizer_options* options,
+                                              ember_optimizer** out);
+/* Adds a backward pass's gradients (of a loss computed from this module's forward) to the pending ones. */
+EMBER_API ember_status ember_optimizer_accumulate(ember_optimizer* optimizer, const ember_grads* grads);
+/* One update with the pending gradients plus `grads` (may be NULL); the pending gradients are then cleared.
+ * Params without a gradient are left as they are. */
+EMBER_API ember_status ember_optimizer_step(ember_optimizer* optimizer, const ember_grads* grads);
+/* Drops the pending gradients (PyTorch's zero_grad). */
+EMBER_API ember_status ember_optimizer_zero_grad(ember_optimizer* optimizer);
+/* Drops the optimizer state (moments, step counts). */
+EMBER_API ember_status ember_optimizer_reset(ember_optimizer* optimizer);
+EMBER_API ember_status ember_optimizer_set_lr(ember_optimizer* optimizer, double lr);
+EMBER_API ember_status ember_optimizer_get_lr(const ember_optimizer* optimizer, double* lr);
+/* State keyed by param id: load it after loading the module record it belongs to. A failed load changes nothing. */
+EMBER_API ember_status ember_optimizer_to_record(const ember_optimizer* optimizer, ember_record** out);
+EMBER_API ember_status ember_optimizer_load_record(ember_optimizer* optimizer, const ember_record* record);
+EMBER_API ember_status ember_optimizer_save(const ember_optimizer* optimizer, const char* path,
+                                            const ember_record_options* options);
+EMBER_API ember_status ember_optimizer_load(ember_optimizer* optimizer, const char* path);
+EMBER_API ember_status ember_optimizer_free(ember_optimizer* optimizer);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* EMBER_H */

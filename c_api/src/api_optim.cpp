@@ -1,0 +1,147 @@
+// ember.h: optimizers over a module's params.
+#include <cmath>
+
+#include "c_api/src/boundary.hpp"
+#include "records/recorder.hpp"
+
+using namespace ember;
+using namespace ember::capi;
+
+namespace {
+
+constexpr std::size_t kOptionsV1 = EMBER_STRUCT_END(ember_optimizer_options, reserved);
+
+ember_optimizer_options options_defaults(int32_t kind) {
+  ember_optimizer_options o{};
+  o.struct_size = sizeof o;
+  o.kind = kind;
+  o.lr = kind == EMBER_OPTIM_SGD ? 0.01 : 1e-3;
+  o.weight_decay = kind == EMBER_OPTIM_ADAMW ? 0.01 : 0.0;
+  o.beta1 = 0.9;
+  o.beta2 = 0.999;
+  o.eps = 1e-8;
+  return o;
+}
+
+void check_kind(int32_t kind) {
+  if (kind < EMBER_OPTIM_SGD || kind > EMBER_OPTIM_ADAMW) throw ArgumentError("unknown optimizer kind " + std::to_string(kind));
+}
+
+OptimSpec to_spec(const ember_optimizer_options& o) {
+  check_kind(o.kind);
+  for (double v : {o.lr, o.momentum, o.dampening, o.weight_decay, o.beta1, o.beta2, o.eps})
+    if (!std::isfinite(v)) throw ArgumentError("optimizer options must be finite");
+  OptimSpec s;
+  s.kind = static_cast<OptimKind>(o.kind);
+  s.lr = o.lr;
+  s.sgd = SgdConfig{o.momentum, o.dampening, o.weight_decay, o.nesterov != 0};
+  s.adam = AdamConfig{o.beta1, o.beta2, o.eps, o.weight_decay};
+  return s;
+}
+
+OptimizerState& optim_of(const ember_optimizer* o, const char* arg) { return *use(o, arg); }
+
+}  // namespace
+
+extern "C" {
+
+ember_status ember_optimizer_options_init(ember_optimizer_options* options, int32_t kind) {
+  return guard(__func__, [&] {
+    if (!options) throw ArgumentError("options is NULL");
+    check_kind(kind);
+    *options = options_defaults(kind);
+  });
+}
+
+ember_status ember_optimizer_create(ember_module* module, const ember_optimizer_options* options,
+                                    ember_optimizer** out) {
+  return guard(__func__, [&] {
+    auto& o = out_handle(out);
+    const auto& m = use(module, "module");
+    if (!options) throw ArgumentError("options is NULL");
+    const auto opts = read_struct(options, options_defaults(options->kind), kOptionsV1, "options");
+    o = make_handle<ember_optimizer>(make_optimizer(m, to_spec(opts)));
+  });
+}
+
+ember_status ember_optimizer_accumulate(ember_optimizer* optimizer, const ember_grads* grads) {
+  return guard(__func__, [&] {
+    OptimizerState& o = optim_of(optimizer, "optimizer");
+    accumulate(o, use(grads, "grads"));
+  });
+}
+
+ember_status ember_optimizer_step(ember_optimizer* optimizer, const ember_grads* grads) {
+  return guard(__func__, [&] {
+    OptimizerState& o = optim_of(optimizer, "optimizer");
+    step(o, grads ? &use(grads, "grads") : nullptr);
+  });
+}
+
+ember_status ember_optimizer_zero_grad(ember_optimizer* optimizer) {
+  return guard(__func__, [&] { zero_grad(optim_of(optimizer, "optimizer")); });
+}
+
+ember_status ember_optimizer_reset(ember_optimizer* optimizer) {
+  return guard(__func__, [&] { reset(optim_of(optimizer, "optimizer")); });
+}
+
+ember_status ember_optimizer_set_lr(ember_optimizer* optimizer, double lr) {
+  return guard(__func__, [&] { set_lr(optim_of(optimizer, "optimizer"), lr); });
+}
+
+ember_status ember_optimizer_get_lr(const ember_optimizer* optimizer, double* lr) {
+  return guard(__func__, [&] {
+    OptimizerState& o = optim_of(optimizer, "optimizer");
+    out_value(lr, "lr") = get_lr(o);
+  });
+}
+
+ember_status ember_optimizer_to_record(const ember_optimizer* optimizer, ember_record** out) {
+  return guard(__func__, [&] {
+    auto& o = out_handle(out);
+    o = make_handle<ember_record>(optimizer_record(optim_of(optimizer, "optimizer")));
+  });
+}
+
+ember_status ember_optimizer_load_record(ember_optimizer* optimizer, const ember_record* record) {
+  return guard(__func__, [&] {
+    OptimizerState& o = optim_of(optimizer, "optimizer");
+    load_optimizer_record(o, use(record, "record"));
+  });
+}
+
+ember_status ember_optimizer_save(const ember_optimizer* optimizer, const char* path,
+                                  const ember_record_options* options) {
+  return guard(__func__, [&] {
+    OptimizerState& o = optim_of(optimizer, "optimizer");
+    if (!path || !*path) throw ArgumentError("path is NULL or empty");
+    RecorderOptions ro = RecorderOptions::binary();
+    if (options) {
+      // Same reading as records: a missing struct means binary, full precision. State is always saved at full
+      // precision or more (moments in half precision would change the next steps).
+      ember_record_options def{};
+      def.struct_size = sizeof def;
+      const auto opts = read_struct(options, def, EMBER_STRUCT_END(ember_record_options, reserved), "options");
+      if (opts.recorder == EMBER_RECORDER_JSON) ro = RecorderOptions::json();
+      else if (opts.recorder != EMBER_RECORDER_BINARY && opts.recorder != EMBER_RECORDER_COMPACT)
+        throw ArgumentError("unknown recorder " + std::to_string(opts.recorder));
+      if (opts.precision == EMBER_PRECISION_DOUBLE) ro.precision = Precision::of<DoublePrecisionSettings>();
+      else if (opts.precision < EMBER_PRECISION_DEFAULT || opts.precision > EMBER_PRECISION_DOUBLE)
+        throw ArgumentError("unknown precision " + std::to_string(opts.precision));
+    }
+    save_record(optimizer_record(o), path, ro);
+  });
+}
+
+ember_status ember_optimizer_load(ember_optimizer* optimizer, const char* path) {
+  return guard(__func__, [&] {
+    OptimizerState& o = optim_of(optimizer, "optimizer");
+    if (!path || !*path) throw ArgumentError("path is NULL or empty");
+    load_optimizer_record(o, load_record_file(path));
+  });
+}
+
+ember_status ember_optimizer_free(ember_optimizer* optimizer) { return free_handle(optimizer, __func__); }
+
+}  // extern "C"

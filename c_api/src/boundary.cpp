@@ -1,0 +1,165 @@
+// Error mapping, the per-thread error message, and the registry of live handles.
+#include "c_api/src/boundary.hpp"
+
+#include <cstdio>
+#include <filesystem>
+#include <shared_mutex>
+#include <system_error>
+#include <unordered_map>
+
+#include "records/recorder.hpp"
+
+namespace ember::capi {
+namespace {
+
+// A fixed buffer, not a std::string: a thread_local with a destructor in a shared library complicates unloading,
+// and writing the message must not allocate (it also reports std::bad_alloc).
+constexpr std::size_t kMessageSize = 4096;
+thread_local char t_message[kMessageSize];
+
+ember_status set_message(ember_status s, const char* fn, const char* what) noexcept {
+  std::snprintf(t_message, kMessageSize, "%s: %s", fn, what);
+  return s;
+}
+
+// Sharded so that threads working on different handles rarely contend; each shard is read-mostly (every call
+// checks its handles, only creation and free write). Leaked on purpose: handles freed during static destruction
+// (a host's global objects) must still find a live registry.
+struct Shard {
+  std::shared_mutex mu;
+  std::unordered_map<const void*, HandleKind> live;
+};
+constexpr std::size_t kShards = 16;
+Shard* shards() {
+  static Shard* s = new Shard[kShards];
+  return s;
+}
+Shard& shard_of(const void* p) {
+  auto h = reinterpret_cast<std::uintptr_t>(p) >> 4;  // allocations are 16-byte aligned
+  h ^= h >> 7;
+  return shards()[h % kShards];
+}
+
+const char* handle_type_name(HandleKind k) {
+  switch (k) {
+    case HandleKind::Device: return "ember_device";
+    case HandleKind::Tensor: return "ember_tensor";
+    case HandleKind::Grads: return "ember_grads";
+    case HandleKind::Module: return "ember_module";
+    case HandleKind::Optimizer: return "ember_optimizer";
+    case HandleKind::Record: return "ember_record";
+    case HandleKind::LoadReport: return "ember_load_report";
+  }
+  return "handle";
+}
+
+}  // namespace
+
+ember_status fail(const char* fn) noexcept {
+  try {
+    throw;
+  } catch (const StatusError& e) {
+    return set_message(e.status, fn, e.what());
+  } catch (const UnsupportedError& e) {
+    return set_message(EMBER_ERR_UNSUPPORTED, fn, e.what());
+  } catch (const LoadError& e) {
+    return set_message(EMBER_ERR_RECORD, fn, e.what());
+  } catch (const RecordIoError& e) {
+    return set_message(EMBER_ERR_IO, fn, e.what());
+  } catch (const RecordError& e) {
+    return set_message(EMBER_ERR_RECORD, fn, e.what());
+  } catch (const ShapeError& e) {
+    return set_message(EMBER_ERR_SHAPE, fn, e.what());
+  } catch (const IndexError& e) {
+    return set_message(EMBER_ERR_INDEX, fn, e.what());
+  } catch (const KindError& e) {
+    return set_message(EMBER_ERR_DTYPE, fn, e.what());
+  } catch (const ArgumentError& e) {
+    return set_message(EMBER_ERR_INVALID_ARGUMENT, fn, e.what());
+  } catch (const Error& e) {
+    return set_message(EMBER_ERR_INVALID_ARGUMENT, fn, e.what());
+  } catch (const std::bad_alloc&) {
+    return set_message(EMBER_ERR_OUT_OF_MEMORY, fn, "out of memory");
+  } catch (const std::length_error& e) {
+    return set_message(EMBER_ERR_OUT_OF_MEMORY, fn, e.what());
+  } catch (const std::filesystem::filesystem_error& e) {
+    return set_message(EMBER_ERR_IO, fn, e.what());
+  } catch (const std::invalid_argument& e) {
+    return set_message(EMBER_ERR_INVALID_ARGUMENT, fn, e.what());
+  } catch (const std::out_of_range& e) {
+    return set_message(EMBER_ERR_INDEX, fn, e.what());
+  } catch (const std::exception& e) {
+    return set_message(EMBER_ERR_INTERNAL, fn, e.what());
+  } catch (...) {
+    return set_message(EMBER_ERR_INTERNAL, fn, "unknown exception");
+  }
+}
+
+void register_handle(const void* p, HandleKind k) {
+  Shard& s = shard_of(p);
+  std::unique_lock lock(s.mu);
+  s.live.insert_or_assign(p, k);
+}
+
+void check_handle(const void* p, HandleKind k, const char* arg) {
+  if (!p) throw StatusError(EMBER_ERR_NULL_HANDLE, std::string(arg) + " is NULL (expected an " + handle_type_name(k) + ")");
+  Shard& s = shard_of(p);
+  std::shared_lock lock(s.mu);
+  auto it = s.live.find(p);
+  if (it == s.live.end())
+    throw StatusError(EMBER_ERR_INVALID_HANDLE, std::string(arg) + " is not a live " + handle_type_name(k) +
+                                                    " (already freed, or not a handle)");
+  if (it->second != k)
+    throw StatusError(EMBER_ERR_INVALID_HANDLE, std::string(arg) + " is an " + handle_type_name(it->second) +
+                                                    ", expected an " + handle_type_name(k));
+}
+
+bool unregister_handle(const void* p, HandleKind k) {
+  Shard& s = shard_of(p);
+  std::unique_lock lock(s.mu);
+  auto it = s.live.find(p);
+  if (it == s.live.end() || it->second != k) return false;
+  s.live.erase(it);
+  return true;
+}
+
+void write_text(const std::string& text, char* buf, std::size_t capacity, std::size_t* length) {
+  if (!length) throw ArgumentError("length is NULL");
+  if (!buf && capacity > 0) throw ArgumentError("buf is NULL with capacity " + std::to_string(capacity));
+  *length = text.size();
+  if (capacity > 0) {
+    const std::size_t n = std::min(text.size(), capacity - 1);
+    std::memcpy(buf, text.data(), n);
+    buf[n] = '\0';
+  }
+  if (capacity < text.size() + 1)
+    throw StatusError(EMBER_ERR_BUFFER_TOO_SMALL, "buffer of " + std::to_string(capacity) + " bytes for " +
+                                                      std::to_string(text.size() + 1) + " (text and NUL)");
+}
+
+DType to_dtype(int32_t v, const char* what) {
+  if (v < 0 || v > static_cast<int32_t>(DType::I16))
+    throw ArgumentError(std::string("unknown ") + what + " " + std::to_string(v));
+  return static_cast<DType>(v);
+}
+
+DynDevice device_or_default(const ember_device* d) {
+  if (!d) return DynDevice{};
+  return use(d, "device");
+}
+
+Shape to_shape(const int64_t* dims, std::size_t rank, const char* what) {
+  if (rank < 1 || rank > kMaxRank)
+    throw ShapeError(std::string(what) + ": rank " + std::to_string(rank) + " is outside 1.." + std::to_string(kMaxRank));
+  if (!dims) throw ArgumentError(std::string(what) + " is NULL");
+  return Shape(std::vector<int64_t>(dims, dims + rank));
+}
+
+}  // namespace ember::capi
+
+extern "C" {
+
+const char* ember_last_error(void) { return ember::capi::t_message; }
+void ember_clear_error(void) { ember::capi::t_message[0] = '\0'; }
+
+}  // extern "C"

@@ -1,0 +1,127 @@
+// Layout and indexing ops on runtime tensors: kind-generic, straight on the backend primitives.
+#include "c_api/src/runtime/tensor_ops.hpp"
+
+namespace ember::capi {
+
+DynTensor reshape(const DynTensor& x, const std::vector<int64_t>& dims) {
+  return std::visit(
+      [&](const auto& t) -> DynTensor {
+        using B = typename std::decay_t<decltype(t)>::Backend;
+        const Shape from = tensor_shape(t);
+        if (dims.empty() || dims.size() > kMaxRank)
+          throw ShapeError("reshape: rank " + std::to_string(dims.size()) + " is outside 1.." + std::to_string(kMaxRank));
+        Shape probe;  // nonzero requested dims must not overflow checks::reshape's product, whatever their order
+        for (auto d : dims) probe.dims.push_back(d == -1 || d == 0 ? 1 : d);
+        check_shape("reshape", probe);
+        const Shape to = checks::reshape("reshape", from, dims);
+        return visit_kind(t, [&](auto k, const auto& p) -> DynTensor {
+          using K = decltype(k);
+          return wrap<B, K>(B::template reshape<K>(p, to));
+        });
+      },
+      x);
+}
+
+DynTensor permute(const DynTensor& x, const std::vector<int64_t>& axes) {
+  return std::visit(
+      [&](const auto& t) -> DynTensor {
+        using B = typename std::decay_t<decltype(t)>::Backend;
+        const auto perm = checks::permutation("permute", axes, tensor_shape(t).rank());
+        return visit_kind(t, [&](auto k, const auto& p) -> DynTensor {
+          using K = decltype(k);
+          return wrap<B, K>(B::template permute<K>(p, perm));
+        });
+      },
+      x);
+}
+
+DynTensor transpose(const DynTensor& x, int64_t d0, int64_t d1) {
+  const std::size_t r = shape(x).rank();
+  std::vector<int64_t> axes(r);
+  for (std::size_t i = 0; i < r; ++i) axes[i] = static_cast<int64_t>(i);
+  std::swap(axes[wrap_dim("transpose", d0, r)], axes[wrap_dim("transpose", d1, r)]);
+  return permute(x, axes);
+}
+
+DynTensor slice(const DynTensor& x, const std::vector<checks::SliceArg>& ranges) {
+  return std::visit(
+      [&](const auto& t) -> DynTensor {
+        using B = typename std::decay_t<decltype(t)>::Backend;
+        const auto r = checks::slice_ranges("slice", tensor_shape(t), ranges);
+        return visit_kind(t, [&](auto k, const auto& p) -> DynTensor {
+          using K = decltype(k);
+          return wrap<B, K>(B::template slice<K>(p, r));
+        });
+      },
+      x);
+}
+
+DynTensor cat(const std::vector<const DynTensor*>& xs, int64_t dim) {
+  if (xs.empty()) throw ArgumentError("cat: empty list of tensors");
+  return std::visit(
+      [&](const auto& first) -> DynTensor {
+        using B = typename std::decay_t<decltype(first)>::Backend;
+        std::vector<const BackendTensor<B>*> ts;
+        std::vector<Shape> shapes;
+        for (const DynTensor* x : xs) {
+          const auto& t = same_backend<B>(*x, "cat");
+          if (t.kind() != first.kind())
+            throw KindError("cat: tensors of kinds " + std::string(kind_name(first.kind())) + " and " +
+                            kind_name(t.kind()));
+          ts.push_back(&t);
+          shapes.push_back(tensor_shape(t));
+        }
+        const std::size_t w = wrap_dim("cat", dim, shapes[0].rank());
+        checks::cat("cat", shapes, w);
+        Shape out = shapes[0];
+        out[w] = 0;
+        for (const auto& s : shapes) {
+          if (s[w] > (int64_t(1) << 59) - out[w]) throw ShapeError("cat: the result has too many elements");
+          out[w] += s[w];
+        }
+        check_shape("cat", out);
+        if (ts.size() == 1) return first;
+        return visit_kind(first, [&](auto k, const auto&) -> DynTensor {
+          using K = decltype(k);
+          std::vector<Primitive<B, K>> ps;
+          for (auto* t : ts) ps.push_back(std::get<kind_index<K>()>(t->prim));
+          return wrap<B, K>(B::template cat<K>(ps, w));
+        });
+      },
+      *xs[0]);
+}
+
+DynTensor index_select(const DynTensor& x, int64_t dim, const DynTensor& indices) {
+  return std::visit(
+      [&](const auto& t) -> DynTensor {
+        using B = typename std::decay_t<decltype(t)>::Backend;
+        const auto& idx = int_of(same_backend<B>(indices, "index_select"), "index_select: indices");
+        const Shape is = B::template shape<Int>(idx);
+        if (is.rank() != 1) throw ShapeError("index_select: indices must be rank 1, got " + is.to_string());
+        const std::size_t w = wrap_dim("index_select", dim, tensor_shape(t).rank());
+        return visit_kind(t, [&](auto k, const auto& p) -> DynTensor {  // index values are checked by the backend
+          using K = decltype(k);
+          return wrap<B, K>(B::template index_select<K>(p, w, idx));
+        });
+      },
+      x);
+}
+
+DynTensor gather(const DynTensor& x, int64_t dim, const DynTensor& indices) {
+  return std::visit(
+      [&](const auto& t) -> DynTensor {
+        using B = typename std::decay_t<decltype(t)>::Backend;
+        const auto& idx = int_of(same_backend<B>(indices, "gather"), "gather: indices");
+        const Shape xs = tensor_shape(t);
+        const std::size_t w = wrap_dim("gather", dim, xs.rank());
+        checks::gather("gather", w, xs, B::template shape<Int>(idx));
+        if (t.kind() == Kind::Bool) throw KindError("gather: not defined for bool tensors");
+        return visit_kind(t, [&](auto k, const auto& p) -> DynTensor {
+          using K = decltype(k);
+          return wrap<B, K>(B::template gather<K>(w, p, idx));
+        });
+      },
+      x);
+}
+
+}  // namespace ember::capi

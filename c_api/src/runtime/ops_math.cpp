@@ -1,0 +1,267 @@
+// Elementwise math, comparisons, reductions and matmul on runtime tensors, straight on the backend primitives
+// (rank-agnostic) after the checks the typed Tensor makes. Operands of different ranks are aligned NumPy-style by
+// leading 1s, so broadcasting works across ranks; mixed kinds (float + int) are an error, never a silent promotion.
+#include <cmath>
+#include <limits>
+
+#include "c_api/src/runtime/tensor_ops.hpp"
+
+namespace ember::capi {
+namespace {
+
+const char* binary_name(BinaryOp op) {
+  static constexpr const char* names[] = {"add", "sub", "mul", "div", "pow", "maximum", "minimum"};
+  return names[static_cast<int>(op)];
+}
+const char* compare_name(CompareOp op) {
+  static constexpr const char* names[] = {"eq", "ne", "lt", "le", "gt", "ge"};
+  return names[static_cast<int>(op)];
+}
+const char* reduce_name(ReduceOp op) {
+  static constexpr const char* names[] = {"sum", "mean", "prod", "max", "min"};
+  return names[static_cast<int>(op)];
+}
+
+template <class B>
+void same_kind(const BackendTensor<B>& a, const BackendTensor<B>& b, const char* op) {
+  if (a.kind() != b.kind())
+    throw KindError(std::string(op) + ": operands are " + std::string(dtype_name(tensor_dtype(a))) + " and " +
+                    std::string(dtype_name(tensor_dtype(b))) + " (cast one of them first)");
+}
+
+// Broadcast shape of a and b (checked), and the rank both operands are lifted to.
+template <class B>
+std::size_t broadcast_rank(const BackendTensor<B>& a, const BackendTensor<B>& b, const char* op) {
+  const Shape sa = tensor_shape(a), sb = tensor_shape(b);
+  check_shape(op, broadcast_shapes(op, sa, sb));
+  return std::max(sa.rank(), sb.rank());
+}
+
+bool contains(const TensorData& d, int64_t v) {
+  const auto xs = d.to_vec<int64_t>();
+  return std::find(xs.begin(), xs.end(), v) != xs.end();
+}
+// INT64_MIN / -1 traps (SIGFPE) on x86 instead of wrapping; the CPU kernels do not test for it, so it is refused
+// here, before any kernel runs. Only integer division pays for this host read.
+template <class B>
+void check_int_div(const typename B::IntPrimitive& num, const typename B::IntPrimitive& den) {
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  if (contains(B::template into_data<Int>(den), -1) && contains(B::template into_data<Int>(num), kMin))
+    throw ArgumentError("div: integer overflow (INT64_MIN / -1)");
+}
+
+void check_int_scalar(const char* op, double s) {
+  if (!(std::isfinite(s) && std::abs(s) < 9.2e18))
+    throw ArgumentError(std::string(op) + ": scalar " + std::to_string(s) + " is not representable for an int tensor");
+}
+
+// Drops dim w unless keepdim or the tensor is rank 1 (there is no rank 0).
+template <class B, class K>
+Primitive<B, K> drop_dim(Primitive<B, K> p, std::size_t w, bool keepdim) {
+  if (keepdim) return p;
+  Shape s = B::template shape<K>(p);
+  if (s.rank() <= 1) return p;
+  s.dims.erase(s.dims.begin() + static_cast<std::ptrdiff_t>(w));
+  return B::template reshape<K>(p, s);
+}
+
+}  // namespace
+
+DynTensor unary(const DynTensor& x, UnaryOp op) {
+  return std::visit(
+      [&](const auto& t) -> DynTensor {
+        using B = typename std::decay_t<decltype(t)>::Backend;
+        if (t.kind() == Kind::Float) return wrap<B, Float>(B::float_unary(std::get<0>(t.prim), op));
+        if (t.kind() == Kind::Int && (op == UnaryOp::Neg || op == UnaryOp::Abs || op == UnaryOp::Sign))
+          return wrap<B, Int>(B::int_unary(std::get<1>(t.prim), op));
+        throw KindError("unary: op " + std::to_string(static_cast<int>(op)) + " is not defined for " +
+                        std::string(dtype_name(tensor_dtype(t))) + " tensors");
+      },
+      x);
+}
+
+DynTensor binary(const DynTensor& a, const DynTensor& b, BinaryOp op) {
+  const char* name = binary_name(op);
+  return visit_same<DynTensor>(a, b, name, [&](const auto& x, const auto& y) -> DynTensor {
+    using B = typename std::decay_t<decltype(x)>::Backend;
+    same_kind(x, y, name);
+    const std::size_t r = broadcast_rank(x, y, name);
+    if (x.kind() == Kind::Float)
+      return wrap<B, Float>(B::float_binary(lift_rank<B, Float>(std::get<0>(x.prim), r),
+                                            lift_rank<B, Float>(std::get<0>(y.prim), r), op));
+    if (x.kind() == Kind::Int) {
+      if (op == BinaryOp::Div) check_int_div<B>(std::get<1>(x.prim), std::get<1>(y.prim));
+      return wrap<B, Int>(B::int_binary(lift_rank<B, Int>(std::get<1>(x.prim), r),
+                                        lift_rank<B, Int>(std::get<1>(y.prim), r), op));
+    }
+    throw KindError(std::string(name) + ": not defined for bool tensors (cast to int or float first)");
+  });
+}
+
+DynTensor scalar(const DynTensor& x, ScalarOp op, double s) {
+  return std::visit(
+      [&](const auto& t) -> DynTensor {
+        using B = typename std::decay_t<decltype(t)>::Backend;
+        if (t.kind() == Kind::Float) return wrap<B, Float>(B::float_scalar(std::get<0>(t.prim), op, s));
+        if (t.kind() == Kind::Int) {
+          check_int_scalar("scalar", s);
+          const auto& p = std::get<1>(t.prim);
+          constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+          const auto data = [&] { return B::template into_data<Int>(p); };
+          if ((op == ScalarOp::Div && static_cast<int64_t>(s) == -1 && contains(data(), kMin)) ||
+              (op == ScalarOp::RDiv && static_cast<int64_t>(s) == kMin && contains(data(), -1)))
+            throw ArgumentError("div: integer overflow (INT64_MIN / -1)");
+          return wrap<B, Int>(B::int_scalar(p, op, s));
+        }
+        throw KindError("scalar: not defined for bool tensors (cast to int or float first)");
+      },
+      x);
+}
+
+DynTensor compare(const DynTensor& a, const DynTensor& b, CompareOp op) {
+  const char* name = compare_name(op);
+  return visit_same<DynTensor>(a, b, name, [&](const auto& x, const auto& y) -> DynTensor {
+    using B = typename std::decay_t<decltype(x)>::Backend;
+    same_kind(x, y, name);
+    const std::size_t r = broadcast_rank(x, y, name);
+    switch (x.kind()) {
+      case Kind::Float:
+        return wrap<B, Bool>(B::float_compare(lift_rank<B, Float>(std::get<0>(x.prim), r),
+                                              lift_rank<B, Float>(std::get<0>(y.prim), r), op));
+      case Kind::Int:
+        return wrap<B, Bool>(B::int_compare(lift_rank<B, Int>(std::get<1>(x.prim), r),
+                                            lift_rank<B, Int>(std::get<1>(y.prim), r), op));
+      case Kind::Bool: break;
+    }
+    if (op != CompareOp::Eq && op != CompareOp::Ne)
+      throw KindError(std::string(name) + ": bool tensors only compare with eq and ne");
+    auto ne = B::bool_logic(lift_rank<B, Bool>(std::get<2>(x.prim), r), lift_rank<B, Bool>(std::get<2>(y.prim), r),
+                            LogicOp::Xor);
+    return wrap<B, Bool>(op == CompareOp::Ne ? ne : B::bool_not(ne));
+  });
+}
+
+DynTensor compare_scalar(const DynTensor& x, CompareOp op, double s) {
+  return std::visit(
+      [&](const auto& t) -> DynTensor {
+        using B = typename std::decay_t<decltype(t)>::Backend;
+        if (t.kind() == Kind::Float) return wrap<B, Bool>(B::float_compare_scalar(std::get<0>(t.prim), op, s));
+        if (t.kind() == Kind::Int) return wrap<B, Bool>(B::int_compare_scalar(std::get<1>(t.prim), op, s));
+        throw KindError(std::string(compare_name(op)) + ": compare a bool tensor with another tensor");
+      },
+      x);
+}
+
+DynTensor logical(const DynTensor& a, const DynTensor& b, LogicOp op) {
+  return visit_same<DynTensor>(a, b, "logical", [&](const auto& x, const auto& y) -> DynTensor {
+    using B = typename std::decay_t<decltype(x)>::Backend;
+    const auto& p = bool_of(x, "logical: a");
+    const auto& q = bool_of(y, "logical: b");
+    const std::size_t r = broadcast_rank(x, y, "logical");
+    return wrap<B, Bool>(B::bool_logic(lift_rank<B, Bool>(p, r), lift_rank<B, Bool>(q, r), op));
+  });
+}
+
+DynTensor logical_not(const DynTensor& x) {
+  return std::visit(
+      [&](const auto& t) -> DynTensor {
+        using B = typename std::decay_t<decltype(t)>::Backend;
+        return wrap<B, Bool>(B::bool_not(bool_of(t, "logical_not: x")));
+      },
+      x);
+}
+
+DynTensor where(const DynTensor& cond, const DynTensor& a, const DynTensor& b) {
+  return visit_same<DynTensor>(a, b, "where", [&](const auto& x, const auto& y) -> DynTensor {
+    using B = typename std::decay_t<decltype(x)>::Backend;
+    const auto& c = same_backend<B>(cond, "where");
+    const auto& cp = bool_of(c, "where: cond");
+    same_kind(x, y, "where");
+    const Shape sc = tensor_shape(c), sa = tensor_shape(x), sb = tensor_shape(y);
+    check_shape("where", broadcast_shapes("where", broadcast_shapes("where", sc, sa), sb));
+    const std::size_t r = std::max({sc.rank(), sa.rank(), sb.rank()});
+    const auto cl = lift_rank<B, Bool>(cp, r);
+    return visit_kind(x, [&](auto k, const auto& p) -> DynTensor {
+      using K = decltype(k);
+      const auto& q = std::get<kind_index<K>()>(y.prim);
+      return wrap<B, K>(B::template where<K>(cl, lift_rank<B, K>(p, r), lift_rank<B, K>(q, r)));
+    });
+  });
+}
+
+DynTensor reduce(const DynTensor& x, ReduceOp op, int64_t dim, bool keepdim) {
+  const char* name = reduce_name(op);
+  return std::visit(
+      [&](const auto& t) -> DynTensor {
+        using B = typename std::decay_t<decltype(t)>::Backend;
+        const Shape s = tensor_shape(t);
+        const std::size_t w = wrap_dim(name, dim, s.rank());
+        if (op == ReduceOp::Max || op == ReduceOp::Min) checks::nonempty(name, s, w);
+        if (t.kind() == Kind::Float)
+          return wrap<B, Float>(drop_dim<B, Float>(B::float_reduce(std::get<0>(t.prim), op, w), w, keepdim));
+        if (t.kind() == Kind::Int)
+          return wrap<B, Int>(drop_dim<B, Int>(B::int_reduce(std::get<1>(t.prim), op, w), w, keepdim));
+        throw KindError(std::string(name) + ": not defined for bool tensors (cast to int first)");
+      },
+      x);
+}
+
+DynTensor reduce_all(const DynTensor& x, ReduceOp op) {
+  const char* name = reduce_name(op);
+  return std::visit(
+      [&](const auto& t) -> DynTensor {
+        using B = typename std::decay_t<decltype(t)>::Backend;
+        if (op == ReduceOp::Max || op == ReduceOp::Min) checks::nonempty(name, tensor_shape(t));
+        if (t.kind() == Kind::Float) return wrap<B, Float>(B::float_reduce_all(std::get<0>(t.prim), op));
+        if (t.kind() == Kind::Int) return wrap<B, Int>(B::int_reduce_all(std::get<1>(t.prim), op));
+        throw KindError(std::string(name) + ": not defined for bool tensors (cast to int first)");
+      },
+      x);
+}
+
+DynTensor arg_reduce(const DynTensor& x, ArgReduceOp op, int64_t dim, bool keepdim) {
+  const char* name = op == ArgReduceOp::ArgMax ? "argmax" : "argmin";
+  return std::visit(
+      [&](const auto& t) -> DynTensor {
+        using B = typename std::decay_t<decltype(t)>::Backend;
+        const Shape s = tensor_shape(t);
+        const std::size_t w = wrap_dim(name, dim, s.rank());
+        checks::nonempty(name, s, w);
+        if (t.kind() == Kind::Float)
+          return wrap<B, Int>(drop_dim<B, Int>(B::float_arg_reduce(std::get<0>(t.prim), op, w), w, keepdim));
+        if (t.kind() == Kind::Int)
+          return wrap<B, Int>(drop_dim<B, Int>(B::int_arg_reduce(std::get<1>(t.prim), op, w), w, keepdim));
+        throw KindError(std::string(name) + ": not defined for bool tensors");
+      },
+      x);
+}
+
+DynTensor matmul(const DynTensor& a, const DynTensor& b) {
+  return visit_same<DynTensor>(a, b, "matmul", [&](const auto& x, const auto& y) -> DynTensor {
+    using B = typename std::decay_t<decltype(x)>::Backend;
+    const auto& p = float_of(x, "matmul: a");
+    const auto& q = float_of(y, "matmul: b");
+    const Shape sa = tensor_shape(x), sb = tensor_shape(y);
+    if (sa.rank() < 2 || sb.rank() < 2)
+      throw ShapeError("matmul: needs rank >= 2 operands, got " + sa.to_string() + " and " + sb.to_string());
+    const std::size_t r = std::max(sa.rank(), sb.rank());
+    const auto pl = lift_rank<B, Float>(p, r), ql = lift_rank<B, Float>(q, r);
+    check_shape("matmul", checks::matmul(B::template shape<Float>(pl), B::template shape<Float>(ql)));
+    return wrap<B, Float>(B::float_matmul(pl, ql));
+  });
+}
+
+DynTensor softmax(const DynTensor& x, int64_t dim, bool log) {
+  return std::visit(
+      [&](const auto& t) -> DynTensor {
+        using B = typename std::decay_t<decltype(t)>::Backend;
+        const auto& p = float_of(t, log ? "log_softmax: x" : "softmax: x");
+        return with_rank("softmax", tensor_shape(t).rank(), [&](auto d) -> DynTensor {
+          const auto tt = typed<B, decltype(d)::value>(p);
+          return wrap<B, Float>((log ? tt.log_softmax(dim) : tt.softmax(dim)).primitive());
+        });
+      },
+      x);
+}
+
+}  // namespace ember::capi

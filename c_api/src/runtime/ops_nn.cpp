@@ -1,0 +1,94 @@
+// Module ops (conv, pooling) and losses on runtime tensors, through the typed engine functions once the ranks are
+// checked, so they share the engine's validation, kernels and gradients.
+#include <optional>
+
+#include "c_api/src/runtime/tensor_ops.hpp"
+#include "engine/nn/loss/cross_entropy.hpp"
+#include "engine/nn/loss/mse.hpp"
+
+namespace ember::capi {
+namespace {
+
+template <class B>
+void need_rank(const BackendTensor<B>& t, std::size_t rank, const std::string& what) {
+  const Shape s = tensor_shape(t);
+  if (s.rank() != rank)
+    throw ShapeError(what + " must be rank " + std::to_string(rank) + ", got " + s.to_string());
+}
+
+}  // namespace
+
+DynTensor conv2d(const DynTensor& x, const DynTensor& w, const DynTensor* bias, const Conv2dOptions& o) {
+  return visit_same<DynTensor>(x, w, "conv2d", [&](const auto& xt, const auto& wt) -> DynTensor {
+    using B = typename std::decay_t<decltype(xt)>::Backend;
+    const auto& xp = float_of(xt, "conv2d: input");
+    const auto& wp = float_of(wt, "conv2d: weight");
+    need_rank(xt, 4, "conv2d: input");
+    need_rank(wt, 4, "conv2d: weight");
+    std::optional<Tensor<B, 1>> b;
+    Shape bs;
+    if (bias) {
+      const auto& bt = same_backend<B>(*bias, "conv2d");
+      const auto& bp = float_of(bt, "conv2d: bias");
+      need_rank(bt, 1, "conv2d: bias");
+      b = typed<B, 1>(bp);
+      bs = tensor_shape(bt);
+    }
+    // The output shape is checked first: zero-channel inputs make it unbounded by the input sizes.
+    check_shape("conv2d", checks::conv2d(tensor_shape(xt), tensor_shape(wt), bias ? &bs : nullptr, o));
+    return wrap<B, Float>(ember::conv2d<B>(typed<B, 4>(xp), typed<B, 4>(wp), b, o).primitive());
+  });
+}
+
+DynTensor max_pool2d(const DynTensor& x, const Pool2dOptions& o) {
+  return std::visit(
+      [&](const auto& t) -> DynTensor {
+        using B = typename std::decay_t<decltype(t)>::Backend;
+        const auto& p = float_of(t, "max_pool2d: input");
+        need_rank(t, 4, "max_pool2d: input");
+        return wrap<B, Float>(ember::max_pool2d<B>(typed<B, 4>(p), o).primitive());
+      },
+      x);
+}
+
+DynTensor avg_pool2d(const DynTensor& x, const Pool2dOptions& o) {
+  return std::visit(
+      [&](const auto& t) -> DynTensor {
+        using B = typename std::decay_t<decltype(t)>::Backend;
+        const auto& p = float_of(t, "avg_pool2d: input");
+        need_rank(t, 4, "avg_pool2d: input");
+        return wrap<B, Float>(ember::avg_pool2d<B>(typed<B, 4>(p), o).primitive());
+      },
+      x);
+}
+
+DynTensor cross_entropy(const DynTensor& logits, const DynTensor& targets, nn::Reduction r) {
+  return visit_same<DynTensor>(logits, targets, "cross_entropy", [&](const auto& lt, const auto& tt) -> DynTensor {
+    using B = typename std::decay_t<decltype(lt)>::Backend;
+    const auto& lp = float_of(lt, "cross_entropy: logits");
+    const auto& tp = int_of(tt, "cross_entropy: targets");
+    need_rank(lt, 2, "cross_entropy: logits");
+    need_rank(tt, 1, "cross_entropy: targets");
+    nn::CrossEntropyOptions o;
+    o.reduction = r;
+    return wrap<B, Float>(nn::cross_entropy<B>(typed<B, 2>(lp), typed<B, 1, Int>(tp), o).primitive());
+  });
+}
+
+DynTensor mse_loss(const DynTensor& input, const DynTensor& target, nn::Reduction r) {
+  return visit_same<DynTensor>(input, target, "mse_loss", [&](const auto& it, const auto& tt) -> DynTensor {
+    using B = typename std::decay_t<decltype(it)>::Backend;
+    const auto& ip = float_of(it, "mse_loss: input");
+    const auto& tp = float_of(tt, "mse_loss: target");
+    const Shape is = tensor_shape(it), ts = tensor_shape(tt);
+    if (!(is == ts))
+      throw ShapeError("mse_loss: input " + is.to_string() + " and target " + ts.to_string() +
+                       " must have the same shape");
+    return with_rank("mse_loss", is.rank(), [&](auto d) -> DynTensor {
+      constexpr std::size_t D = decltype(d)::value;
+      return wrap<B, Float>(nn::mse_loss<B, D>(typed<B, D>(ip), typed<B, D>(tp), r).primitive());
+    });
+  });
+}
+
+}  // namespace ember::capi

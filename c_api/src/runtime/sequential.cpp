@@ -1,0 +1,270 @@
+// Runtime Sequential: building layers from specs, forward with runtime rank, params and records.
+#include "c_api/src/runtime/sequential.hpp"
+
+#include <mutex>
+
+namespace ember::capi {
+namespace {
+
+template <class B>
+Layer<B> make_layer(const LayerSpec& s, const typename B::Device& dev) {
+  auto stride_or = [](std::array<int64_t, 2> st, std::array<int64_t, 2> dflt) {
+    return st[0] == 0 && st[1] == 0 ? dflt : st;
+  };
+  switch (s.kind) {
+    case 0: return nn::LinearConfig{s.in, s.out, s.bias}.init<B>(dev);
+    case 1: {
+      nn::Conv2dConfig c;
+      c.in_channels = s.in;
+      c.out_channels = s.out;
+      c.kernel_size = s.kernel;
+      c.stride = stride_or(s.stride, {1, 1});
+      c.padding = s.padding;
+      c.dilation = s.dilation;
+      c.groups = s.groups;
+      c.bias = s.bias;
+      return c.init<B>(dev);
+    }
+    case 2: return nn::ReLU{};
+    case 3: return nn::GELU{s.gelu_tanh ? nn::GeluApproximate::Tanh : nn::GeluApproximate::None};
+    case 4: return nn::Sigmoid{};
+    case 5: return nn::Tanh{};
+    case 6: return nn::Threshold{s.threshold, s.value};
+    case 7: return nn::PReLUConfig{s.in, s.init}.init<B>(dev);
+    case 8: return nn::DropoutConfig{s.p}.init();
+    case 9: return nn::LayerNormConfig{s.in, s.eps}.init<B>(dev);
+    case 10: return nn::EmbeddingConfig{s.in, s.out}.init<B>(dev);
+    case 11: {
+      nn::MaxPool2dConfig c;
+      c.kernel_size = s.kernel;
+      c.stride = stride_or(s.stride, s.kernel);
+      c.padding = s.padding;
+      c.dilation = s.dilation;
+      return c.init();
+    }
+    case 12: {
+      nn::AvgPool2dConfig c;
+      c.kernel_size = s.kernel;
+      c.stride = stride_or(s.stride, s.kernel);
+      c.padding = s.padding;
+      c.count_include_pad = s.count_include_pad;
+      return c.init();
+    }
+    case 13: return Flatten{s.dim, s.end_dim};
+    case 14: return nn::LeakyReLU{s.negative_slope};
+    case 15: return nn::SiLU{};
+    case 16: return nn::Softmax{s.dim};
+    case 17: return nn::LogSoftmax{s.dim};
+    case 18: return nn::BatchNorm1dConfig{s.in, s.eps, s.momentum}.init<B>(dev);
+    case 19: return nn::BatchNorm2dConfig{s.in, s.eps, s.momentum}.init<B>(dev);
+    case 20: return nn::AdaptiveAvgPool2dConfig{s.kernel}.init();
+    default: break;
+  }
+  throw ArgumentError("sequential: unknown layer kind " + std::to_string(s.kind));
+}
+
+// Runs one layer on x. Layers are taken by reference: only train-mode BatchNorm writes to its layer (its running
+// statistics), and the caller holds the module exclusively then; Dropout and eval-mode BatchNorm run on a copy
+// whose mode flag is set, so concurrent forwards never write shared state.
+template <class B>
+struct Forward {
+  const BackendTensor<B>& x;
+  bool train;
+
+  // f(Tensor<B, D>) for the float input of any rank.
+  template <class F>
+  BackendTensor<B> any_rank(const char* who, F&& f) const {
+    const auto& p = float_of(x, std::string(who) + ": input");
+    return with_rank(who, tensor_shape(x).rank(), [&](auto d) -> BackendTensor<B> {
+      return wrap<B, Float>(f(typed<B, decltype(d)::value>(p)).primitive());
+    });
+  }
+  template <std::size_t R, class F>
+  BackendTensor<B> rank(const char* who, F&& f) const {
+    const auto& p = float_of(x, std::string(who) + ": input");
+    const Shape s = tensor_shape(x);
+    if (s.rank() != R)
+      throw ShapeError(std::string(who) + ": input must be rank " + std::to_string(R) + ", got " + s.to_string());
+    return wrap<B, Float>(f(typed<B, R>(p)).primitive());
+  }
+  BackendTensor<B> unary(const char* who, UnaryOp op) const {
+    return wrap<B, Float>(B::float_unary(float_of(x, std::string(who) + ": input"), op));
+  }
+
+  BackendTensor<B> operator()(nn::Linear<B>& l) const { return any_rank("linear", [&](const auto& t) { return l.forward(t); }); }
+  BackendTensor<B> operator()(nn::Conv2d<B>& l) const { return rank<4>("conv2d", [&](const auto& t) { return l.forward(t); }); }
+  BackendTensor<B> operator()(nn::ReLU&) const { return unary("relu", UnaryOp::Relu); }
+  BackendTensor<B> operator()(nn::GELU& l) const {
+    return unary("gelu", l.approximate == nn::GeluApproximate::Tanh ? UnaryOp::GeluTanh : UnaryOp::Gelu);
+  }
+  BackendTensor<B> operator()(nn::Sigmoid&) const { return unary("sigmoid", UnaryOp::Sigmoid); }
+  BackendTensor<B> operator()(nn::Tanh&) const { return unary("tanh", UnaryOp::Tanh); }
+  BackendTensor<B> operator()(nn::Threshold& l) const { return any_rank("threshold", [&](const auto& t) { return l.forward(t); }); }
+  BackendTensor<B> operator()(nn::PReLU<B>& l) const { return any_rank("prelu", [&](const auto& t) { return l.forward(t); }); }
+  BackendTensor<B> operator()(nn::Dropout& l) const {
+    nn::Dropout d = l;
+    d.mode.training = train;
+    return any_rank("dropout", [&](const auto& t) { return d.forward(t); });
+  }
+  BackendTensor<B> operator()(nn::LayerNorm<B>& l) const { return any_rank("layer_norm", [&](const auto& t) { return l.forward(t); }); }
+  BackendTensor<B> operator()(nn::Embedding<B>& l) const {
+    const auto& p = int_of(x, "embedding: input");
+    return with_rank("embedding", tensor_shape(x).rank(), [&](auto d) -> BackendTensor<B> {
+      constexpr std::size_t D = decltype(d)::value;
+      if constexpr (D + 1 > kMaxRank) throw UnsupportedError("embedding: the output would exceed the maximum rank");
+      else return wrap<B, Float>(l.forward(typed<B, D, Int>(p)).primitive());
+    });
+  }
+  BackendTensor<B> operator()(nn::MaxPool2d& l) const { return rank<4>("max_pool2d", [&](const auto& t) { return l.forward(t); }); }
+  BackendTensor<B> operator()(nn::AvgPool2d& l) const { return rank<4>("avg_pool2d", [&](const auto& t) { return l.forward(t); }); }
+  BackendTensor<B> operator()(nn::AdaptiveAvgPool2d& l) const {
+    return rank<4>("adaptive_avg_pool2d", [&](const auto& t) { return l.forward(t); });
+  }
+  BackendTensor<B> operator()(Flatten& l) const {
+    const Shape s = tensor_shape(x);
+    const std::size_t a = wrap_dim("flatten", l.start, s.rank()), e = wrap_dim("flatten", l.end, s.rank());
+    if (a > e)
+      throw IndexError("flatten: start dim " + std::to_string(l.start) + " is after end dim " + std::to_string(l.end) +
+                       " for shape " + s.to_string());
+    Shape to;
+    for (std::size_t i = 0; i < s.rank(); ++i) {
+      if (i <= a || i > e) to.dims.push_back(s[i]);
+      else to.dims.back() *= s[i];
+    }
+    return visit_kind(x, [&](auto k, const auto& p) -> BackendTensor<B> {
+      using K = decltype(k);
+      return wrap<B, K>(B::template reshape<K>(p, to));
+    });
+  }
+  BackendTensor<B> operator()(nn::LeakyReLU& l) const { return any_rank("leaky_relu", [&](const auto& t) { return l.forward(t); }); }
+  BackendTensor<B> operator()(nn::SiLU& l) const { return any_rank("silu", [&](const auto& t) { return l.forward(t); }); }
+  BackendTensor<B> operator()(nn::Softmax& l) const { return any_rank("softmax", [&](const auto& t) { return l.forward(t); }); }
+  BackendTensor<B> operator()(nn::LogSoftmax& l) const { return any_rank("log_softmax", [&](const auto& t) { return l.forward(t); }); }
+  BackendTensor<B> operator()(nn::BatchNorm1d<B>& l) const {
+    const std::size_t r = tensor_shape(x).rank();
+    auto run = [&](auto& bn) {
+      if (r == 3) return rank<3>("batch_norm1d", [&](const auto& t) { return bn.forward(t); });
+      return rank<2>("batch_norm1d", [&](const auto& t) { return bn.forward(t); });
+    };
+    if (train) {
+      l.mode.training = true;
+      return run(l);
+    }
+    nn::BatchNorm1d<B> c = l;
+    c.mode.training = false;
+    return run(c);
+  }
+  BackendTensor<B> operator()(nn::BatchNorm2d<B>& l) const {
+    if (train) {
+      l.mode.training = true;
+      return rank<4>("batch_norm2d", [&](const auto& t) { return l.forward(t); });
+    }
+    nn::BatchNorm2d<B> c = l;
+    c.mode.training = false;
+    return rank<4>("batch_norm2d", [&](const auto& t) { return c.forward(t); });
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<ModuleState> make_sequential(const DynDevice& dev, const std::vector<LayerSpec>& specs) {
+  if (specs.empty()) throw ArgumentError("sequential: needs at least one layer");
+  auto state = std::make_shared<ModuleState>();
+  state->module = on_backend(dev, [&](auto tag) -> DynSequential {
+    using B = typename decltype(tag)::type;
+    Sequential<B> seq;
+    for (std::size_t i = 0; i < specs.size(); ++i) {
+      try {
+        seq.layers.push_back(make_layer<B>(specs[i], typename B::Device{}));
+      } catch (const Error& e) {
+        throw ArgumentError("layer " + std::to_string(i) + ": " + e.what());
+      }
+    }
+    // Shapes first (a hostile size must fail here, not overflow an allocation), then values in order.
+    visit_params(seq, [](const std::string& path, const auto& p) { check_shape(path.c_str(), p.shape()); });
+    visit_params(seq, [](const std::string&, const auto& p) { (void)p.val(); });
+    return seq;
+  });
+  for (const auto& s : specs) state->has_batch_norm = state->has_batch_norm || s.kind == 18 || s.kind == 19;
+  return state;
+}
+
+DynTensor forward(ModuleState& m, const DynTensor& x, bool train) {
+  std::shared_lock shared(m.mu, std::defer_lock);
+  std::unique_lock exclusive(m.mu, std::defer_lock);
+  if (train && m.has_batch_norm) exclusive.lock();
+  else shared.lock();
+  return std::visit(
+      [&](auto& seq) -> DynTensor {
+        using B = typename std::decay_t<decltype(seq)>::Backend;
+        BackendTensor<B> h = same_backend<B>(x, "forward");
+        for (std::size_t i = 0; i < seq.layers.size(); ++i) {
+          try {
+            h = std::visit(Forward<B>{h, train}, seq.layers[i]);
+          } catch (const ShapeError& e) {  // say which layer: "layer 2: linear: input [4, 3] has last dim ..."
+            throw ShapeError("layer " + std::to_string(i) + ": " + e.what());
+          } catch (const KindError& e) {
+            throw KindError("layer " + std::to_string(i) + ": " + e.what());
+          } catch (const IndexError& e) {
+            throw IndexError("layer " + std::to_string(i) + ": " + e.what());
+          }
+        }
+        return h;
+      },
+      m.module);
+}
+
+std::vector<ParamDesc> parameters(const ModuleState& m) {
+  std::shared_lock lock(m.mu);
+  return std::visit(
+      [&](const auto& seq) {
+        using B = typename std::decay_t<decltype(seq)>::Backend;
+        std::vector<ParamDesc> out;
+        for (auto& info : named_parameters(seq)) {
+          const DType d = info.kind == ParamKind::Float ? kind_dtype<B, Float>()
+                          : info.kind == ParamKind::Int ? kind_dtype<B, Int>()
+                                                        : DType::Bool;
+          out.push_back({std::move(info), d});
+        }
+        return out;
+      },
+      m.module);
+}
+
+DynTensor param_value(const ModuleState& m, std::size_t index) {
+  std::shared_lock lock(m.mu);
+  return std::visit(
+      [&](const auto& seq) -> DynTensor {
+        using B = typename std::decay_t<decltype(seq)>::Backend;
+        std::optional<BackendTensor<B>> found;
+        std::size_t i = 0;
+        visit_params(seq, [&](const std::string&, const auto& p) {
+          using T = typename std::decay_t<decltype(p)>::Value;
+          if (i++ == index) found = wrap<B, typename T::Kind>(p.val().primitive());
+        });
+        if (!found)
+          throw IndexError("param_value: index " + std::to_string(index) + " out of range for " + std::to_string(i) +
+                           " params");
+        return *found;
+      },
+      m.module);
+}
+
+Record module_record(const ModuleState& m) {
+  std::shared_lock lock(m.mu);
+  return std::visit([](const auto& seq) { return into_record(seq); }, m.module);
+}
+
+LoadReport load_module_record(ModuleState& m, const Record& r, LoadMode mode) {
+  std::unique_lock lock(m.mu);
+  return std::visit(
+      [&](auto& seq) {
+        LoadReport report;
+        // load_record works on a copy and throws before anything is assigned, so a failure leaves `seq` as it was.
+        seq = load_record(seq, r, mode, &report);
+        return report;
+      },
+      m.module);
+}
+
+}  // namespace ember::capi

@@ -1,0 +1,100 @@
+#pragma once
+// A Sequential composed at run time from the engine's nn layers, for the C ABI.
+//
+// Layers are the typed engine's own (nn::Linear<B>, nn::Conv2d<B>, ...) held in a std::variant, so forward runs
+// exactly the engine's code and parameters are engine Params. The generic module machinery (visit/map in
+// engine/module/traversal.hpp) does not know the variant, so this header adds visit and map overloads for
+// Sequential<B>, found by argument-dependent lookup and more specialized than the generic templates. With them,
+// into_record, load_record, named_parameters, GradientsParams::from_grads and every optimizer's step work on a
+// runtime Sequential unchanged, and parameter paths are "layers.<i>.<name>", exactly those of a typed
+// nn::Sequential with the same layers, so records move freely between C and C++.
+#include <array>
+#include <memory>
+#include <shared_mutex>
+#include <vector>
+
+#include "c_api/src/runtime/dyn.hpp"
+#include "engine/nn/nn.hpp"
+#include "records/module_record.hpp"
+
+namespace ember::capi {
+
+// nn has no Flatten module: merges dims [start, end] (PyTorch's nn.Flatten defaults 1, -1).
+struct Flatten {
+  int64_t start = 1, end = -1;
+};
+
+// Alternatives in the order of ember.h's ember_layer_kind, so variant index == kind.
+template <class B>
+using Layer = std::variant<nn::Linear<B>, nn::Conv2d<B>, nn::ReLU, nn::GELU, nn::Sigmoid, nn::Tanh, nn::Threshold,
+                           nn::PReLU<B>, nn::Dropout, nn::LayerNorm<B>, nn::Embedding<B>, nn::MaxPool2d,
+                           nn::AvgPool2d, Flatten, nn::LeakyReLU, nn::SiLU, nn::Softmax, nn::LogSoftmax,
+                           nn::BatchNorm1d<B>, nn::BatchNorm2d<B>, nn::AdaptiveAvgPool2d>;
+inline constexpr int32_t kLayerKinds = 21;
+
+template <class B>
+struct Sequential {
+  using Backend = B;
+  std::vector<Layer<B>> layers;
+};
+
+template <class B, class V>
+void visit(const Sequential<B>& m, V& v) {
+  v.enter("layers");
+  for (std::size_t i = 0; i < m.layers.size(); ++i) {
+    v.enter(std::to_string(i));
+    std::visit([&](const auto& layer) { ember::visit(layer, v); }, m.layers[i]);
+    v.exit();
+  }
+  v.exit();
+}
+
+template <class B, class F>
+Sequential<B> map(Sequential<B> m, F& f) {
+  f.enter("layers");
+  for (std::size_t i = 0; i < m.layers.size(); ++i) {
+    f.enter(std::to_string(i));
+    std::visit([&](auto& layer) { layer = ember::map(std::move(layer), f); }, m.layers[i]);
+    f.exit();
+  }
+  f.exit();
+  return m;
+}
+
+// A layer as the C ABI describes it (ember_layer_desc without the C types); defaults are PyTorch's.
+struct LayerSpec {
+  int32_t kind = 0;
+  int64_t in = 0, out = 0;
+  std::array<int64_t, 2> kernel{1, 1}, stride{0, 0}, padding{0, 0}, dilation{1, 1};
+  int64_t groups = 1, dim = -1, end_dim = -1;
+  double p = 0.5, threshold = 0.0, value = 0.0, init = 0.25, eps = 1e-5, momentum = 0.1, negative_slope = 0.01;
+  bool bias = true, gelu_tanh = false, count_include_pad = true;
+};
+
+// Append one alternative per compiled backend.
+using DynSequential = std::variant<Sequential<CpuAd>>;
+
+// What a C module handle owns. The mutex makes the module safe to share: forwards take it shared; anything that
+// replaces params (load, optimizer step) and train-mode forwards of modules with BatchNorm (which update running
+// statistics) take it exclusively.
+struct ModuleState {
+  DynSequential module;
+  bool has_batch_norm = false;
+  mutable std::shared_mutex mu;
+};
+
+struct ParamDesc {
+  ParamInfo info;
+  DType dtype = DType::F32;
+};
+
+// Builds the layers on `dev` and materializes every param in order (deterministic under ember::seed).
+std::shared_ptr<ModuleState> make_sequential(const DynDevice& dev, const std::vector<LayerSpec>& specs);
+DynTensor forward(ModuleState& m, const DynTensor& x, bool train);
+std::vector<ParamDesc> parameters(const ModuleState& m);
+DynTensor param_value(const ModuleState& m, std::size_t index);
+Record module_record(const ModuleState& m);
+// Strict mismatch: throws LoadError (carrying the report) and leaves the module unchanged.
+LoadReport load_module_record(ModuleState& m, const Record& r, LoadMode mode);
+
+}  // namespace ember::capi

@@ -1,0 +1,286 @@
+// Tensor semantics through the C ABI: creation, host copies, ops with runtime rank, autodiff, devices.
+#include <cmath>
+#include <cstring>
+
+#include "tests/c_api/capi_support.hpp"
+
+namespace ember::capi_test {
+namespace {
+
+Tensor op2(ember_status (*f)(const ember_tensor*, const ember_tensor*, ember_tensor**), const Tensor& a,
+           const Tensor& b) {
+  ember_tensor* out = nullptr;
+  EXPECT_EQ(f(a.get(), b.get(), &out), EMBER_OK) << ember_last_error();
+  return Tensor(out);
+}
+
+TEST(CApiOps, VersionAndBackends) {
+  EXPECT_STREQ(ember_version(), "0.1.0");
+  EXPECT_EQ(ember_abi_version(), EMBER_ABI_VERSION);
+  EXPECT_STREQ(ember_status_name(EMBER_ERR_SHAPE), "EMBER_ERR_SHAPE");
+  ember_backend_info info;
+  info.struct_size = sizeof info;
+  EMBER_ASSERT_OK(ember_backend_query(EMBER_BACKEND_CPU, &info));
+  EXPECT_EQ(info.compiled, 1);
+  EXPECT_EQ(info.usable, 1);
+  EXPECT_EQ(info.device_count, 1);
+  EXPECT_EQ(info.float_dtype, EMBER_DTYPE_F32);
+  EXPECT_STREQ(info.name, "cpu");
+  EMBER_ASSERT_OK(ember_backend_query(EMBER_BACKEND_CUDA, &info));
+  EXPECT_EQ(info.compiled, 0);
+  int32_t list[4];
+  size_t n = 0;
+  EMBER_ASSERT_OK(ember_backend_list(list, 4, &n));
+  ASSERT_EQ(n, 1u);
+  EXPECT_EQ(list[0], EMBER_BACKEND_CPU);
+  ember_device* dev = nullptr;
+  EMBER_ASSERT_OK(ember_device_create(EMBER_BACKEND_CPU, 0, &dev));
+  const int64_t s[] = {2};
+  ember_tensor* t = nullptr;
+  EMBER_ASSERT_OK(ember_tensor_ones(dev, EMBER_DTYPE_F32, s, 1, &t));
+  Tensor tt(t);
+  ember_device* d2 = nullptr;
+  EMBER_ASSERT_OK(ember_tensor_device(t, &d2));
+  int32_t backend = -1, index = -1;
+  EMBER_ASSERT_OK(ember_device_info(d2, &backend, &index));
+  EXPECT_EQ(backend, EMBER_BACKEND_CPU);
+  EXPECT_EQ(index, 0);
+  EMBER_EXPECT_OK(ember_device_free(d2));
+  EMBER_EXPECT_OK(ember_device_free(dev));
+}
+
+TEST(CApiOps, HostRoundTripsAndDtypes) {
+  const double d[] = {1.5, -2.25, 3.0, 4.75};
+  const int64_t s[] = {2, 2};
+  ember_tensor* t = nullptr;
+  EMBER_ASSERT_OK(ember_tensor_from_data(nullptr, EMBER_DTYPE_F64, d, sizeof d, s, 2, &t));
+  Tensor a(t);
+  int32_t dt = -1;
+  EMBER_ASSERT_OK(ember_tensor_dtype(t, &dt));
+  EXPECT_EQ(dt, EMBER_DTYPE_F32);  // stored in the backend's float dtype
+  EXPECT_EQ(floats(t), (std::vector<float>{1.5f, -2.25f, 3.0f, 4.75f}));
+  int32_t ints32[4];
+  EMBER_ASSERT_OK(ember_tensor_copy_to(t, EMBER_DTYPE_I32, ints32, sizeof ints32, nullptr));
+  EXPECT_EQ(ints32[1], -2);  // truncation toward zero
+  uint16_t halves[4];
+  EMBER_ASSERT_OK(ember_tensor_copy_to(t, EMBER_DTYPE_F16, halves, sizeof halves, nullptr));
+  EXPECT_EQ(halves[0], 0x3e00);  // 1.5 in IEEE half
+  const uint8_t flags[] = {0, 7, 1, 0};
+  EMBER_ASSERT_OK(ember_tensor_from_data(nullptr, EMBER_DTYPE_BOOL, flags, sizeof flags, s, 2, &t));
+  Tensor b(t);
+  EMBER_ASSERT_OK(ember_tensor_dtype(t, &dt));
+  EXPECT_EQ(dt, EMBER_DTYPE_BOOL);
+  EXPECT_EQ(ints(t), (std::vector<int64_t>{0, 1, 1, 0}));
+  const int32_t i32[] = {3, -4};
+  const int64_t s1[] = {2};
+  EMBER_ASSERT_OK(ember_tensor_from_data(nullptr, EMBER_DTYPE_I32, i32, sizeof i32, s1, 1, &t));
+  Tensor c(t);
+  EMBER_ASSERT_OK(ember_tensor_dtype(t, &dt));
+  EXPECT_EQ(dt, EMBER_DTYPE_I64);
+  double item = 0;
+  EMBER_EXPECT_ERR(ember_tensor_item(t, &item), EMBER_ERR_SHAPE, "not one element");
+  // Zero-element tensors are fine.
+  const int64_t empty[] = {0, 3};
+  EMBER_ASSERT_OK(ember_tensor_from_data(nullptr, EMBER_DTYPE_F32, nullptr, 0, empty, 2, &t));
+  Tensor e(t);
+  EXPECT_EQ(shape_of(t), (std::vector<int64_t>{0, 3}));
+}
+
+TEST(CApiOps, Creation) {
+  ember_tensor* t = nullptr;
+  const int64_t s[] = {2, 3};
+  EMBER_ASSERT_OK(ember_tensor_full(nullptr, EMBER_DTYPE_F32, s, 2, 2.5, &t));
+  EXPECT_EQ(floats(Tensor(t).get()), std::vector<float>(6, 2.5f));
+  EMBER_ASSERT_OK(ember_tensor_arange(nullptr, EMBER_DTYPE_I64, 10, 0, -3, &t));
+  EXPECT_EQ(ints(Tensor(t).get()), (std::vector<int64_t>{10, 7, 4, 1}));
+  EMBER_ASSERT_OK(ember_tensor_arange(nullptr, EMBER_DTYPE_F32, 0, 5, 2, &t));
+  EXPECT_EQ(floats(Tensor(t).get()), (std::vector<float>{0, 2, 4}));
+  auto random = [&](uint64_t seed) {
+    ember_tensor* r = nullptr;
+    EXPECT_EQ(ember_tensor_random(nullptr, EMBER_DIST_NORMAL, 0.0, 1.0, seed, s, 2, &r), EMBER_OK);
+    return floats(Tensor(r).get());
+  };
+  EXPECT_EQ(random(7), random(7));
+  EXPECT_NE(random(7), random(8));
+  EMBER_ASSERT_OK(ember_tensor_random(nullptr, EMBER_DIST_UNIFORM, 2.0, 3.0, 1, s, 2, &t));
+  for (float v : floats(Tensor(t).get())) EXPECT_TRUE(v >= 2.0f && v < 3.0f);
+}
+
+TEST(CApiOps, ElementwiseBroadcastAcrossRanks) {
+  auto a = f32({1, 2, 3, 4, 5, 6}, {2, 3});
+  auto b = f32({10, 20, 30}, {3});
+  auto c = op2(ember_tensor_add, a, b);
+  EXPECT_EQ(shape_of(c.get()), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(floats(c.get()), (std::vector<float>{11, 22, 33, 14, 25, 36}));
+  EXPECT_EQ(floats(op2(ember_tensor_sub, b, a).get()), (std::vector<float>{9, 18, 27, 6, 15, 24}));
+  ember_tensor* t = nullptr;
+  EMBER_ASSERT_OK(ember_tensor_scalar(a.get(), EMBER_SCALAR_RSUB, 1.0, &t));
+  EXPECT_EQ(floats(Tensor(t).get()), (std::vector<float>{0, -1, -2, -3, -4, -5}));
+  EMBER_ASSERT_OK(ember_tensor_unary(a.get(), EMBER_UNARY_NEG, &t));
+  EXPECT_EQ(floats(Tensor(t).get())[5], -6.0f);
+  EMBER_ASSERT_OK(ember_tensor_compare_scalar(a.get(), EMBER_CMP_GT, 3.5, &t));
+  Tensor mask(t);
+  EXPECT_EQ(ints(mask.get()), (std::vector<int64_t>{0, 0, 0, 1, 1, 1}));
+  EMBER_ASSERT_OK(ember_tensor_where(mask.get(), a.get(), b.get(), &t));
+  EXPECT_EQ(floats(Tensor(t).get()), (std::vector<float>{10, 20, 30, 4, 5, 6}));
+  auto ia = i64({7, -7}, {2});
+  auto ib = i64({2}, {1});
+  EXPECT_EQ(ints(op2(ember_tensor_div, ia, ib).get()), (std::vector<int64_t>{3, -3}));
+  EMBER_ASSERT_OK(ember_tensor_compare(ia.get(), ib.get(), EMBER_CMP_LT, &t));
+  EXPECT_EQ(ints(Tensor(t).get()), (std::vector<int64_t>{0, 1}));
+}
+
+TEST(CApiOps, Reductions) {
+  auto a = f32({1, 5, 3, 4, 2, 6}, {2, 3});
+  ember_tensor* t = nullptr;
+  EMBER_ASSERT_OK(ember_tensor_reduce(a.get(), EMBER_REDUCE_SUM, 1, 1, &t));
+  Tensor keep(t);
+  EXPECT_EQ(shape_of(t), (std::vector<int64_t>{2, 1}));
+  EXPECT_EQ(floats(t), (std::vector<float>{9, 12}));
+  EMBER_ASSERT_OK(ember_tensor_reduce(a.get(), EMBER_REDUCE_MAX, -2, 0, &t));
+  Tensor drop(t);
+  EXPECT_EQ(shape_of(t), (std::vector<int64_t>{3}));
+  EXPECT_EQ(floats(t), (std::vector<float>{4, 5, 6}));
+  EMBER_ASSERT_OK(ember_tensor_reduce_all(a.get(), EMBER_REDUCE_MEAN, &t));
+  double mean = 0;
+  EMBER_ASSERT_OK(ember_tensor_item(Tensor(t).get(), &mean));
+  EXPECT_DOUBLE_EQ(mean, 3.5);
+  EMBER_ASSERT_OK(ember_tensor_argmax(a.get(), 1, 0, &t));
+  Tensor am(t);
+  EXPECT_EQ(shape_of(t), (std::vector<int64_t>{2}));
+  EXPECT_EQ(ints(t), (std::vector<int64_t>{1, 2}));
+  auto v = f32({4}, {1});
+  EMBER_ASSERT_OK(ember_tensor_reduce(v.get(), EMBER_REDUCE_SUM, 0, 0, &t));
+  EXPECT_EQ(shape_of(Tensor(t).get()), (std::vector<int64_t>{1}));  // there is no rank 0
+}
+
+TEST(CApiOps, MatmulLayoutAndIndexing) {
+  auto a = f32({1, 2, 3, 4, 5, 6}, {2, 3});
+  auto b = f32({1, 0, 0, 1, 1, 1}, {3, 2});
+  auto c = op2(ember_tensor_matmul, a, b);
+  EXPECT_EQ(floats(c.get()), (std::vector<float>{4, 5, 10, 11}));
+  auto batch = f32(std::vector<float>(12, 1.0f), {2, 2, 3});  // [2, 2, 3] @ [3, 2]: b lifted to [1, 3, 2]
+  EXPECT_EQ(shape_of(op2(ember_tensor_matmul, batch, b).get()), (std::vector<int64_t>{2, 2, 2}));
+  ember_tensor* t = nullptr;
+  const int64_t r[] = {3, -1};
+  EMBER_ASSERT_OK(ember_tensor_reshape(a.get(), r, 2, &t));
+  EXPECT_EQ(shape_of(Tensor(t).get()), (std::vector<int64_t>{3, 2}));
+  EMBER_ASSERT_OK(ember_tensor_transpose(a.get(), 0, 1, &t));
+  EXPECT_EQ(floats(Tensor(t).get()), (std::vector<float>{1, 4, 2, 5, 3, 6}));
+  const int64_t axes[] = {1, 0};
+  EMBER_ASSERT_OK(ember_tensor_permute(a.get(), axes, 2, &t));
+  EXPECT_EQ(shape_of(Tensor(t).get()), (std::vector<int64_t>{3, 2}));
+  const int64_t starts[] = {-1, 1}, ends[] = {EMBER_SLICE_END, EMBER_SLICE_END};
+  EMBER_ASSERT_OK(ember_tensor_slice(a.get(), starts, ends, 2, &t));
+  EXPECT_EQ(floats(Tensor(t).get()), (std::vector<float>{5, 6}));
+  const ember_tensor* parts[] = {a.get(), a.get()};
+  EMBER_ASSERT_OK(ember_tensor_cat(parts, 2, 1, &t));
+  EXPECT_EQ(shape_of(Tensor(t).get()), (std::vector<int64_t>{2, 6}));
+  auto idx = i64({2, 0}, {2});
+  EMBER_ASSERT_OK(ember_tensor_index_select(a.get(), 1, idx.get(), &t));
+  EXPECT_EQ(floats(Tensor(t).get()), (std::vector<float>{3, 1, 6, 4}));
+  auto gi = i64({1, 0}, {2, 1});
+  EMBER_ASSERT_OK(ember_tensor_gather(a.get(), 1, gi.get(), &t));
+  EXPECT_EQ(floats(Tensor(t).get()), (std::vector<float>{2, 4}));
+  EMBER_ASSERT_OK(ember_tensor_cast(a.get(), EMBER_DTYPE_BOOL, &t));
+  Tensor bools(t);
+  int32_t dt = -1;
+  EMBER_ASSERT_OK(ember_tensor_dtype(t, &dt));
+  EXPECT_EQ(dt, EMBER_DTYPE_BOOL);
+  EMBER_ASSERT_OK(ember_tensor_logical(bools.get(), bools.get(), EMBER_LOGIC_XOR, &t));
+  EXPECT_EQ(ints(Tensor(t).get()), std::vector<int64_t>(6, 0));
+}
+
+TEST(CApiOps, SoftmaxConvPoolAndLosses) {
+  auto a = f32({1, 2, 3, 1, 1, 1}, {2, 3});
+  ember_tensor* t = nullptr;
+  EMBER_ASSERT_OK(ember_tensor_softmax(a.get(), -1, &t));
+  const auto sm = floats(Tensor(t).get());
+  EXPECT_NEAR(sm[0] + sm[1] + sm[2], 1.0f, 1e-6f);
+  EXPECT_NEAR(sm[3], 1.0f / 3.0f, 1e-6f);
+  EMBER_ASSERT_OK(ember_tensor_log_softmax(a.get(), 1, &t));
+  EXPECT_NEAR(floats(Tensor(t).get())[3], -std::log(3.0f), 1e-6f);
+  auto x = f32(std::vector<float>(2 * 1 * 4 * 4, 1.0f), {2, 1, 4, 4});
+  auto w = f32(std::vector<float>(3 * 1 * 3 * 3, 1.0f), {3, 1, 3, 3});
+  auto bias = f32({0, 1, 2}, {3});
+  ember_conv2d_options co;
+  EMBER_ASSERT_OK(ember_conv2d_options_init(&co));
+  co.padding[0] = co.padding[1] = 1;
+  EMBER_ASSERT_OK(ember_tensor_conv2d(x.get(), w.get(), bias.get(), &co, &t));
+  Tensor y(t);
+  EXPECT_EQ(shape_of(t), (std::vector<int64_t>{2, 3, 4, 4}));
+  EXPECT_EQ(floats(t)[5], 9.0f);  // interior pixel of channel 0: a full 3x3 window of ones
+  EMBER_ASSERT_OK(ember_tensor_max_pool2d(y.get(), nullptr, &t));
+  EXPECT_EQ(shape_of(Tensor(t).get()), (std::vector<int64_t>{2, 3, 2, 2}));
+  ember_pool2d_options po;
+  EMBER_ASSERT_OK(ember_pool2d_options_init(&po));
+  po.kernel_size[0] = po.kernel_size[1] = 4;
+  po.stride[0] = po.stride[1] = 4;
+  EMBER_ASSERT_OK(ember_tensor_avg_pool2d(x.get(), &po, &t));
+  EXPECT_EQ(floats(Tensor(t).get()), (std::vector<float>{1, 1}));
+  auto logits = f32({0, 0, 0, 0}, {2, 2});
+  auto labels = i64({0, 1}, {2});
+  EMBER_ASSERT_OK(ember_loss_cross_entropy(logits.get(), labels.get(), EMBER_REDUCTION_SUM, &t));
+  double v = 0;
+  EMBER_ASSERT_OK(ember_tensor_item(Tensor(t).get(), &v));
+  EXPECT_NEAR(v, 2 * std::log(2.0), 1e-6);
+  auto p = f32({1, 2}, {2});
+  auto q = f32({0, 0}, {2});
+  EMBER_ASSERT_OK(ember_loss_mse(p.get(), q.get(), EMBER_REDUCTION_MEAN, &t));
+  EMBER_ASSERT_OK(ember_tensor_item(Tensor(t).get(), &v));
+  EXPECT_DOUBLE_EQ(v, 2.5);
+}
+
+TEST(CApiOps, Autodiff) {
+  auto x = f32({1, 2, 3}, {3});
+  int32_t on = -1;
+  EMBER_ASSERT_OK(ember_tensor_requires_grad(x.get(), &on));
+  EXPECT_EQ(on, 0);
+  EMBER_ASSERT_OK(ember_tensor_set_requires_grad(x.get(), 1));
+  EMBER_ASSERT_OK(ember_tensor_requires_grad(x.get(), &on));
+  EXPECT_EQ(on, 1);
+  auto sq = op2(ember_tensor_mul, x, x);
+  ember_tensor* s = nullptr;
+  EMBER_ASSERT_OK(ember_tensor_reduce_all(sq.get(), EMBER_REDUCE_SUM, &s));
+  Tensor loss(s);
+  ember_grads* g = nullptr;
+  EMBER_ASSERT_OK(ember_tensor_backward(s, nullptr, &g));
+  Grads grads(g);
+  ember_tensor* gx = nullptr;
+  EMBER_ASSERT_OK(ember_grads_get(g, x.get(), &gx));
+  ASSERT_NE(gx, nullptr);
+  Tensor gxx(gx);
+  EXPECT_EQ(floats(gx), (std::vector<float>{2, 4, 6}));
+  EMBER_ASSERT_OK(ember_tensor_requires_grad(gx, &on));
+  EXPECT_EQ(on, 0);
+  ember_tensor* none = reinterpret_cast<ember_tensor*>(0x1);
+  EMBER_ASSERT_OK(ember_grads_get(g, sq.get(), &none));  // not a leaf: no gradient kept
+  EXPECT_EQ(none, nullptr);
+  // A seeded backward: d/dx (x * x) weighted by [1, 0, -1].
+  auto sq2 = op2(ember_tensor_mul, x, x);
+  auto up = f32({1, 0, -1}, {3});
+  EMBER_ASSERT_OK(ember_tensor_backward(sq2.get(), up.get(), &g));
+  Grads seeded(g);
+  EMBER_ASSERT_OK(ember_grads_get(g, x.get(), &gx));
+  EXPECT_EQ(floats(Tensor(gx).get()), (std::vector<float>{2, 0, -6}));
+  // Inside a no-grad scope nothing is recorded, and scopes nest.
+  int32_t enabled = -1;
+  EMBER_ASSERT_OK(ember_no_grad_enter());
+  EMBER_ASSERT_OK(ember_no_grad_enter());
+  EMBER_ASSERT_OK(ember_no_grad_exit());
+  EMBER_ASSERT_OK(ember_is_grad_enabled(&enabled));
+  EXPECT_EQ(enabled, 0);
+  auto untracked = op2(ember_tensor_mul, x, x);
+  EMBER_ASSERT_OK(ember_tensor_requires_grad(untracked.get(), &on));
+  EXPECT_EQ(on, 0);
+  EMBER_ASSERT_OK(ember_no_grad_exit());
+  EMBER_ASSERT_OK(ember_is_grad_enabled(&enabled));
+  EXPECT_EQ(enabled, 1);
+  ember_tensor* d = nullptr;
+  EMBER_ASSERT_OK(ember_tensor_detach(x.get(), &d));
+  EMBER_ASSERT_OK(ember_tensor_requires_grad(Tensor(d).get(), &on));
+  EXPECT_EQ(on, 0);
+}
+
+}  // namespace
+}  // namespace ember::capi_test
