@@ -81,7 +81,9 @@ TEST(Module, CountingAndQueriesNeverMaterialize) {
   EXPECT_EQ(num_params(t), 6 + 3 + 12 + 4 + 20 + 1 + 1 + 2 + 2 + 5 + 1 + 4 + 2 + 3 + 2 + 4);
   EXPECT_EQ(devices(t).size(), 1u);
   for (const auto& p : named_parameters(t)) {
-    if (p.role == ParamRole::Trainable) EXPECT_FALSE(p.initialized) << p.path;
+    if (p.role == ParamRole::Trainable) {
+      EXPECT_FALSE(p.initialized) << p.path;
+    }
   }
   auto frozen = freeze(t, "layers");
   auto moved = to_device(t, cpu::CpuDevice{});

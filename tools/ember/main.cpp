@@ -48,12 +48,8 @@ struct Args {
       }
       bool is_flag = false;
       for (auto* f : flags) is_flag = is_flag || a == f;
-      if (is_flag) {
-        opts[a] = "1";
-      } else {
-        if (i + 1 >= argc) throw UsageError(a + " needs a value");
-        opts[a] = argv[++i];
-      }
+      if (!is_flag && i + 1 >= argc) throw UsageError(a + " needs a value");
+      opts.insert_or_assign(std::move(a), std::string(is_flag ? "1" : argv[++i]));
     }
   }
   bool has(const std::string& k) const { return opts.count(k) != 0; }
