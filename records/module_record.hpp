@@ -1,5 +1,6 @@
 #pragma once
 // into_record / load_record for any reflected module, with PyTorch-style strict and partial loading.
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -86,6 +87,17 @@ M load_record(M m, const Record& record, LoadMode mode = LoadMode::Strict, LoadR
   });
   for (const auto& [key, pr] : record.params)
     if (!seen.count(key)) rep.unexpected.push_back(key);
+  // ParamIds key optimizer state and gradients: two loaded params sharing one (a crafted or hand-edited record)
+  // would silently mix their updates, so that is an error whatever the mode.
+  std::map<uint64_t, std::string> ids;
+  for (const auto& [key, pr] : record.params) {
+    if (!seen.count(key) || skip.count(key)) continue;  // not loaded
+    auto [it, fresh] = ids.emplace(pr.id, key);
+    if (!fresh)
+      throw LoadError("load_record: params '" + it->second + "' and '" + key + "' share ParamId " +
+                          std::to_string(pr.id),
+                      rep);
+  }
   if (mode == LoadMode::Strict && !rep.ok())
     throw LoadError("load_record: the record does not match the module\n" + rep.to_string(), rep);
   m = map_params(std::move(m), [&](const std::string& path, auto p) {

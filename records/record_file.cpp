@@ -62,7 +62,7 @@ std::string encode_preamble(const Preamble& p) {
 Preamble decode_preamble(std::span<const std::byte> head, uint64_t total, const std::string& file) {
   const auto* s = reinterpret_cast<const char*>(head.data());
   const std::size_t n = head.size();
-  if (std::memcmp(s, kMagic, std::min<std::size_t>(n, 8)) != 0)
+  if (n > 0 && std::memcmp(s, kMagic, std::min<std::size_t>(n, 8)) != 0)
     throw RecordFormatError(file, "not an Ember record (wrong magic; expected \"EMBERREC\")");
   if (n < kRecordPreambleSize)
     throw RecordCorruptError(file, "truncated: " + std::to_string(total) + " bytes, the preamble alone is " +

@@ -181,5 +181,16 @@ TEST(Module, PartialLoadReportsAndKeepsTheRest) {
   EXPECT_THROW(load_record(tree<AB>(), rec), LoadError);
 }
 
+TEST(Module, ARecordWhoseParamsShareAnIdIsRefused) {
+  Record rec = into_record(tree<AB>());
+  rec.params["head.bias"].id = rec.params["head.weight"].id;  // optimizer state would mix the two params
+  try {
+    (void)load_record(tree<AB>(), rec, LoadMode::Partial);
+    FAIL() << "expected LoadError";
+  } catch (const LoadError& e) {
+    EXPECT_NE(std::string(e.what()).find("share ParamId"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace ember

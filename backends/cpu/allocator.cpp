@@ -63,6 +63,7 @@ Buffer::~Buffer() {
 }
 
 std::shared_ptr<Buffer> allocate(std::size_t bytes) {
+  if (bytes > (std::size_t(1) << 62)) throw std::bad_alloc();  // size_class would overflow; nothing is that big
   auto buf = std::make_shared<Buffer>();
   buf->bytes = bytes;
   if (bytes == 0) return buf;

@@ -96,6 +96,8 @@ ember_status ember_module_sequential(const ember_device* device, const ember_lay
     if (n > 4096) throw ArgumentError(std::to_string(n) + " layers (at most 4096)");
     // The caller's array has the caller's element size: step by layers[0].struct_size.
     const std::size_t stride = layers[0].struct_size;
+    // Larger than any struct this header will plausibly grow to: a garbage size must not make us read far away.
+    if (stride > 4096) throw ArgumentError("layers[0].struct_size " + std::to_string(stride) + " is implausibly large");
     if (stride < kLayerDescV1)
       throw ArgumentError("layers[0].struct_size " + std::to_string(stride) + " is smaller than any version (" +
                           std::to_string(kLayerDescV1) + "): initialize each element with ember_layer_init");

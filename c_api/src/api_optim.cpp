@@ -59,6 +59,10 @@ ember_status ember_optimizer_create(ember_module* module, const ember_optimizer_
     auto& o = out_handle(out);
     const auto& m = use(module, "module");
     if (!options) throw ArgumentError("options is NULL");
+    // Validate struct_size before reading any other field (kind picks the defaults).
+    if (options->struct_size < kOptionsV1)
+      throw ArgumentError("options: struct_size " + std::to_string(options->struct_size) +
+                          " is smaller than any version of the struct (" + std::to_string(kOptionsV1) + ")");
     const auto opts = read_struct(options, options_defaults(options->kind), kOptionsV1, "options");
     o = make_handle<ember_optimizer>(make_optimizer(m, to_spec(opts)));
   });

@@ -13,12 +13,16 @@
 
 namespace ember::checks {
 
+// Upper bound on kernel sizes, strides, paddings, dilations and groups.
+inline constexpr int64_t kMaxOption = int64_t(1) << 31;
+
 inline std::string str(const std::vector<int64_t>& v) { return Shape(v).to_string(); }
 
 // Resolves one -1 and checks the element count.
 inline Shape reshape(const char* op, const Shape& from, const std::vector<int64_t>& to) {
   Shape out(to);
-  int64_t known = 1;
+  int64_t known = 1;  // product of the non-zero given dims (bounded, so it cannot overflow)
+  bool zero = false;
   int infer = -1;
   for (std::size_t i = 0; i < to.size(); ++i) {
     if (to[i] == -1) {
@@ -26,15 +30,20 @@ inline Shape reshape(const char* op, const Shape& from, const std::vector<int64_
       infer = static_cast<int>(i);
     } else if (to[i] < 0) {
       throw ShapeError(std::string(op) + ": negative dim in " + str(to));
+    } else if (to[i] == 0) {
+      zero = true;
     } else {
+      if (to[i] > kMaxElements / known)
+        throw ShapeError(std::string(op) + ": cannot reshape " + from.to_string() + " into " + str(to));
       known *= to[i];
     }
   }
   if (infer >= 0) {
-    if (known == 0 || from.num_elements() % known != 0)
+    if (zero || from.num_elements() % known != 0)
       throw ShapeError(std::string(op) + ": cannot reshape " + from.to_string() + " into " + str(to));
     out[infer] = from.num_elements() / known;
   }
+  check_dims(op, out);
   if (out.num_elements() != from.num_elements())
     throw ShapeError(std::string(op) + ": cannot reshape " + from.to_string() + " (" +
                      std::to_string(from.num_elements()) + " elements) into " + out.to_string());
@@ -142,9 +151,13 @@ inline void nonempty(const char* op, const Shape& s, std::optional<std::size_t> 
 inline Shape conv2d(const Shape& x, const Shape& w, const Shape* bias, const Conv2dOptions& o) {
   const std::string args = " (input " + x.to_string() + ", weight " + w.to_string() + ")";
   if (x.rank() != 4 || w.rank() != 4) throw ShapeError("conv2d: input and weight must be 4-D" + args);
-  if (o.groups < 1 || x[1] % o.groups || w[0] % o.groups)
+  // Option bounds keep the size arithmetic below (span, padded size) far from int64 overflow.
+  for (int i = 0; i < 2; ++i)
+    if (o.stride[i] > kMaxOption || o.padding[i] > kMaxOption || o.dilation[i] > kMaxOption || w[2 + i] > kMaxOption)
+      throw ArgumentError("conv2d: kernel, stride, padding and dilation must be at most 2^31" + args);
+  if (o.groups < 1 || o.groups > kMaxOption || x[1] % o.groups || w[0] % o.groups)
     throw ArgumentError("conv2d: groups " + std::to_string(o.groups) + " must divide in and out channels" + args);
-  if (w[1] * o.groups != x[1])
+  if (w[1] != x[1] / o.groups)
     throw ShapeError("conv2d: weight expects " + std::to_string(w[1] * o.groups) + " input channels" + args);
   if (bias && (bias->rank() != 1 || (*bias)[0] != w[0]))
     throw ShapeError("conv2d: bias " + bias->to_string() + " must be [" + std::to_string(w[0]) + "]" + args);
@@ -166,7 +179,9 @@ inline Shape pool2d(const char* op, const Shape& x, const Pool2dOptions& o) {
   for (int i = 0; i < 2; ++i) {
     if (o.kernel[i] < 1 || o.stride[i] < 1 || o.dilation[i] < 1 || o.padding[i] < 0)
       throw ArgumentError(std::string(op) + ": kernel, stride and dilation must be >= 1 and padding >= 0");
-    if (o.padding[i] * 2 > o.kernel[i])
+    if (o.kernel[i] > kMaxOption || o.stride[i] > kMaxOption || o.dilation[i] > kMaxOption)
+      throw ArgumentError(std::string(op) + ": kernel, stride and dilation must be at most 2^31");
+    if (o.padding[i] > o.kernel[i] / 2)
       throw ArgumentError(std::string(op) + ": padding must be at most half the kernel size");
     const int64_t span = o.dilation[i] * (o.kernel[i] - 1) + 1;
     const int64_t padded = x[2 + i] + 2 * o.padding[i];

@@ -42,6 +42,22 @@ struct Shape {
   }
 };
 
+// Largest element count of any tensor, and of any shape with its zero dims left out: reductions and broadcasts of a
+// zero-element tensor (say [0, 2^32, 2^32]) produce the non-zero part, so it must be bounded too. x 8 bytes still
+// fits int64, so size arithmetic in kernels cannot overflow.
+inline constexpr int64_t kMaxElements = int64_t(1) << 59;
+
+// Every dim >= 0 and the product of the non-zero dims <= kMaxElements; throws ShapeError naming the op otherwise.
+inline void check_dims(const char* op, const Shape& s) {
+  int64_t n = 1;
+  for (auto d : s.dims) {
+    if (d < 0) throw ShapeError(std::string(op) + ": negative dim in " + s.to_string());
+    if (d == 0) continue;
+    if (d > kMaxElements / n) throw ShapeError(std::string(op) + ": shape " + s.to_string() + " has too many elements");
+    n *= d;
+  }
+}
+
 // Wraps a possibly negative dim into [0, rank); throws IndexError naming the op otherwise.
 inline std::size_t wrap_dim(const char* op, int64_t dim, std::size_t rank) {
   const int64_t r = static_cast<int64_t>(rank);

@@ -79,8 +79,7 @@ class Tensor {
   }
   static Tensor full(std::array<int64_t, D> shape, double value, const Device& dev = {}) {
     Shape s(detail::vec(shape));
-    for (auto d : s.dims)
-      if (d < 0) throw ShapeError("full: negative dim in " + s.to_string());
+    check_dims("full", s);
     return Tensor(B::template full<K>(s, value, dev));
   }
   static Tensor zeros(std::array<int64_t, D> shape, const Device& dev = {}) { return full(shape, 0.0, dev); }
@@ -92,8 +91,7 @@ class Tensor {
   // Seeded random values; `rng` defaults to the process-wide generator (ember::seed).
   static Tensor random(std::array<int64_t, D> shape, const Distribution& dist, Rng& rng, const Device& dev = {}) {
     Shape s(detail::vec(shape));
-    for (auto d : s.dims)
-      if (d < 0) throw ShapeError("random: negative dim in " + s.to_string());
+    check_dims("random", s);
     auto values = sample(rng, dist, static_cast<std::size_t>(s.num_elements()));
     return from_data(TensorData::from_vec<double>(values, s), dev);
   }
@@ -337,6 +335,7 @@ class Tensor {
       if (f != to[i] && f != 1)
         throw ShapeError("expand: cannot broadcast " + from.to_string() + " to " + to.to_string());
     }
+    check_dims("expand", to);
     return Tensor<B, D2, K>(B::template expand<K>(p_, to));
   }
   // Tiles the tensor `times[i]` times along each dim (torch.Tensor.repeat), via unsqueeze + expand + reshape.

@@ -78,8 +78,7 @@ struct TensorData {
   TensorData convert(DType to) const;
 
   void validate() const {
-    for (auto d : shape.dims)
-      if (d < 0) throw ShapeError("TensorData: negative dim in shape " + shape.to_string());
+    check_dims("TensorData", shape);
     if (bytes.size() != num_elements() * dtype_size(dtype)) {
       throw ShapeError("TensorData: " + std::to_string(bytes.size()) + " bytes do not match shape " +
                        shape.to_string() + " of " + std::string(dtype_name(dtype)));

@@ -95,6 +95,24 @@ TEST(CApiMisuse, WrongShapes) {
   EMBER_EXPECT_ERR(ember_tensor_conv2d(a.get(), a.get(), nullptr, nullptr, &out), EMBER_ERR_SHAPE, "must be rank 4");
 }
 
+// Sizes that would overflow int64 are refused before any kernel runs (review findings: a zero-element
+// [0, 2^32, 2^32, 2] reduced to a shape larger than its buffer; a wrapped pool span read far out of bounds).
+TEST(CApiMisuse, OverflowingSizesAreRefused) {
+  ember_tensor* out = nullptr;
+  const int64_t huge[] = {0, int64_t(1) << 32, int64_t(1) << 32, 2};
+  EMBER_EXPECT_ERR(ember_tensor_zeros(nullptr, EMBER_DTYPE_F32, huge, 4, &out), EMBER_ERR_SHAPE, "too many elements");
+  EXPECT_EQ(out, nullptr);
+  auto img = f32({1}, {1, 1, 1, 1});
+  ember_pool2d_options p;
+  EMBER_ASSERT_OK(ember_pool2d_options_init(&p));
+  p.kernel_size[0] = p.kernel_size[1] = 3;
+  p.stride[0] = p.stride[1] = 1;
+  p.padding[0] = p.padding[1] = (int64_t(1) << 62) + 1;
+  p.dilation[0] = p.dilation[1] = (int64_t(1) << 62) + 1;
+  EMBER_EXPECT_ERR(ember_tensor_max_pool2d(img.get(), &p, &out), EMBER_ERR_INVALID_ARGUMENT, "max_pool2d");
+  EXPECT_EQ(out, nullptr);
+}
+
 TEST(CApiMisuse, WrongDtypes) {
   auto f = f32({1, 2, 3}, {3});
   auto i = i64({1, 2, 3}, {3});

@@ -289,4 +289,34 @@ TYPED_TEST(ErrorsTest, EmptyReductionsAndKindErrors) {
   }
 }
 
+// Sizes that would overflow int64 arithmetic are refused up front instead of wrapping (found by review: a wrapped
+// pool span read far outside the input; a zero-element [0, 2^32, 2^32] reduced to a 2^64-element tensor).
+TYPED_TEST(ErrorsTest, SizesThatWouldOverflowAreRefused) {
+  using B = TypeParam;
+  const int64_t big = int64_t(1) << 32;
+  EXPECT_TRUE(raises<ShapeError>([&] { Tensor<B, 3>::zeros({0, big, big}); }, {"full", "too many elements"}));
+  EXPECT_TRUE(raises<ShapeError>([&] { Tensor<B, 2>::zeros({big, big}); }, {"full", "too many elements"}));
+  auto empty = Tensor<B, 1>::zeros({0});
+  EXPECT_TRUE(raises<ShapeError>([&] { empty.reshape(std::array<int64_t, 3>{0, big, big}); }, {"reshape"}));
+  EXPECT_TRUE(raises<ShapeError>([&] { empty.reshape(std::array<int64_t, 2>{0, -1}); }, {"reshape"}));
+  auto one = Tensor<B, 2>::ones({1, 1});
+  EXPECT_TRUE(raises<ShapeError>([&] { one.expand(std::array<int64_t, 2>{big, big}); }, {"expand"}));
+  auto img = Tensor<B, 4>::ones({1, 1, 1, 1});
+  Pool2dOptions p;
+  p.kernel = {3, 3};
+  p.stride = {1, 1};
+  p.padding = {(int64_t(1) << 62) + 1, (int64_t(1) << 62) + 1};
+  p.dilation = p.padding;
+  EXPECT_TRUE(raises<ArgumentError>([&] { max_pool2d<B>(img, p); }, {"max_pool2d"}));
+  p.dilation = {1, 1};
+  EXPECT_TRUE(raises<ArgumentError>([&] { avg_pool2d<B>(img, p); }, {"avg_pool2d", "padding"}));
+  Conv2dOptions c;
+  c.dilation = {(int64_t(1) << 62) + 1, 1};
+  auto w = Tensor<B, 4>::ones({1, 1, 5, 1});
+  EXPECT_TRUE(raises<ArgumentError>([&] { conv2d<B>(img, w, std::nullopt, c); }, {"conv2d", "2^31"}));
+  c.dilation = {1, 1};
+  c.groups = int64_t(1) << 40;
+  EXPECT_TRUE(raises<ArgumentError>([&] { conv2d<B>(img, w, std::nullopt, c); }, {"conv2d", "groups"}));
+}
+
 }  // namespace

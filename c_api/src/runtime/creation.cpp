@@ -62,7 +62,9 @@ DynTensor arange(const DynDevice& dev, DType dtype, int64_t start, int64_t end, 
     throw ShapeError("arange: [" + std::to_string(start) + ", " + std::to_string(end) + ") by " +
                      std::to_string(step) + " has too many elements");
   std::vector<int64_t> values(static_cast<std::size_t>(n));
-  for (std::size_t i = 0; i < values.size(); ++i) values[i] = start + static_cast<int64_t>(i) * step;
+  // In unsigned arithmetic: start + i * step is in range for every i < n, but i * step alone may not be.
+  for (std::size_t i = 0; i < values.size(); ++i)
+    values[i] = static_cast<int64_t>(static_cast<uint64_t>(start) + static_cast<uint64_t>(i) * static_cast<uint64_t>(step));
   TensorData d = TensorData::from_vec<int64_t>(values, Shape{static_cast<int64_t>(n)});
   if (dtype != DType::I64) d = d.convert(dtype);
   return from_data(dev, d);

@@ -178,18 +178,7 @@ inline void check_shape(const char* op, const Shape& s) {
   if (s.rank() < 1 || s.rank() > kMaxRank)
     throw ShapeError(std::string(op) + ": rank " + std::to_string(s.rank()) + " of " + s.to_string() +
                      " is outside 1.." + std::to_string(kMaxRank));
-  bool zero = false;
-  for (auto d : s.dims) {
-    if (d < 0) throw ShapeError(std::string(op) + ": negative dim in " + s.to_string());
-    zero = zero || d == 0;
-  }
-  if (zero) return;
-  constexpr int64_t kLimit = int64_t(1) << 59;  // elements; x 8 bytes still fits int64
-  int64_t n = 1;
-  for (auto d : s.dims) {
-    if (d > kLimit / n) throw ShapeError(std::string(op) + ": shape " + s.to_string() + " has too many elements");
-    n *= d;
-  }
+  check_dims(op, s);  // also bounds the non-zero dims of a zero-element shape (reductions of it would be huge)
 }
 
 // p reshaped to `rank` dims by leading 1s (NumPy alignment), recorded under autodiff like any reshape.

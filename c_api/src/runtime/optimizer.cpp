@@ -67,7 +67,9 @@ void step(OptimizerState& o, const DynGrads* grads) {
     auto pending = opt.pending;
     if (grads) pending.accumulate(params_grads(*grads, seq));
     const auto g = pending.take();
-    std::visit([&](auto& optimizer) { seq = optimizer.step(o.lr, std::move(seq), g); }, opt.opt);
+    // The step works on a copy (params share their tensors, so it is cheap): a step that throws halfway must not
+    // leave the module moved-from.
+    std::visit([&](auto& optimizer) { seq = optimizer.step(o.lr, seq, g); }, opt.opt);
     opt.pending.take();
   });
 }
