@@ -116,13 +116,15 @@ int64_t int_div(int64_t a, int64_t b, const char* op) {
 
 int64_t int_pow(int64_t base, int64_t exp) {
   if (exp < 0) return base == 1 ? 1 : (base == -1 ? (exp % 2 ? -1 : 1) : 0);
-  int64_t r = 1;
+  // Unsigned arithmetic: results that overflow wrap (two's complement, as PyTorch's int64 pow does) instead of
+  // being UB, and the last squaring (whose result is unused) may overflow harmlessly.
+  uint64_t r = 1, b = static_cast<uint64_t>(base);
   while (exp) {
-    if (exp & 1) r *= base;
-    base *= base;
+    if (exp & 1) r *= b;
+    b *= b;
     exp >>= 1;
   }
-  return r;
+  return static_cast<int64_t>(r);
 }
 
 template <class T>
