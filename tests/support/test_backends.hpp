@@ -9,11 +9,24 @@
 
 #include "backends/cpu/cpu_backend.hpp"
 #include "engine/ember.hpp"
+#if defined(EMBER_TEST_BACKEND_VULKAN)
+#include "backends/vulkan/vulkan_backend.hpp"
+#elif defined(EMBER_TEST_BACKEND_CUDA)
+#include "backends/cuda/cuda_backend.hpp"
+#endif
 
 namespace ember::test {
 
-// Every op-suite case runs on each of these. New backends are added here (and only here).
+// Every op-suite case runs on each of these. New backends are added here (and only here). The suite's sources are
+// compiled once per backend family (tests/meson.build): op_suite for the CPU, op_suite_vulkan and op_suite_cuda
+// with EMBER_TEST_BACKEND_* defined, so a GPU backend's binary can skip as a whole when no device exists.
+#if defined(EMBER_TEST_BACKEND_VULKAN)
+using TestBackends = ::testing::Types<Vulkan, Autodiff<Vulkan>>;
+#elif defined(EMBER_TEST_BACKEND_CUDA)
+using TestBackends = ::testing::Types<Cuda, Autodiff<Cuda>>;
+#else
 using TestBackends = ::testing::Types<Cpu<float>, Cpu<double>, Autodiff<Cpu<float>>>;
+#endif
 
 // A readable name per backend in test output (TYPED_TEST_SUITE(..., BackendNames)).
 struct BackendNames {
@@ -22,6 +35,13 @@ struct BackendNames {
     if constexpr (std::is_same_v<B, Cpu<float>>) return "CpuF32";
     else if constexpr (std::is_same_v<B, Cpu<double>>) return "CpuF64";
     else if constexpr (std::is_same_v<B, Autodiff<Cpu<float>>>) return "AutodiffCpuF32";
+#if defined(EMBER_TEST_BACKEND_VULKAN)
+    else if constexpr (std::is_same_v<B, Vulkan>) return "Vulkan";
+    else if constexpr (std::is_same_v<B, Autodiff<Vulkan>>) return "AutodiffVulkan";
+#elif defined(EMBER_TEST_BACKEND_CUDA)
+    else if constexpr (std::is_same_v<B, Cuda>) return "Cuda";
+    else if constexpr (std::is_same_v<B, Autodiff<Cuda>>) return "AutodiffCuda";
+#endif
     else return "Other";
   }
 };
