@@ -24,9 +24,12 @@ if ((${#missing[@]})); then
   $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
+# Meson 1.0 finds nvcc only on PATH (it ignores CUDACXX): expose the CUDA toolkit, when installed, to the setup.
+cuda_path="$PATH"
+[ -x /usr/local/cuda/bin/nvcc ] && cuda_path="/usr/local/cuda/bin:$PATH"
 if [ -f build/build.ninja ]; then
-  meson setup --reconfigure build >/dev/null
+  PATH="$cuda_path" meson setup --reconfigure build >/dev/null
 else
-  meson setup build --buildtype=release
+  PATH="$cuda_path" meson setup build --buildtype=release
 fi
 ninja -C build -j"$(nproc)"
