@@ -21,7 +21,7 @@ const char* kUsage =
     "usage: ember <command> [options]\n"
     "commands:\n"
     "  train    train a digits classifier and save its record (+ an SVG training curve)\n"
-    "           --model mlp|cnn (mlp)  --backend cpu  --epochs N (20)  --batch-size N (64)  --lr X (0.001)\n"
+    "           --model mlp|cnn (mlp)  --backend cpu|cuda  --epochs N (20)  --batch-size N (64)  --lr X (0.001)\n"
     "           --precision full|half|double (full)  --out FILE (digits-<model>.emr)  --data FILE  --seed N\n"
     "           --threads N  --no-progress\n"
     "  eval     FILE [--data FILE]: test accuracy of a record written by train\n"
@@ -98,8 +98,8 @@ int cmd_train(const Args& a) {
   o.seed = static_cast<uint64_t>(a.integer("--seed", 42));
   o.progress = !a.has("--no-progress");
   if (a.has("--threads")) ember::cpu::set_num_threads(static_cast<int>(a.integer("--threads", 1, 1)));
-  std::cout << "training " << ember::tools::model_name(o.model) << " on digits (cpu<f32> + autodiff), " << o.epochs
-            << " epochs, batch " << o.batch_size << ", Adam lr " << o.lr << "\n";
+  std::cout << "training " << ember::tools::model_name(o.model) << " on digits (" << o.backend
+            << " f32 + autodiff), " << o.epochs << " epochs, batch " << o.batch_size << ", Adam lr " << o.lr << "\n";
   const auto r = ember::tools::run_train(o, std::cout);
   std::cout << "saved " << r.record_path.string() << " (" << o.precision << " precision), curve "
             << r.curve_path.string() << "\n";

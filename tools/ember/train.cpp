@@ -8,6 +8,9 @@
 #include <numeric>
 
 #include "backends/cpu/cpu_backend.hpp"
+#if EMBER_HAS_CUDA
+#include "backends/cuda/cuda_backend.hpp"
+#endif
 #include "engine/ember.hpp"
 #include "engine/optim/optim.hpp"
 #include "records/module_record.hpp"
@@ -18,16 +21,17 @@
 namespace ember::tools {
 namespace {
 
-using Inner = Cpu<float>;
-using AB = Autodiff<Inner>;
 using Clock = std::chrono::steady_clock;
 
+// The data on the backend that trains (Inner); evaluation of saved records always runs on Cpu<float>.
+template <class Inner>
 struct Split {
   Tensor<Inner, 2> train_x, test_x;
   Tensor<Inner, 1, Int> train_y, test_y;
 };
 
-Split load_split(const std::filesystem::path& data) {
+template <class Inner>
+Split<Inner> load_split(const std::filesystem::path& data) {
   const auto all = data::load_digits(data.empty() ? data::default_digits_path() : data);
   const auto s = data::split_digits(all);
   return {Tensor<Inner, 2>::from_values(s.train.images, {s.train.size(), 64}),
@@ -43,7 +47,7 @@ double accuracy(const Tensor<B, 2>& logits, const Tensor<B, 1, Int>& labels) {
   return pred.eq(labels).count().item() / static_cast<double>(labels.dim(0));
 }
 
-template <class M>
+template <class M, class Inner>
 double evaluate(const M& model, const Tensor<Inner, 2>& x, const Tensor<Inner, 1, Int>& y) {
   return accuracy(model.forward(x), y);
 }
@@ -58,9 +62,10 @@ void draw_bar(std::ostream& log, int64_t epoch, int64_t epochs, int64_t done, in
   log << line << std::flush;
 }
 
-template <template <class> class M>
+template <class Inner, template <class> class M>
 TrainResult train_model(const TrainOptions& o, std::ostream& log) {
-  const Split data = load_split(o.data);
+  using AB = Autodiff<Inner>;
+  const Split<Inner> data = load_split<Inner>(o.data);
   const Precision precision = Precision::from_name(o.precision);
   seed(o.seed);  // parameter initialization draws from the global generator
   auto model = M<AB>::init();
@@ -130,7 +135,8 @@ TrainResult train_model(const TrainOptions& o, std::ostream& log) {
 }
 
 template <template <class> class M>
-double eval_model(const Record& record, const Split& data) {
+double eval_model(const Record& record, const Split<Cpu<float>>& data) {
+  using Inner = Cpu<float>;
   auto model = load_record(M<Inner>::init(), record);  // strict: every key and shape must match
   return evaluate(eval(model), data.test_x, data.test_y);
 }
@@ -138,9 +144,17 @@ double eval_model(const Record& record, const Split& data) {
 }  // namespace
 
 TrainResult run_train(const TrainOptions& o, std::ostream& log) {
-  if (o.backend != "cpu") throw ArgumentError("train: backend '" + o.backend + "' is not available (cpu)");
   if (o.epochs < 1 || o.batch_size < 1 || !(o.lr > 0.0)) throw ArgumentError("train: epochs, batch size and lr must be positive");
-  return o.model == ModelKind::Mlp ? train_model<DigitsMlp>(o, log) : train_model<DigitsCnn>(o, log);
+  const bool mlp = o.model == ModelKind::Mlp;
+  if (o.backend == "cpu") return mlp ? train_model<Cpu<float>, DigitsMlp>(o, log) : train_model<Cpu<float>, DigitsCnn>(o, log);
+#if EMBER_HAS_CUDA
+  if (o.backend == "cuda") return mlp ? train_model<Cuda, DigitsMlp>(o, log) : train_model<Cuda, DigitsCnn>(o, log);
+#endif
+  std::string available = "cpu";
+#if EMBER_HAS_CUDA
+  available += ", cuda";
+#endif
+  throw ArgumentError("train: backend '" + o.backend + "' is not available (" + available + ")");
 }
 
 EvalResult run_eval(const std::filesystem::path& path, const std::filesystem::path& data_path) {
@@ -151,7 +165,7 @@ EvalResult run_eval(const std::filesystem::path& path, const std::filesystem::pa
   EvalResult r;
   r.model = static_cast<ModelKind>(static_cast<int>(it->second));
   record.scalars.clear();
-  const Split data = load_split(data_path);
+  const auto data = load_split<Cpu<float>>(data_path);
   r.test_samples = data.test_y.dim(0);
   r.test_accuracy = r.model == ModelKind::Mlp ? eval_model<DigitsMlp>(record, data) : eval_model<DigitsCnn>(record, data);
   return r;
