@@ -126,6 +126,7 @@ struct Cpu {
                                                 bool trans_b) {
     return cpu::matmul(a, b, trans_a, trans_b);
   }
+  static FloatPrimitive float_fft(const FloatPrimitive& x, FftOp op, int64_t n) { return cpu::fft(x, op, n); }
 
   // ---- int ----
   static IntPrimitive int_unary(const IntPrimitive& x, UnaryOp op) { return cpu::unary(x, op); }

@@ -72,6 +72,10 @@ template <class T>
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda, const T* b,
           int64_t ldb, T beta, T* c, int64_t ldc);
 
+// fft.cpp (float, double): a discrete Fourier transform over the signal dim (see FftOp for layouts and scaling);
+// n is the signal length (the input's for Fft / Ifft / Rfft, the output's for Irfft).
+template <class T> CpuTensor<T> fft(const CpuTensor<T>& x, FftOp op, int64_t n);
+
 // conv.cpp (float, double)
 template <class T>
 CpuTensor<T> conv2d(const CpuTensor<T>& x, const CpuTensor<T>& w, const CpuTensor<T>* bias,

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "engine/autodiff/elementwise_backward.hpp"
+#include "engine/autodiff/fft_backward.hpp"
 #include "engine/autodiff/graph.hpp"
 #include "engine/autodiff/reduce_backward.hpp"
 
@@ -311,6 +312,10 @@ struct Autodiff : B {
         if (c.need[1]) c.grads[1] = H::sum_to(B::float_matmul(t(av), g), H::shape(bv));
       }
     });
+  }
+  static FloatPrimitive float_fft(const FloatPrimitive& x, FftOp op, int64_t n) {
+    return autodiff::record(B::float_fft(x.value, op, n), {&x},
+                            [op, n](const IFP& g, Ctx& c) { c.grads[0] = autodiff::fft_backward<B>(op, n, g); });
   }
 
   // ---- module ops

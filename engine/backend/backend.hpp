@@ -74,6 +74,8 @@ concept Backend = requires(const typename B::Device& dev, const typename B::Floa
   { B::float_reduce_all(f, ReduceOp::Sum) } -> std::same_as<typename B::FloatPrimitive>;
   { B::float_arg_reduce(f, ArgReduceOp::ArgMax, std::size_t{}) } -> std::same_as<typename B::IntPrimitive>;
   { B::float_matmul(f, f) } -> std::same_as<typename B::FloatPrimitive>;
+  // n: the signal length (the input's for Fft / Ifft / Rfft, the output's for Irfft); see FftOp.
+  { B::float_fft(f, FftOp::Fft, int64_t{}) } -> std::same_as<typename B::FloatPrimitive>;
   // Int and Bool math.
   { B::int_unary(i, UnaryOp::Neg) } -> std::same_as<typename B::IntPrimitive>;
   { B::int_scalar(i, ScalarOp::Add, 1.0) } -> std::same_as<typename B::IntPrimitive>;

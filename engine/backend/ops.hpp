@@ -22,6 +22,11 @@ enum class CompareOp : int32_t { Eq, Ne, Lt, Le, Gt, Ge };
 enum class ReduceOp : int32_t { Sum, Mean, Prod, Max, Min };
 enum class ArgReduceOp : int32_t { ArgMax, ArgMin };
 enum class LogicOp : int32_t { And, Or, Xor };
+// Discrete Fourier transforms over the signal dim (float_fft). Complex values are a trailing dim of size 2
+// (re, im). Fft / Ifft: [..., n, 2] -> [..., n, 2]; Rfft: real [..., n] -> [..., n/2+1, 2]; Irfft:
+// [..., n/2+1, 2] -> real [..., n] (imaginary parts of bin 0 and, for even n, bin n/2 ignored). The inverse
+// transforms are scaled by 1/n (NumPy's default "backward" norm).
+enum class FftOp : int32_t { Fft, Ifft, Rfft, Irfft };
 
 // A half-open range [start, end) along one dim (already clamped and validated by the tensor layer).
 struct Range {
