@@ -1,0 +1,98 @@
+#pragma once
+// The command stream of a context: Ember records dispatches and copies into a command buffer and submits it every
+// `dispatches_per_submit` dispatches (so the GPU executes a long graph while Ember keeps recording), or when the
+// host needs data. Barriers are inserted only where a command touches a buffer range that an earlier, not yet
+// barriered command wrote (or writes one that an earlier command read). Every batch keeps the allocations it
+// uses alive until its fence signals, and signals a timeline semaphore the host can wait on (interop).
+#include <vulkan/vulkan.h>
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "backends/vulkan/memory.hpp"
+
+namespace ember::vk {
+
+class Context;
+
+struct BufferArg {
+  std::shared_ptr<Allocation> alloc;
+  bool write = false;
+};
+
+struct StreamStats {
+  uint64_t dispatches = 0, barriers = 0, submits = 0, waits = 0;
+};
+
+class Stream {
+ public:
+  Stream(Context& ctx, uint32_t dispatches_per_submit);
+  ~Stream();
+
+  // Binds args to bindings 0..n-1 (the rest get a dummy buffer) and dispatches groups.
+  void dispatch(VkPipeline pipeline, std::span<const BufferArg> args, const void* push, uint32_t push_bytes,
+                uint32_t groups_x, uint32_t groups_y = 1, uint32_t groups_z = 1);
+  void copy(const std::shared_ptr<Allocation>& src, VkDeviceSize src_offset, const std::shared_ptr<Allocation>& dst,
+            VkDeviceSize dst_offset, VkDeviceSize bytes);
+  // Records arbitrary commands (VkFFT appends its own dispatches) after the barriers `args` need.
+  template <class F>
+  void record(std::span<const BufferArg> args, F&& f) {
+    VkCommandBuffer cb = begin_command(args);
+    f(cb);
+    end_command(args);
+  }
+  // Keeps `obj` alive until the current batch has executed.
+  void retain(std::shared_ptr<void> obj);
+
+  // Submits what was recorded; returns the timeline value that signals when it has executed.
+  uint64_t flush();
+  // flush() and wait until everything submitted has executed.
+  void finish();
+  // Waits until timeline value `v` has been reached (v from flush()).
+  void wait(uint64_t v);
+  // The next submit waits for the host's timeline semaphore to reach `value` (interop: inputs written by the host).
+  void wait_for(VkSemaphore timeline, uint64_t value);
+  VkSemaphore timeline() const { return timeline_; }
+  uint64_t last_submitted() const { return submitted_; }
+  const StreamStats& stats() const { return stats_; }
+
+ private:
+  struct Batch {
+    VkCommandBuffer cb = VK_NULL_HANDLE;
+    VkDescriptorPool pool = VK_NULL_HANDLE;
+    VkFence fence = VK_NULL_HANDLE;
+    std::vector<std::shared_ptr<void>> keep;
+    uint32_t dispatches = 0;
+    uint32_t commands = 0;
+    uint64_t value = 0;  // timeline value signalled by its submit
+    bool recording = false;
+  };
+  struct Range {
+    VkBuffer buffer;
+    VkDeviceSize begin, end;
+  };
+  Batch& current();
+  void recycle(bool block);
+  VkCommandBuffer begin_command(std::span<const BufferArg> args);
+  void end_command(std::span<const BufferArg> args);
+  bool overlaps(const std::vector<Range>& list, const Range& r) const;
+
+  Context& ctx_;
+  uint32_t per_submit_;
+  VkCommandPool command_pool_ = VK_NULL_HANDLE;
+  VkSemaphore timeline_ = VK_NULL_HANDLE;
+  uint64_t submitted_ = 0;
+  std::deque<Batch> in_flight_;
+  std::vector<Batch> idle_;
+  std::optional<Batch> open_;
+  std::vector<Range> pending_writes_, pending_reads_;
+  std::vector<std::pair<VkSemaphore, uint64_t>> host_waits_;
+  std::shared_ptr<Allocation> dummy_;
+  StreamStats stats_;
+};
+
+}  // namespace ember::vk

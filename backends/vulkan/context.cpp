@@ -1,0 +1,340 @@
+#include "backends/vulkan/context.hpp"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "backends/vulkan/commands.hpp"
+#include "backends/vulkan/memory.hpp"
+#include "backends/vulkan/pipelines.hpp"
+
+namespace ember::vk {
+namespace {
+
+constexpr const char* kValidationLayer = "VK_LAYER_KHRONOS_validation";
+
+bool env_flag(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v && std::strcmp(v, "0") != 0;
+}
+
+bool has_layer(const char* name) {
+  uint32_t n = 0;
+  vkEnumerateInstanceLayerProperties(&n, nullptr);
+  std::vector<VkLayerProperties> layers(n);
+  vkEnumerateInstanceLayerProperties(&n, layers.data());
+  for (auto& l : layers)
+    if (std::strcmp(l.layerName, name) == 0) return true;
+  return false;
+}
+
+bool has_instance_extension(const char* name) {
+  uint32_t n = 0;
+  vkEnumerateInstanceExtensionProperties(nullptr, &n, nullptr);
+  std::vector<VkExtensionProperties> exts(n);
+  vkEnumerateInstanceExtensionProperties(nullptr, &n, exts.data());
+  for (auto& e : exts)
+    if (std::strcmp(e.extensionName, name) == 0) return true;
+  return false;
+}
+
+int type_rank(VkPhysicalDeviceType t) {
+  switch (t) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return 0;
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return 1;
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return 2;
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: return 3;
+    default: return 4;
+  }
+}
+
+}  // namespace
+
+Requirements requirements() { return Requirements{}; }
+
+Context::Context(const ContextOptions& options) {
+  validation_ = options.validation || env_flag("EMBER_VULKAN_VALIDATION");
+  on_message_ = options.on_validation_message;
+  owns_instance_ = true;
+  owns_device_ = true;
+  try {
+    create_instance(options);
+    pick_physical_device(options);
+    create_device();
+    read_info();
+    create_subsystems(options);
+  } catch (...) {
+    release();
+    throw;
+  }
+}
+
+Context::Context(const ExternalDevice& external, const ContextOptions& options) : external_(external) {
+  if (!external.instance || !external.physical_device || !external.device)
+    throw ArgumentError("vulkan: an external device needs its VkInstance, VkPhysicalDevice and VkDevice");
+  validation_ = false;  // the host owns the instance and its layers
+  instance_ = external.instance;
+  physical_ = external.physical_device;
+  device_ = external.device;
+  queue_family_ = external.queue_family;
+  queue_index_ = external.queue_index;
+  try {
+    fn_.load_instance(external.get_instance_proc_addr ? external.get_instance_proc_addr : vkGetInstanceProcAddr,
+                      instance_);
+    uint32_t nq = 0;
+    fn_.GetPhysicalDeviceQueueFamilyProperties(physical_, &nq, nullptr);
+    std::vector<VkQueueFamilyProperties> families(nq);
+    fn_.GetPhysicalDeviceQueueFamilyProperties(physical_, &nq, families.data());
+    if (queue_family_ >= nq || !(families[queue_family_].queueFlags & VK_QUEUE_COMPUTE_BIT) ||
+        queue_index_ >= families[queue_family_].queueCount)
+      throw ArgumentError("vulkan: the external queue family " + std::to_string(queue_family_) + " / index " +
+                          std::to_string(queue_index_) + " does not exist or cannot run compute work");
+    fn_.load_device(device_);
+    fn_.GetDeviceQueue(device_, queue_family_, queue_index_, &queue_);
+    read_info();
+    create_subsystems(options);
+  } catch (...) {
+    release();
+    throw;
+  }
+}
+
+Context::~Context() { release(); }
+
+void Context::release() noexcept {
+  if (device_ && fn_.DeviceWaitIdle) {
+    // Only Ember's own work needs to finish; on a shared device waiting for the whole device would stall the host.
+    if (stream_) {
+      try {
+        stream_->finish();
+      } catch (...) {
+      }
+    }
+  }
+  stream_.reset();
+  pipelines_.reset();
+  allocator_.reset();
+  if (owns_device_ && device_) fn_.DestroyDevice(device_, nullptr);
+  if (messenger_ && fn_.DestroyDebugUtilsMessengerEXT) fn_.DestroyDebugUtilsMessengerEXT(instance_, messenger_, nullptr);
+  if (owns_instance_ && instance_) fn_.DestroyInstance(instance_, nullptr);
+  device_ = VK_NULL_HANDLE;
+  instance_ = VK_NULL_HANDLE;
+  messenger_ = VK_NULL_HANDLE;
+}
+
+void Context::create_instance(const ContextOptions&) {
+  VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+  app.pApplicationName = "ember";
+  app.pEngineName = "ember";
+  app.apiVersion = VK_API_VERSION_1_2;
+  std::vector<const char*> layers, extensions;
+  if (validation_) {
+    if (!has_layer(kValidationLayer))
+      throw VulkanError("vulkan: validation requested but VK_LAYER_KHRONOS_validation is not installed "
+                        "(Debian: vulkan-validationlayers)");
+    layers.push_back(kValidationLayer);
+  }
+  const bool debug_utils = has_instance_extension(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+  if (validation_ && debug_utils) extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+  VkInstanceCreateInfo ci{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+  ci.pApplicationInfo = &app;
+  ci.enabledLayerCount = static_cast<uint32_t>(layers.size());
+  ci.ppEnabledLayerNames = layers.data();
+  ci.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
+  ci.ppEnabledExtensionNames = extensions.data();
+  check(vkCreateInstance(&ci, nullptr, &instance_), "vkCreateInstance");
+  fn_.load_instance(vkGetInstanceProcAddr, instance_);
+  if (validation_ && debug_utils) install_messenger();
+}
+
+void Context::install_messenger() {
+  VkDebugUtilsMessengerCreateInfoEXT ci{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
+  ci.messageSeverity =
+      VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+  ci.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                   VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
+  ci.pfnUserCallback = &Context::on_message;
+  ci.pUserData = this;
+  check(fn_.CreateDebugUtilsMessengerEXT(instance_, &ci, nullptr, &messenger_), "vkCreateDebugUtilsMessengerEXT");
+}
+
+VKAPI_ATTR VkBool32 VKAPI_CALL Context::on_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                                   VkDebugUtilsMessageTypeFlagsEXT,
+                                                   const VkDebugUtilsMessengerCallbackDataEXT* data, void* self) {
+  auto* ctx = static_cast<Context*>(self);
+  std::string msg = severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT ? "error: " : "warning: ";
+  msg += data && data->pMessage ? data->pMessage : "(no message)";
+  ctx->validation_count_.fetch_add(1);
+  if (ctx->on_message_) ctx->on_message_(msg);
+  std::lock_guard lock(ctx->messages_mutex_);
+  if (ctx->messages_.size() < 64) ctx->messages_.push_back(std::move(msg));
+  return VK_FALSE;
+}
+
+std::vector<std::string> Context::validation_messages() const {
+  std::lock_guard lock(messages_mutex_);
+  return messages_;
+}
+
+void Context::clear_validation_messages() {
+  std::lock_guard lock(messages_mutex_);
+  messages_.clear();
+  validation_count_.store(0);
+}
+
+void Context::pick_physical_device(const ContextOptions& options) {
+  uint32_t n = 0;
+  check(fn_.EnumeratePhysicalDevices(instance_, &n, nullptr), "vkEnumeratePhysicalDevices");
+  if (n == 0) throw VulkanError("vulkan: no physical device (install a driver; mesa-vulkan-drivers gives lavapipe)");
+  std::vector<VkPhysicalDevice> devices(n);
+  check(fn_.EnumeratePhysicalDevices(instance_, &n, devices.data()), "vkEnumeratePhysicalDevices");
+  int index = options.device_index;
+  if (const char* e = std::getenv("EMBER_VULKAN_DEVICE"); e && *e) index = std::atoi(e);
+  if (index >= 0) {
+    if (static_cast<uint32_t>(index) >= n)
+      throw VulkanError("vulkan: device index " + std::to_string(index) + " out of range (" + std::to_string(n) +
+                        " devices)");
+    physical_ = devices[static_cast<uint32_t>(index)];
+  } else {
+    int best = 99;
+    for (auto d : devices) {
+      VkPhysicalDeviceProperties p;
+      fn_.GetPhysicalDeviceProperties(d, &p);
+      if (p.apiVersion < VK_API_VERSION_1_2) continue;
+      if (type_rank(p.deviceType) < best) {
+        best = type_rank(p.deviceType);
+        physical_ = d;
+      }
+    }
+    if (!physical_) throw VulkanError("vulkan: no device supports Vulkan 1.2");
+  }
+  uint32_t nq = 0;
+  fn_.GetPhysicalDeviceQueueFamilyProperties(physical_, &nq, nullptr);
+  std::vector<VkQueueFamilyProperties> families(nq);
+  fn_.GetPhysicalDeviceQueueFamilyProperties(physical_, &nq, families.data());
+  // Prefer a compute-only family (async compute on discrete GPUs), else any family with compute.
+  int chosen = -1;
+  for (uint32_t i = 0; i < nq; ++i) {
+    const auto f = families[i].queueFlags;
+    if ((f & VK_QUEUE_COMPUTE_BIT) && !(f & VK_QUEUE_GRAPHICS_BIT)) {
+      chosen = static_cast<int>(i);
+      break;
+    }
+  }
+  for (uint32_t i = 0; chosen < 0 && i < nq; ++i)
+    if (families[i].queueFlags & VK_QUEUE_COMPUTE_BIT) chosen = static_cast<int>(i);
+  if (chosen < 0) throw VulkanError("vulkan: the device has no compute queue");
+  queue_family_ = static_cast<uint32_t>(chosen);
+}
+
+void Context::create_device() {
+  VkPhysicalDeviceVulkan12Features have12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  VkPhysicalDeviceFeatures2 have{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  have.pNext = &have12;
+  fn_.GetPhysicalDeviceFeatures2(physical_, &have);
+  if (!have.features.shaderInt64)
+    throw VulkanError("vulkan: the device lacks shaderInt64 (Ember's Int tensors are 64-bit)");
+  if (!have12.timelineSemaphore) throw VulkanError("vulkan: the device lacks timelineSemaphore");
+
+  VkPhysicalDeviceVulkan12Features want12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  want12.timelineSemaphore = VK_TRUE;
+  VkPhysicalDeviceFeatures2 want{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  want.pNext = &want12;
+  want.features.shaderInt64 = VK_TRUE;
+
+  const float priority = 1.0f;
+  VkDeviceQueueCreateInfo q{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+  q.queueFamilyIndex = queue_family_;
+  q.queueCount = 1;
+  q.pQueuePriorities = &priority;
+  VkDeviceCreateInfo ci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+  ci.pNext = &want;
+  ci.queueCreateInfoCount = 1;
+  ci.pQueueCreateInfos = &q;
+  check(fn_.CreateDevice(physical_, &ci, nullptr, &device_), "vkCreateDevice");
+  fn_.load_device(device_);
+  fn_.GetDeviceQueue(device_, queue_family_, 0, &queue_);
+}
+
+void Context::read_info() {
+  VkPhysicalDeviceSubgroupProperties sub{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+  VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+  p2.pNext = &sub;
+  fn_.GetPhysicalDeviceProperties2(physical_, &p2);
+  const auto& p = p2.properties;
+  info_.name = p.deviceName;
+  info_.vendor_id = p.vendorID;
+  info_.device_id = p.deviceID;
+  info_.api_version = p.apiVersion;
+  info_.type = p.deviceType;
+  info_.max_storage_buffer_range = p.limits.maxStorageBufferRange;
+  info_.min_storage_buffer_offset_alignment = p.limits.minStorageBufferOffsetAlignment;
+  info_.max_compute_shared_memory = p.limits.maxComputeSharedMemorySize;
+  info_.max_workgroup_invocations = p.limits.maxComputeWorkGroupInvocations;
+  info_.max_workgroup_count_x = p.limits.maxComputeWorkGroupCount[0];
+  info_.subgroup_size = sub.subgroupSize;
+  info_.unified_memory = p.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU ||
+                         p.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+  fn_.GetPhysicalDeviceMemoryProperties(physical_, &memory_props_);
+}
+
+void Context::create_subsystems(const ContextOptions& options) {
+  allocator_ = std::make_unique<Allocator>(*this);
+  pipelines_ = std::make_unique<Pipelines>(*this, options.pipeline_cache);
+  stream_ = std::make_unique<Stream>(*this, options.dispatches_per_submit);
+}
+
+void Context::with_queue(const std::function<void(VkQueue)>& f) {
+  if (external_.lock_queue) external_.lock_queue(external_.user);
+  try {
+    f(queue_);
+  } catch (...) {
+    if (external_.unlock_queue) external_.unlock_queue(external_.user);
+    throw;
+  }
+  if (external_.unlock_queue) external_.unlock_queue(external_.user);
+}
+
+void Context::synchronize() {
+  std::lock_guard lock(mutex_);
+  stream_->finish();
+}
+
+std::vector<uint8_t> Context::save_pipeline_cache() const { return pipelines_->save_cache(); }
+
+namespace {
+std::mutex g_default_mutex;
+ContextOptions g_default_options;
+std::shared_ptr<Context> g_default;
+std::string g_default_error;
+}  // namespace
+
+void set_default_options(const ContextOptions& options) {
+  std::lock_guard lock(g_default_mutex);
+  g_default_options = options;
+}
+
+std::shared_ptr<Context> default_context() {
+  std::lock_guard lock(g_default_mutex);
+  if (!g_default) {
+    if (!g_default_error.empty()) throw VulkanError(g_default_error);
+    try {
+      g_default = std::make_shared<Context>(g_default_options);
+    } catch (const std::exception& e) {
+      g_default_error = e.what();  // do not retry instance creation on every op
+      throw;
+    }
+  }
+  return g_default;
+}
+
+bool available(std::string* why) {
+  try {
+    default_context();
+    return true;
+  } catch (const std::exception& e) {
+    if (why) *why = e.what();
+    return false;
+  }
+}
+
+}  // namespace ember::vk

@@ -1,0 +1,164 @@
+#pragma once
+// A Vulkan context: the instance/device/queue Ember runs on, created by Ember or adopted from a host application
+// (a game engine that already owns them), plus what hangs off it: the memory pools, the pipelines and the command
+// stream. Every Vulkan tensor points at its context; ops on one context are serialized by its mutex.
+#include <vulkan/vulkan.h>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "backends/vulkan/vk_check.hpp"
+#include "backends/vulkan/vk_functions.hpp"
+
+namespace ember::vk {
+
+class Allocator;
+class Pipelines;
+class Stream;
+
+// How Ember creates its own device (ignored for adopted devices, except `validation` which only reports).
+struct ContextOptions {
+  // Enable VK_LAYER_KHRONOS_validation and a VK_EXT_debug_utils messenger; every warning or error message is
+  // counted and kept (validation_messages()). Also switched on by EMBER_VULKAN_VALIDATION=1.
+  bool validation = false;
+  // Physical device index in enumeration order; -1 picks the first discrete GPU, else integrated, else any
+  // (EMBER_VULKAN_DEVICE=n overrides).
+  int device_index = -1;
+  // Initial VkPipelineCache contents from a previous save_pipeline_cache() (ignored when it does not match).
+  std::vector<uint8_t> pipeline_cache;
+  // Called with every validation warning/error message as it happens, on the thread that made the Vulkan call
+  // (tests fail the running test from here).
+  std::function<void(const std::string&)> on_validation_message;
+  // Dispatches recorded per command buffer before it is submitted (so long graphs execute while Ember records).
+  uint32_t dispatches_per_submit = 64;
+};
+
+// A device the host application owns (interop.hpp, and ember.h's ember_vulkan_device_desc). Ember never destroys
+// these objects; it shares the queue, calling lock/unlock around each use when given.
+struct ExternalDevice {
+  VkInstance instance = VK_NULL_HANDLE;
+  VkPhysicalDevice physical_device = VK_NULL_HANDLE;
+  VkDevice device = VK_NULL_HANDLE;
+  uint32_t queue_family = 0;
+  uint32_t queue_index = 0;
+  PFN_vkGetInstanceProcAddr get_instance_proc_addr = nullptr;  // null: the loader's
+  void (*lock_queue)(void* user) = nullptr;
+  void (*unlock_queue)(void* user) = nullptr;
+  void* user = nullptr;
+};
+
+// What Ember needs from a device it is handed (query before creating the device).
+struct Requirements {
+  uint32_t api_version = VK_API_VERSION_1_2;
+  std::vector<const char*> device_extensions;  // none beyond core 1.2 today
+  // Features that must be enabled: shaderInt64 (Int tensors are int64), timelineSemaphore (host sync).
+  bool shader_int64 = true;
+  bool timeline_semaphore = true;
+  VkQueueFlags queue_flags = VK_QUEUE_COMPUTE_BIT;
+};
+Requirements requirements();
+
+struct DeviceInfo {
+  std::string name;
+  uint32_t vendor_id = 0, device_id = 0, api_version = 0;
+  VkPhysicalDeviceType type = VK_PHYSICAL_DEVICE_TYPE_OTHER;
+  VkDeviceSize max_storage_buffer_range = 0;
+  VkDeviceSize min_storage_buffer_offset_alignment = 0;
+  uint32_t max_compute_shared_memory = 0;
+  uint32_t max_workgroup_invocations = 0;
+  uint32_t max_workgroup_count_x = 0;
+  uint32_t subgroup_size = 0;
+  bool unified_memory = false;  // integrated / CPU device: device-local memory is host-visible
+};
+
+class Context {
+ public:
+  // Creates an instance and device of Ember's own.
+  explicit Context(const ContextOptions& options);
+  // Adopts the host's device (never destroyed by Ember).
+  Context(const ExternalDevice& external, const ContextOptions& options);
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  const Functions& fn() const { return fn_; }
+  VkInstance instance() const { return instance_; }
+  VkPhysicalDevice physical_device() const { return physical_; }
+  VkDevice device() const { return device_; }
+  VkQueue queue() const { return queue_; }
+  uint32_t queue_family() const { return queue_family_; }
+  const DeviceInfo& info() const { return info_; }
+  const VkPhysicalDeviceMemoryProperties& memory_properties() const { return memory_props_; }
+  bool owns_device() const { return owns_device_; }
+
+  Allocator& allocator() { return *allocator_; }
+  Pipelines& pipelines() { return *pipelines_; }
+  Stream& stream() { return *stream_; }
+  // Held while recording or submitting: one Ember op at a time per context.
+  std::recursive_mutex& mutex() { return mutex_; }
+
+  // Runs f with the (possibly shared) queue locked by the host's callbacks.
+  void with_queue(const std::function<void(VkQueue)>& f);
+
+  // Validation-layer / debug-utils messages of severity warning or error seen so far (only with validation on).
+  std::size_t validation_message_count() const { return validation_count_.load(); }
+  std::vector<std::string> validation_messages() const;
+  void clear_validation_messages();
+
+  // Waits for all work Ember submitted on this context.
+  void synchronize();
+
+  std::vector<uint8_t> save_pipeline_cache() const;
+
+ private:
+  void release() noexcept;
+  void create_instance(const ContextOptions& options);
+  void pick_physical_device(const ContextOptions& options);
+  void create_device();
+  void install_messenger();
+  void read_info();
+  void create_subsystems(const ContextOptions& options);
+  static VKAPI_ATTR VkBool32 VKAPI_CALL on_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                                   VkDebugUtilsMessageTypeFlagsEXT types,
+                                                   const VkDebugUtilsMessengerCallbackDataEXT* data, void* self);
+
+  Functions fn_;
+  VkInstance instance_ = VK_NULL_HANDLE;
+  VkPhysicalDevice physical_ = VK_NULL_HANDLE;
+  VkDevice device_ = VK_NULL_HANDLE;
+  VkQueue queue_ = VK_NULL_HANDLE;
+  uint32_t queue_family_ = 0;
+  uint32_t queue_index_ = 0;
+  bool owns_instance_ = false;
+  bool owns_device_ = false;
+  bool validation_ = false;
+  ExternalDevice external_{};
+  VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
+  DeviceInfo info_;
+  VkPhysicalDeviceMemoryProperties memory_props_{};
+
+  std::unique_ptr<Allocator> allocator_;
+  std::unique_ptr<Pipelines> pipelines_;
+  std::unique_ptr<Stream> stream_;
+  std::recursive_mutex mutex_;
+
+  std::function<void(const std::string&)> on_message_;
+  std::atomic<std::size_t> validation_count_{0};
+  mutable std::mutex messages_mutex_;
+  std::vector<std::string> messages_;
+};
+
+// The process-wide default context (what a default-constructed VulkanDevice means), created on first use with
+// options from the environment. Throws VulkanError when no Vulkan device exists.
+std::shared_ptr<Context> default_context();
+// Whether a Vulkan device can be created here at all (tests use it to skip with a message); fills `why` if not.
+bool available(std::string* why = nullptr);
+// Replaces the default context's options before its first use (tests turn validation on this way).
+void set_default_options(const ContextOptions& options);
+
+}  // namespace ember::vk

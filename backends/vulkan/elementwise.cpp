@@ -1,0 +1,99 @@
+// Elementwise math: unary and scalar ops over contiguous tensors, binary ops with broadcasting through strides
+// (shaders/unary.comp, scalar.comp, binary.comp). Integer division by zero is an ArgumentError like on the CPU:
+// the divisor is checked on the device and the flag read back before dividing (a host sync, only for Int div).
+#include <cmath>
+#include <cstring>
+
+#include "backends/vulkan/elementwise_util.hpp"
+
+namespace ember::vk {
+namespace {
+
+EMBER_SHADER_WORDS(kUnaryF32)
+#include "unary_f32.spv.inc"
+;
+EMBER_SHADER_DEF(kUnaryF32)
+EMBER_SHADER_WORDS(kUnaryI64)
+#include "unary_i64.spv.inc"
+;
+EMBER_SHADER_DEF(kUnaryI64)
+EMBER_SHADER_WORDS(kScalarF32)
+#include "scalar_f32.spv.inc"
+;
+EMBER_SHADER_DEF(kScalarF32)
+EMBER_SHADER_WORDS(kScalarI64)
+#include "scalar_i64.spv.inc"
+;
+EMBER_SHADER_DEF(kScalarI64)
+EMBER_SHADER_WORDS(kBinaryF32)
+#include "binary_f32.spv.inc"
+;
+EMBER_SHADER_DEF(kBinaryF32)
+EMBER_SHADER_WORDS(kBinaryI64)
+#include "binary_i64.spv.inc"
+;
+EMBER_SHADER_DEF(kBinaryI64)
+
+struct UnaryPush {
+  uint32_t n, op;
+};
+struct ScalarPush {
+  uint32_t n, op;
+  float s;
+  uint32_t pad;
+  uint32_t s64[2];
+};
+
+// Throws when any element of the Int tensor d is zero (reads one flag back).
+void refuse_zero_divisor(const Index& d) {
+  if (d.numel() == 0) return;
+  const auto zero = compare_scalar(d, CompareOp::Eq, 0.0);
+  const auto any = reduce_all(cast<uint32_t, int64_t>(zero), ReduceOp::Max);
+  if (into_data(any, DType::I64).get<int64_t>(0) != 0) throw ArgumentError("div: integer division by zero");
+}
+
+}  // namespace
+
+template <class T>
+VulkanTensor<T> unary(const VulkanTensor<T>& x, UnaryOp op) {
+  if constexpr (std::is_same_v<T, int64_t>) {
+    if (op != UnaryOp::Neg && op != UnaryOp::Abs && op != UnaryOp::Sign)
+      throw KindError("unary: op " + std::to_string(static_cast<int>(op)) + " is not defined for Int tensors");
+  }
+  auto y = empty<T>(x.ctx, x.shape);
+  const UnaryPush p{static_cast<uint32_t>(x.numel()), static_cast<uint32_t>(op)};
+  launch(*x.ctx, std::is_same_v<T, float> ? kUnaryF32 : kUnaryI64, {in(x), out(y)}, p, x.numel());
+  return y;
+}
+
+template <class T>
+VulkanTensor<T> scalar(const VulkanTensor<T>& x, ScalarOp op, double s) {
+  ScalarPush p{static_cast<uint32_t>(x.numel()), static_cast<uint32_t>(op), static_cast<float>(s), 0, {0, 0}};
+  if constexpr (std::is_same_v<T, int64_t>) {
+    const int64_t c = static_cast<int64_t>(s);
+    if (op == ScalarOp::Div && c == 0) throw ArgumentError("div: integer division by zero");
+    if (op == ScalarOp::RDiv) refuse_zero_divisor(x);
+    std::memcpy(p.s64, &c, 8);
+  }
+  auto y = empty<T>(x.ctx, x.shape);
+  launch(*x.ctx, std::is_same_v<T, float> ? kScalarF32 : kScalarI64, {in(x), out(y)}, p, x.numel());
+  return y;
+}
+
+template <class T>
+VulkanTensor<T> binary(const VulkanTensor<T>& a, const VulkanTensor<T>& b, BinaryOp op) {
+  if constexpr (std::is_same_v<T, int64_t>) {
+    if (op == BinaryOp::Div) refuse_zero_divisor(b);
+  }
+  return broadcast_op<T, T>(std::is_same_v<T, float> ? kBinaryF32 : kBinaryI64, a, b, static_cast<uint32_t>(op),
+                            "binary");
+}
+
+template VulkanTensor<float> unary<float>(const VulkanTensor<float>&, UnaryOp);
+template VulkanTensor<int64_t> unary<int64_t>(const VulkanTensor<int64_t>&, UnaryOp);
+template VulkanTensor<float> scalar<float>(const VulkanTensor<float>&, ScalarOp, double);
+template VulkanTensor<int64_t> scalar<int64_t>(const VulkanTensor<int64_t>&, ScalarOp, double);
+template VulkanTensor<float> binary<float>(const VulkanTensor<float>&, const VulkanTensor<float>&, BinaryOp);
+template VulkanTensor<int64_t> binary<int64_t>(const VulkanTensor<int64_t>&, const VulkanTensor<int64_t>&, BinaryOp);
+
+}  // namespace ember::vk

@@ -1,0 +1,159 @@
+// Layout ops: all of them are one strided copy (shaders/copy_strided.comp) with different strides and offsets.
+// reshape shares storage; whole-tensor copies use vkCmdCopyBuffer.
+#include "backends/vulkan/strided.hpp"
+
+#include <cstring>
+
+namespace ember::vk {
+namespace {
+
+EMBER_SHADER_WORDS(kCopyW32)
+#include "copy_w32.spv.inc"
+;
+EMBER_SHADER_DEF(kCopyW32)
+EMBER_SHADER_WORDS(kCopyW64)
+#include "copy_w64.spv.inc"
+;
+EMBER_SHADER_DEF(kCopyW64)
+
+struct CopyPush {
+  uint32_t n, rank;
+  int32_t in_off, out_off;
+  uint32_t shape[kMaxDims];
+  int32_t istride[kMaxDims];
+  int32_t ostride[kMaxDims];
+};
+
+template <class T>
+VulkanTensor<T> copy_of(const VulkanTensor<T>& x) {
+  auto y = empty<T>(x.ctx, x.shape);
+  std::lock_guard lock(x.ctx->mutex());
+  x.ctx->stream().copy(x.alloc, 0, y.alloc, 0, x.bytes());
+  return y;
+}
+
+}  // namespace
+
+template <class T>
+void copy_strided(const VulkanTensor<T>& src, int64_t src_off, const std::vector<int64_t>& istride,
+                  const VulkanTensor<T>& dst, int64_t dst_off, const std::vector<int64_t>& ostride,
+                  const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (auto d : shape) n *= d;
+  if (n == 0) return;
+  check_elements(n, "copy");
+  const auto s = merge_dims<2>(shape, {istride, ostride}, "copy");
+  CopyPush p{};
+  p.n = static_cast<uint32_t>(n);
+  p.rank = static_cast<uint32_t>(s.shape.size());
+  p.in_off = static_cast<int32_t>(src_off);
+  p.out_off = static_cast<int32_t>(dst_off);
+  for (std::size_t d = 0; d < s.shape.size(); ++d) {
+    p.shape[d] = static_cast<uint32_t>(s.shape[d]);
+    p.istride[d] = static_cast<int32_t>(s.strides[0][d]);
+    p.ostride[d] = static_cast<int32_t>(s.strides[1][d]);
+  }
+  const Shader& shader = sizeof(T) == 8 ? kCopyW64 : kCopyW32;
+  // dst may already hold data (slice_assign, cat): it is read-modify-written, so mark it written.
+  launch(*dst.ctx, shader, {in(src), out(dst)}, p, static_cast<uint64_t>(n));
+}
+
+template <class T>
+VulkanTensor<T> reshape(const VulkanTensor<T>& x, const Shape& shape) {
+  return {x.ctx, x.alloc, shape};
+}
+
+template <class T>
+VulkanTensor<T> permute(const VulkanTensor<T>& x, const std::vector<std::size_t>& axes) {
+  Shape shape;
+  std::vector<int64_t> istride;
+  const auto st = x.shape.strides();
+  for (auto a : axes) {
+    shape.dims.push_back(x.shape.dims[a]);
+    istride.push_back(st[a]);
+  }
+  auto y = empty<T>(x.ctx, shape);
+  copy_strided(x, 0, istride, y, 0, shape.strides(), shape.dims);
+  return y;
+}
+
+template <class T>
+VulkanTensor<T> expand(const VulkanTensor<T>& x, const Shape& shape) {
+  if (shape.num_elements() == x.numel()) return {x.ctx, x.alloc, shape};  // only unit/leading dims added
+  auto y = empty<T>(x.ctx, shape);
+  copy_strided(x, 0, broadcast_strides(x.shape, shape), y, 0, shape.strides(), shape.dims);
+  return y;
+}
+
+template <class T>
+VulkanTensor<T> slice(const VulkanTensor<T>& x, const std::vector<Range>& ranges) {
+  Shape shape;
+  int64_t base = 0;
+  const auto st = x.shape.strides();
+  for (std::size_t k = 0; k < ranges.size(); ++k) {
+    shape.dims.push_back(ranges[k].end - ranges[k].start);
+    base += ranges[k].start * st[k];
+  }
+  for (std::size_t k = ranges.size(); k < x.shape.rank(); ++k) shape.dims.push_back(x.shape.dims[k]);
+  if (shape == x.shape) return x;
+  auto y = empty<T>(x.ctx, shape);
+  copy_strided(x, base, st, y, 0, shape.strides(), shape.dims);
+  return y;
+}
+
+template <class T>
+VulkanTensor<T> slice_assign(const VulkanTensor<T>& x, const std::vector<Range>& ranges, const VulkanTensor<T>& v) {
+  auto y = copy_of(x);
+  int64_t base = 0;
+  const auto st = x.shape.strides();
+  for (std::size_t k = 0; k < ranges.size(); ++k) base += ranges[k].start * st[k];
+  copy_strided(v, 0, v.shape.strides(), y, base, st, v.shape.dims);
+  return y;
+}
+
+template <class T>
+VulkanTensor<T> cat(const std::vector<VulkanTensor<T>>& xs, std::size_t dim) {
+  Shape shape = xs.front().shape;
+  shape.dims[dim] = 0;
+  for (const auto& x : xs) shape.dims[dim] += x.shape.dims[dim];
+  auto y = empty<T>(xs.front().ctx, shape);
+  const auto ost = shape.strides();
+  int64_t at = 0;
+  for (const auto& x : xs) {
+    copy_strided(x, 0, x.shape.strides(), y, at * ost[dim], ost, x.shape.dims);
+    at += x.shape.dims[dim];
+  }
+  return y;
+}
+
+template <class T>
+VulkanTensor<T> flip(const VulkanTensor<T>& x, const std::vector<std::size_t>& dims) {
+  auto st = x.shape.strides();
+  int64_t base = 0;
+  for (auto d : dims) {
+    if (x.shape.dims[d] == 0) continue;
+    base += (x.shape.dims[d] - 1) * st[d];
+    st[d] = -st[d];
+  }
+  auto y = empty<T>(x.ctx, x.shape);
+  copy_strided(x, base, st, y, 0, x.shape.strides(), x.shape.dims);
+  return y;
+}
+
+#define EMBER_INSTANTIATE(T)                                                                                     \
+  template void copy_strided<T>(const VulkanTensor<T>&, int64_t, const std::vector<int64_t>&,                    \
+                                const VulkanTensor<T>&, int64_t, const std::vector<int64_t>&,                    \
+                                const std::vector<int64_t>&);                                                    \
+  template VulkanTensor<T> reshape<T>(const VulkanTensor<T>&, const Shape&);                                     \
+  template VulkanTensor<T> permute<T>(const VulkanTensor<T>&, const std::vector<std::size_t>&);                  \
+  template VulkanTensor<T> expand<T>(const VulkanTensor<T>&, const Shape&);                                      \
+  template VulkanTensor<T> slice<T>(const VulkanTensor<T>&, const std::vector<Range>&);                          \
+  template VulkanTensor<T> slice_assign<T>(const VulkanTensor<T>&, const std::vector<Range>&, const VulkanTensor<T>&); \
+  template VulkanTensor<T> cat<T>(const std::vector<VulkanTensor<T>>&, std::size_t);                             \
+  template VulkanTensor<T> flip<T>(const VulkanTensor<T>&, const std::vector<std::size_t>&);
+EMBER_INSTANTIATE(float)
+EMBER_INSTANTIATE(int64_t)
+EMBER_INSTANTIATE(uint32_t)
+#undef EMBER_INSTANTIATE
+
+}  // namespace ember::vk

@@ -1,0 +1,52 @@
+#pragma once
+// Compute pipelines: every Ember shader shares one descriptor-set layout (kBindings storage buffers) and one
+// pipeline layout (kPushBytes of push constants), so any dispatch can bind any tensors. Pipelines are created on
+// first use per (shader, specialization constants) and kept in a VkPipelineCache the host can save and restore
+// (Context::save_pipeline_cache, ContextOptions::pipeline_cache).
+#include <vulkan/vulkan.h>
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace ember::vk {
+
+class Context;
+
+// SPIR-V embedded at build time (backends/vulkan/shaders, glslc -mfmt=c).
+struct Shader {
+  const char* name;
+  std::span<const uint32_t> spirv;
+};
+
+class Pipelines {
+ public:
+  static constexpr uint32_t kBindings = 8;
+  static constexpr uint32_t kPushBytes = 128;
+  static constexpr uint32_t kMaxSpec = 4;
+
+  Pipelines(Context& ctx, const std::vector<uint8_t>& initial_cache);
+  ~Pipelines();
+
+  // constant_id i of the shader gets spec[i] (constant 0 is the workgroup size by convention).
+  VkPipeline get(const Shader& shader, std::array<uint32_t, kMaxSpec> spec);
+  VkPipelineLayout layout() const { return layout_; }
+  VkDescriptorSetLayout set_layout() const { return set_layout_; }
+  std::vector<uint8_t> save_cache() const;
+  std::size_t size() const;
+
+ private:
+  Context& ctx_;
+  VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;
+  VkPipelineLayout layout_ = VK_NULL_HANDLE;
+  VkPipelineCache cache_ = VK_NULL_HANDLE;
+  mutable std::mutex mutex_;
+  std::map<std::pair<const uint32_t*, std::array<uint32_t, kMaxSpec>>, VkPipeline> pipelines_;
+  std::map<const uint32_t*, VkShaderModule> modules_;
+};
+
+}  // namespace ember::vk

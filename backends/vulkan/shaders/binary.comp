@@ -1,0 +1,96 @@
+#version 450
+// out[i] = a[ia] (op) b[ib] with NumPy broadcasting: the output is contiguous, a and b are read through strides
+// (0 along broadcast dims) over up to 8 merged dims. Variants: TYPE_F32 / TYPE_I64 arithmetic (BinaryOp codes),
+// COMPARE (CompareOp codes, output Bool words), LOGIC (LogicOp codes on Bool words).
+#extension GL_GOOGLE_include_directive : require
+#if defined(TYPE_I64)
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#define T int64_t
+#elif defined(TYPE_U32)
+#define T uint
+#else
+#define T float
+#endif
+#if defined(COMPARE) || defined(LOGIC)
+#define OUT uint
+#else
+#define OUT T
+#endif
+#include "common.glsl"
+#include "math.glsl"
+#include "int_math.glsl"
+
+layout(std430, binding = 0) readonly buffer A { T a[]; };
+layout(std430, binding = 1) readonly buffer B { T b[]; };
+layout(std430, binding = 2) writeonly buffer Y { OUT y[]; };
+layout(push_constant) uniform P {
+  uint n;
+  uint rank;
+  uint op;
+  uint pad;
+  uint shape[MAX_DIMS];
+  uint astride[MAX_DIMS];
+  uint bstride[MAX_DIMS];
+} p;
+
+#if defined(COMPARE)
+OUT apply(T x, T z) {
+  switch (p.op) {
+    case 0: return uint(x == z);
+    case 1: return uint(x != z);
+    case 2: return uint(x < z);
+    case 3: return uint(x <= z);
+    case 4: return uint(x > z);
+    case 5: return uint(x >= z);
+  }
+  return 0u;
+}
+#elif defined(LOGIC)
+OUT apply(T x, T z) {
+  switch (p.op) {
+    case 0: return x & z;
+    case 1: return x | z;
+    case 2: return x ^ z;
+  }
+  return 0u;
+}
+#elif defined(TYPE_I64)
+OUT apply(T x, T z) {
+  switch (p.op) {
+    case 0: return x + z;
+    case 1: return x - z;
+    case 2: return x * z;
+    case 3: return int_div(x, z);
+    case 4: return int_pow(x, z);
+    case 5: return x > z ? x : z;
+    case 6: return x < z ? x : z;
+  }
+  return x;
+}
+#else
+OUT apply(T x, T z) {
+  switch (p.op) {
+    case 0: return x + z;
+    case 1: return x - z;
+    case 2: return x * z;
+    case 3: return x / z;
+    case 4: return ember_pow(x, z);
+    case 5: return (isnan(x) || x > z) ? x : z;  // NaN propagates, like torch.maximum
+    case 6: return (isnan(x) || x < z) ? x : z;
+  }
+  return x;
+}
+#endif
+
+void main() {
+  FOR_EACH(i, p.n) {
+    uint rest = i, ia = 0u, ib = 0u;
+    for (int d = int(p.rank) - 1; d >= 0; --d) {
+      const uint idx = rest % p.shape[d];
+      rest /= p.shape[d];
+      ia += idx * p.astride[d];
+      ib += idx * p.bstride[d];
+    }
+    y[i] = apply(a[ia], b[ib]);
+  }
+}

@@ -1,0 +1,146 @@
+// Creation and host transfer. On unified-memory devices (integrated GPUs, lavapipe) tensor memory is host-visible:
+// uploads are a memcpy into a fresh allocation (the GPU cannot be using it) and reads wait for the stream, then
+// memcpy. On discrete GPUs both go through a staging allocation and a recorded copy.
+#include <cstring>
+
+#include "backends/vulkan/launch.hpp"
+#include "backends/vulkan/memory.hpp"
+
+namespace ember::vk {
+namespace {
+
+EMBER_SHADER_WORDS(kFillW32)
+#include "fill_w32.spv.inc"
+;
+EMBER_SHADER_DEF(kFillW32)
+EMBER_SHADER_WORDS(kFillW64)
+#include "fill_w64.spv.inc"
+;
+EMBER_SHADER_DEF(kFillW64)
+EMBER_SHADER_WORDS(kArangeI64)
+#include "arange_i64.spv.inc"
+;
+EMBER_SHADER_DEF(kArangeI64)
+
+struct FillPush {
+  uint32_t n, pad;
+  uint32_t value[2];
+};
+
+template <class T>
+constexpr DType storage_dtype() {
+  if constexpr (std::is_same_v<T, float>) return DType::F32;
+  else if constexpr (std::is_same_v<T, int64_t>) return DType::I64;
+  else return DType::Bool;  // uint32 words on the device, bytes on the host
+}
+
+// Host bytes of `data` in the device's element layout.
+template <class T>
+std::vector<T> host_values(const TensorData& data) {
+  if constexpr (std::is_same_v<T, uint32_t>) {
+    std::vector<uint32_t> v(data.num_elements());
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = data.get<bool>(i) ? 1u : 0u;
+    return v;
+  } else {
+    return data.to_vec<T>();
+  }
+}
+
+}  // namespace
+
+template <class T>
+VulkanTensor<T> empty(const std::shared_ptr<Context>& ctx, const Shape& shape) {
+  check_elements(shape.num_elements(), "alloc");
+  VulkanTensor<T> t{ctx, nullptr, shape};
+  t.alloc = ctx->allocator().allocate(t.bytes(), MemoryUse::Tensor);
+  return t;
+}
+
+template <class T>
+VulkanTensor<T> from_data(const TensorData& data, const std::shared_ptr<Context>& ctx) {
+  auto t = empty<T>(ctx, data.shape);
+  if (t.numel() == 0) return t;
+  const auto values = host_values<T>(data);
+  if (void* dst = t.alloc->mapped()) {
+    std::memcpy(dst, values.data(), t.bytes());
+    return t;
+  }
+  auto staging = ctx->allocator().allocate(t.bytes(), MemoryUse::Staging);
+  std::memcpy(staging->mapped(), values.data(), t.bytes());
+  std::lock_guard lock(ctx->mutex());
+  ctx->stream().copy(staging, 0, t.alloc, 0, t.bytes());
+  return t;
+}
+
+template <class T>
+TensorData into_data(const VulkanTensor<T>& x, DType own) {
+  std::vector<T> values(static_cast<std::size_t>(x.numel()));
+  if (!values.empty()) {
+    Context& ctx = *x.ctx;
+    std::lock_guard lock(ctx.mutex());
+    if (const void* src = x.alloc->mapped()) {
+      ctx.stream().finish();
+      std::memcpy(values.data(), src, x.bytes());
+    } else {
+      auto staging = ctx.allocator().allocate(x.bytes(), MemoryUse::Staging);
+      ctx.stream().copy(x.alloc, 0, staging, 0, x.bytes());
+      ctx.stream().finish();
+      std::memcpy(values.data(), staging->mapped(), x.bytes());
+    }
+  }
+  if constexpr (std::is_same_v<T, uint32_t>) {
+    std::vector<uint8_t> bytes(values.begin(), values.end());
+    auto d = TensorData::from_span<uint8_t>(bytes, x.shape);
+    d.dtype = DType::Bool;
+    return own == DType::Bool ? d : d.convert(own);
+  } else {
+    auto d = TensorData::from_span<T>(values, x.shape);
+    return own == storage_dtype<T>() ? d : d.convert(own);
+  }
+}
+
+template <class T>
+VulkanTensor<T> full(const std::shared_ptr<Context>& ctx, const Shape& shape, double value) {
+  auto t = empty<T>(ctx, shape);
+  FillPush push{static_cast<uint32_t>(t.numel()), 0, {0, 0}};
+  if constexpr (std::is_same_v<T, float>) {
+    const float f = static_cast<float>(value);
+    std::memcpy(push.value, &f, 4);
+    launch(*ctx, kFillW32, {out(t)}, push, t.numel());
+  } else if constexpr (std::is_same_v<T, int64_t>) {
+    const int64_t v = static_cast<int64_t>(value);
+    std::memcpy(push.value, &v, 8);
+    launch(*ctx, kFillW64, {out(t)}, push, t.numel());
+  } else {
+    push.value[0] = value != 0.0 ? 1u : 0u;
+    launch(*ctx, kFillW32, {out(t)}, push, t.numel());
+  }
+  return t;
+}
+
+template <class T>
+VulkanTensor<T> to_context(const VulkanTensor<T>& x, const std::shared_ptr<Context>& ctx) {
+  if (x.ctx == ctx) return x;
+  return from_data<T>(into_data(x, storage_dtype<T>()), ctx);
+}
+
+Index arange(const std::shared_ptr<Context>& ctx, int64_t start, int64_t end) {
+  auto t = empty<int64_t>(ctx, Shape({end > start ? end - start : 0}));
+  FillPush push{static_cast<uint32_t>(t.numel()), 0, {0, 0}};
+  std::memcpy(push.value, &start, 8);
+  launch(*ctx, kArangeI64, {out(t)}, push, t.numel());
+  return t;
+}
+
+#define EMBER_INSTANTIATE(T)                                                                  \
+  template VulkanTensor<T> empty<T>(const std::shared_ptr<Context>&, const Shape&);           \
+  template VulkanTensor<T> from_data<T>(const TensorData&, const std::shared_ptr<Context>&);  \
+  template TensorData into_data<T>(const VulkanTensor<T>&, DType);                            \
+  template VulkanTensor<T> full<T>(const std::shared_ptr<Context>&, const Shape&, double);    \
+  template VulkanTensor<T> to_context<T>(const VulkanTensor<T>&, const std::shared_ptr<Context>&);
+EMBER_INSTANTIATE(float)
+EMBER_INSTANTIATE(int64_t)
+EMBER_INSTANTIATE(uint32_t)
+#undef EMBER_INSTANTIATE
+
+}  // namespace ember::vk
