@@ -21,7 +21,7 @@ const char* kUsage =
     "usage: ember <command> [options]\n"
     "commands:\n"
     "  train    train a digits classifier and save its record (+ an SVG training curve)\n"
-    "           --model mlp|cnn (mlp)  --backend cpu|cuda  --epochs N (20)  --batch-size N (64)  --lr X (0.001)\n"
+    "           --model mlp|cnn (mlp)  --backend cpu|vulkan|cuda  --epochs N (20)  --batch-size N (64)  --lr X (0.001)\n"
     "           --precision full|half|double (full)  --out FILE (digits-<model>.emr)  --data FILE  --seed N\n"
     "           --threads N  --no-progress\n"
     "  eval     FILE [--data FILE]: test accuracy of a record written by train\n"

@@ -8,6 +8,9 @@
 #include <numeric>
 
 #include "backends/cpu/cpu_backend.hpp"
+#if EMBER_HAS_VULKAN
+#include "backends/vulkan/vulkan_backend.hpp"
+#endif
 #if EMBER_HAS_CUDA
 #include "backends/cuda/cuda_backend.hpp"
 #endif
@@ -147,10 +150,17 @@ TrainResult run_train(const TrainOptions& o, std::ostream& log) {
   if (o.epochs < 1 || o.batch_size < 1 || !(o.lr > 0.0)) throw ArgumentError("train: epochs, batch size and lr must be positive");
   const bool mlp = o.model == ModelKind::Mlp;
   if (o.backend == "cpu") return mlp ? train_model<Cpu<float>, DigitsMlp>(o, log) : train_model<Cpu<float>, DigitsCnn>(o, log);
+#if EMBER_HAS_VULKAN
+  if (o.backend == "vulkan")
+    return mlp ? train_model<Vulkan, DigitsMlp>(o, log) : train_model<Vulkan, DigitsCnn>(o, log);
+#endif
 #if EMBER_HAS_CUDA
   if (o.backend == "cuda") return mlp ? train_model<Cuda, DigitsMlp>(o, log) : train_model<Cuda, DigitsCnn>(o, log);
 #endif
   std::string available = "cpu";
+#if EMBER_HAS_VULKAN
+  available += ", vulkan";
+#endif
 #if EMBER_HAS_CUDA
   available += ", cuda";
 #endif
