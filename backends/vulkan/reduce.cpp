@@ -1,15 +1,182 @@
-// PLACEHOLDER (being written in this session by the owner of this op family; must not ship).
+// Reductions over one dim (kept with size 1) or over all elements, and argmax/argmin (shaders/reduce.comp).
+// Semantics follow backends/cpu/reduce.cpp: NaN is sticky for max/min and is the extreme for argmax/argmin, ties
+// take the first index, Int sums/products wrap, Int mean truncates toward zero (0 over an empty dim), Float mean
+// over an empty dim is NaN, sum/prod of nothing are 0/1. Empty max/min/arg dims are refused by the tensor layer.
+//
+// A reduction views x as [outer, r, inner]. Each pass is one dispatch whose workgroups tile that view (see the
+// shader); when r is long compared with the work available, a pass reduces chunks of r into [outer, splits, inner]
+// partials and another pass reduces those, so a reduce_all over millions of elements keeps every workgroup busy
+// and float sums are combined pairwise rather than in one long serial chain.
+#include <algorithm>
+#include <bit>
+#include <optional>
+#include <type_traits>
+
 #include "backends/vulkan/launch.hpp"
 
 namespace ember::vk {
-[[noreturn]] static void pending_reduce() { throw VulkanError("vulkan: reduce ops are not implemented yet"); }
-template <class T> VulkanTensor<T> reduce(const VulkanTensor<T>&, ReduceOp, std::size_t) { pending_reduce(); }
-template <class T> VulkanTensor<T> reduce_all(const VulkanTensor<T>&, ReduceOp) { pending_reduce(); }
-template <class T> Index arg_reduce(const VulkanTensor<T>&, ArgReduceOp, std::size_t) { pending_reduce(); }
-#define EMBER_INSTANTIATE(T) \
+namespace {
+
+EMBER_SHADER_WORDS(kReduceF32)
+#include "reduce_f32.spv.inc"
+;
+EMBER_SHADER_DEF(kReduceF32)
+EMBER_SHADER_WORDS(kReduceI64)
+#include "reduce_i64.spv.inc"
+;
+EMBER_SHADER_DEF(kReduceI64)
+EMBER_SHADER_WORDS(kArgReduceF32)
+#include "arg_reduce_f32.spv.inc"
+;
+EMBER_SHADER_DEF(kArgReduceF32)
+EMBER_SHADER_WORDS(kArgReduceI64)
+#include "arg_reduce_i64.spv.inc"
+;
+EMBER_SHADER_DEF(kArgReduceI64)
+
+struct ReducePush {
+  uint32_t outer, r, inner, splits, chunk, op, mean_div, flags;
+};
+constexpr uint32_t kFlagHasIndex = 1;  // arg passes after the first read the indices found so far
+
+// Workgroups that keep a large GPU busy; a pass with fewer splits r until it has about this many.
+constexpr int64_t kTargetGroups = 512;
+// Rows one lane accumulates serially in a pass: splitting below kMin rows is not worth another pass; above kMax
+// rows f32 sums would drift (the rest of the combination is a pairwise tree).
+constexpr int64_t kMinRowsPerLane = 16;
+constexpr int64_t kMaxRowsPerLane = 64;
+// Lanes along inner: 32 adjacent elements are one 128-byte transaction for f32.
+constexpr int64_t kMaxInnerLanes = 32;
+
+struct View3 {
+  int64_t outer = 1, r = 1, inner = 1;
+};
+
+View3 view3(const Shape& s, std::size_t dim) {
+  View3 v;
+  for (std::size_t i = 0; i < s.rank(); ++i) {
+    if (i < dim) v.outer *= s[i];
+    else if (i == dim) v.r = s[i];
+    else v.inner *= s[i];
+  }
+  return v;
+}
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t pow2_at_least(int64_t n) {
+  return static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(std::max<int64_t>(n, 1))));
+}
+
+// The kernel shape of one pass over view v.
+struct Pass {
+  int64_t tx = 1, ty = 1;  // lanes along inner and along r (powers of two, tx * ty divides the workgroup)
+  int64_t splits = 1, chunk = 1;
+  uint32_t groups = 1;
+};
+
+Pass plan_pass(const Context& ctx, const View3& v) {
+  Pass p;
+  p.tx = v.inner == 1 ? 1 : std::min(pow2_at_least(v.inner), kMaxInnerLanes);
+  p.ty = std::min<int64_t>(kWorkgroup / p.tx, pow2_at_least(v.r));
+  const int64_t tiles_per_group = kWorkgroup / (p.tx * p.ty);
+  const int64_t columns = v.outer * ceil_div(v.inner, p.tx);
+  const int64_t rows_per_lane = ceil_div(v.r, p.ty);
+  if (rows_per_lane > kMinRowsPerLane) {
+    const int64_t groups = ceil_div(columns, tiles_per_group);
+    const int64_t for_occupancy = groups < kTargetGroups ? ceil_div(kTargetGroups, groups) : 1;
+    const int64_t for_accuracy = ceil_div(rows_per_lane, kMaxRowsPerLane);
+    p.splits = std::min(std::max(for_occupancy, for_accuracy), ceil_div(rows_per_lane, kMinRowsPerLane));
+  }
+  p.chunk = std::max<int64_t>(ceil_div(v.r, p.splits), 1);  // r == 0: one empty split
+  p.splits = std::max<int64_t>(ceil_div(v.r, p.chunk), 1);
+  p.groups = groups_for(ctx, static_cast<uint64_t>(columns * p.splits), static_cast<uint32_t>(tiles_per_group));
+  return p;
+}
+
+ReducePush push_for(const View3& v, const Pass& pass, uint32_t op, int64_t mean_div, uint32_t flags) {
+  return {static_cast<uint32_t>(v.outer),       static_cast<uint32_t>(v.r),
+          static_cast<uint32_t>(v.inner),       static_cast<uint32_t>(pass.splits),
+          static_cast<uint32_t>(pass.chunk),    op,
+          static_cast<uint32_t>(mean_div),      flags};
+}
+
+std::array<uint32_t, Pipelines::kMaxSpec> spec_for(const Pass& pass) {
+  return {kWorkgroup, static_cast<uint32_t>(pass.tx), static_cast<uint32_t>(pass.ty), 0};
+}
+
+// Reduces view v of x into a tensor of out_shape (outer * inner elements), pass after pass until one split is left.
+template <class T>
+VulkanTensor<T> reduce_view(const VulkanTensor<T>& x, View3 v, ReduceOp op, const Shape& out_shape) {
+  check_elements(x.numel(), "reduce");
+  if (v.outer * v.inner == 0) return empty<T>(x.ctx, out_shape);
+  const Shader& shader = std::is_same_v<T, float> ? kReduceF32 : kReduceI64;
+  const int64_t mean_div = v.r;
+  VulkanTensor<T> cur = x;
+  for (;;) {
+    const Pass pass = plan_pass(*x.ctx, v);
+    const bool last = pass.splits == 1;
+    auto y = empty<T>(x.ctx, last ? out_shape : Shape{v.outer, pass.splits, v.inner});
+    // Partial passes of a mean sum; only the last one divides, by the original length.
+    const ReduceOp pass_op = (!last && op == ReduceOp::Mean) ? ReduceOp::Sum : op;
+    launch_grid(*x.ctx, shader, {in(cur), out(y)}, push_for(v, pass, static_cast<uint32_t>(pass_op), mean_div, 0),
+                {pass.groups, 1, 1}, spec_for(pass));
+    if (last) return y;
+    cur = std::move(y);
+    v.r = pass.splits;
+  }
+}
+
+}  // namespace
+
+template <class T>
+VulkanTensor<T> reduce(const VulkanTensor<T>& x, ReduceOp op, std::size_t dim) {
+  Shape os = x.shape;
+  os[dim] = 1;
+  return reduce_view(x, view3(x.shape, dim), op, os);
+}
+
+template <class T>
+VulkanTensor<T> reduce_all(const VulkanTensor<T>& x, ReduceOp op) {
+  return reduce_view(x, View3{1, x.numel(), 1}, op, Shape{1});
+}
+
+template <class T>
+Index arg_reduce(const VulkanTensor<T>& x, ArgReduceOp op, std::size_t dim) {
+  check_elements(x.numel(), "arg_reduce");
+  Shape os = x.shape;
+  os[dim] = 1;
+  View3 v = view3(x.shape, dim);
+  if (v.outer * v.inner == 0) return empty<int64_t>(x.ctx, os);
+  const Shader& shader = std::is_same_v<T, float> ? kArgReduceF32 : kArgReduceI64;
+  const auto code = static_cast<uint32_t>(op);
+  // Each pass yields the winning values and their indices along the original dim; later passes carry both.
+  VulkanTensor<T> vals = x;
+  std::optional<Index> idx;
+  for (;;) {
+    const Pass pass = plan_pass(*x.ctx, v);
+    const bool last = pass.splits == 1;
+    const Shape ps = last ? os : Shape{v.outer, pass.splits, v.inner};
+    auto y = empty<T>(x.ctx, ps);
+    auto yi = empty<int64_t>(x.ctx, ps);
+    if (idx)
+      launch_grid(*x.ctx, shader, {in(vals), out(y), out(yi), in(*idx)}, push_for(v, pass, code, 0, kFlagHasIndex),
+                  {pass.groups, 1, 1}, spec_for(pass));
+    else
+      launch_grid(*x.ctx, shader, {in(vals), out(y), out(yi)}, push_for(v, pass, code, 0, 0), {pass.groups, 1, 1},
+                  spec_for(pass));
+    if (last) return yi;
+    vals = std::move(y);
+    idx = std::move(yi);
+    v.r = pass.splits;
+  }
+}
+
+#define EMBER_INSTANTIATE(T)                                                        \
   template VulkanTensor<T> reduce<T>(const VulkanTensor<T>&, ReduceOp, std::size_t); \
-  template VulkanTensor<T> reduce_all<T>(const VulkanTensor<T>&, ReduceOp); \
+  template VulkanTensor<T> reduce_all<T>(const VulkanTensor<T>&, ReduceOp);          \
   template Index arg_reduce<T>(const VulkanTensor<T>&, ArgReduceOp, std::size_t);
 EMBER_INSTANTIATE(float)
 EMBER_INSTANTIATE(int64_t)
+#undef EMBER_INSTANTIATE
+
 }  // namespace ember::vk
