@@ -1,18 +1,223 @@
-// PLACEHOLDER (being written in this session by the owner of this op family; must not ship).
+// Indexing ops: gather, scatter_add, index_select and index_select_add (select_assign), matching
+// backends/cpu/layout.cpp. Index values come from user data, so like the CPU they are range-checked before any work
+// and a bad one raises IndexError naming the op and the first bad value; that check needs one read-back of a
+// device-side flag (shaders/check_indices.comp). The accumulating ops give each output line to one invocation
+// (shaders/scatter_add.comp, index_select_add.comp): deterministic, no atomics, the CPU's summation order. For
+// Bool, "add" is OR, as on the CPU.
+#include <string>
+
 #include "backends/vulkan/launch.hpp"
 
 namespace ember::vk {
-[[noreturn]] static void pending_indexing() { throw VulkanError("vulkan: indexing ops are not implemented yet"); }
-template <class T> VulkanTensor<T> gather(std::size_t, const VulkanTensor<T>&, const Index&) { pending_indexing(); }
-template <class T> VulkanTensor<T> scatter_add(std::size_t, const VulkanTensor<T>&, const Index&, const VulkanTensor<T>&) { pending_indexing(); }
-template <class T> VulkanTensor<T> index_select(const VulkanTensor<T>&, std::size_t, const Index&) { pending_indexing(); }
-template <class T> VulkanTensor<T> index_select_add(const VulkanTensor<T>&, std::size_t, const Index&, const VulkanTensor<T>&) { pending_indexing(); }
-#define EMBER_INSTANTIATE(T) \
-  template VulkanTensor<T> gather<T>(std::size_t, const VulkanTensor<T>&, const Index&); \
-  template VulkanTensor<T> scatter_add<T>(std::size_t, const VulkanTensor<T>&, const Index&, const VulkanTensor<T>&); \
-  template VulkanTensor<T> index_select<T>(const VulkanTensor<T>&, std::size_t, const Index&); \
-  template VulkanTensor<T> index_select_add<T>(const VulkanTensor<T>&, std::size_t, const Index&, const VulkanTensor<T>&);
+namespace {
+
+EMBER_SHADER_WORDS(kGatherW32)
+#include "gather_w32.spv.inc"
+;
+EMBER_SHADER_DEF(kGatherW32)
+EMBER_SHADER_WORDS(kGatherW64)
+#include "gather_w64.spv.inc"
+;
+EMBER_SHADER_DEF(kGatherW64)
+EMBER_SHADER_WORDS(kIndexSelectW32)
+#include "index_select_w32.spv.inc"
+;
+EMBER_SHADER_DEF(kIndexSelectW32)
+EMBER_SHADER_WORDS(kIndexSelectW64)
+#include "index_select_w64.spv.inc"
+;
+EMBER_SHADER_DEF(kIndexSelectW64)
+EMBER_SHADER_WORDS(kScatterAddF32)
+#include "scatter_add_f32.spv.inc"
+;
+EMBER_SHADER_DEF(kScatterAddF32)
+EMBER_SHADER_WORDS(kScatterAddI64)
+#include "scatter_add_i64.spv.inc"
+;
+EMBER_SHADER_DEF(kScatterAddI64)
+EMBER_SHADER_WORDS(kScatterAddU32)
+#include "scatter_add_u32.spv.inc"
+;
+EMBER_SHADER_DEF(kScatterAddU32)
+EMBER_SHADER_WORDS(kIndexSelectAddF32)
+#include "index_select_add_f32.spv.inc"
+;
+EMBER_SHADER_DEF(kIndexSelectAddF32)
+EMBER_SHADER_WORDS(kIndexSelectAddI64)
+#include "index_select_add_i64.spv.inc"
+;
+EMBER_SHADER_DEF(kIndexSelectAddI64)
+EMBER_SHADER_WORDS(kIndexSelectAddU32)
+#include "index_select_add_u32.spv.inc"
+;
+EMBER_SHADER_DEF(kIndexSelectAddU32)
+EMBER_SHADER_WORDS(kCheckIndicesFind)
+#include "check_indices_find.spv.inc"
+;
+EMBER_SHADER_DEF(kCheckIndicesFind)
+EMBER_SHADER_WORDS(kCheckIndicesReport)
+#include "check_indices_report.spv.inc"
+;
+EMBER_SHADER_DEF(kCheckIndicesReport)
+
+template <class T>
+const Shader& scatter_add_shader() {
+  if constexpr (std::is_same_v<T, float>) return kScatterAddF32;
+  else if constexpr (std::is_same_v<T, int64_t>) return kScatterAddI64;
+  else return kScatterAddU32;
+}
+template <class T>
+const Shader& index_select_add_shader() {
+  if constexpr (std::is_same_v<T, float>) return kIndexSelectAddF32;
+  else if constexpr (std::is_same_v<T, int64_t>) return kIndexSelectAddI64;
+  else return kIndexSelectAddU32;
+}
+
+template <class T>
+VulkanTensor<T> copy_of(const VulkanTensor<T>& x) {
+  auto y = empty<T>(x.ctx, x.shape);
+  if (x.numel() == 0) return y;
+  std::lock_guard lock(x.ctx->mutex());
+  x.ctx->stream().copy(x.alloc, 0, y.alloc, 0, x.bytes());
+  return y;
+}
+
+// Throws IndexError (the CPU's message) unless every index value is in [0, size). One host round trip: the
+// shaders leave n - (first bad position) and the first bad value in a two-element flag tensor.
+void check_indices(const char* op, const Index& indices, std::size_t dim, int64_t size) {
+  struct Push {
+    uint32_t n, pad;
+    int64_t size;
+  } p{static_cast<uint32_t>(indices.numel()), 0, size};
+  auto flag = full<int64_t>(indices.ctx, Shape{2}, 0.0);
+  launch(*indices.ctx, kCheckIndicesFind, {in(indices), out(flag)}, p, indices.numel());
+  launch(*indices.ctx, kCheckIndicesReport, {in(indices), out(flag)}, p, 1);
+  const TensorData verdict = into_data(flag, DType::I64);
+  if (verdict.get<int64_t>(0) != 0) {
+    throw IndexError(std::string(op) + ": index " + std::to_string(verdict.get<int64_t>(1)) +
+                     " out of range for dim " + std::to_string(dim) + " of size " + std::to_string(size));
+  }
+}
+
+// The index space of gather / scatter_add: the indices' shape (row-major), each position addressing x through x's
+// strides with the `dim` coordinate replaced by the index value. Unit dims other than dim are dropped and
+// neighbours that are also contiguous in x are merged, so the shaders' 8 dims cover ordinary tensors.
+struct AlongDim {
+  std::vector<uint32_t> shape, xstride;
+  uint32_t dim = 0;
+};
+AlongDim along_dim(const Shape& x, const Shape& idx, std::size_t dim, const char* op) {
+  const auto st = x.strides();
+  AlongDim s;
+  bool last_is_dim = false;
+  for (std::size_t d = 0; d < idx.rank(); ++d) {
+    if (d != dim && idx.dims[d] == 1) continue;
+    const bool merge = d != dim && !s.shape.empty() && !last_is_dim &&
+                       int64_t{s.xstride.back()} == st[d] * idx.dims[d];
+    if (merge) {
+      s.shape.back() *= static_cast<uint32_t>(idx.dims[d]);
+      s.xstride.back() = static_cast<uint32_t>(st[d]);
+    } else {
+      if (d == dim) s.dim = static_cast<uint32_t>(s.shape.size());
+      s.shape.push_back(static_cast<uint32_t>(idx.dims[d]));
+      s.xstride.push_back(static_cast<uint32_t>(st[d]));
+    }
+    last_is_dim = d == dim;
+  }
+  if (s.shape.size() > kMaxDims)
+    throw ShapeError(std::string("vulkan ") + op + ": more than 8 dims remain after merging (" +
+                     std::to_string(s.shape.size()) + ")");
+  return s;
+}
+
+struct AlongDimPush {
+  uint32_t n, rank, dim, inner;
+  uint32_t shape[kMaxDims];
+  uint32_t xstride[kMaxDims];
+};
+AlongDimPush along_dim_push(const AlongDim& s, uint32_t n) {
+  AlongDimPush p{};
+  p.n = n;
+  p.rank = static_cast<uint32_t>(s.shape.size());
+  p.dim = s.dim;
+  p.inner = 1;
+  for (std::size_t d = 0; d < s.shape.size(); ++d) {
+    p.shape[d] = s.shape[d];
+    p.xstride[d] = s.xstride[d];
+    if (d > s.dim) p.inner *= s.shape[d];
+  }
+  return p;
+}
+
+// x viewed as [outer, size, inner] around dim (index_select and index_select_add).
+struct RowsPush {
+  uint32_t n, m, size, inner;
+};
+RowsPush rows_push(const Shape& x, std::size_t dim, int64_t n, int64_t m) {
+  int64_t inner = 1;
+  for (std::size_t d = dim + 1; d < x.rank(); ++d) inner *= x.dims[d];
+  return {static_cast<uint32_t>(n), static_cast<uint32_t>(m), static_cast<uint32_t>(x.dims[dim]),
+          static_cast<uint32_t>(inner)};
+}
+
+}  // namespace
+
+template <class T>
+VulkanTensor<T> gather(std::size_t dim, const VulkanTensor<T>& x, const Index& indices) {
+  auto y = empty<T>(x.ctx, indices.shape);
+  if (y.numel() == 0) return y;
+  check_indices("gather", indices, dim, x.shape[dim]);
+  const auto p = along_dim_push(along_dim(x.shape, indices.shape, dim, "gather"), static_cast<uint32_t>(y.numel()));
+  launch(*x.ctx, sizeof(T) == 8 ? kGatherW64 : kGatherW32, {in(x), in(indices), out(y)}, p, y.numel());
+  return y;
+}
+
+template <class T>
+VulkanTensor<T> scatter_add(std::size_t dim, const VulkanTensor<T>& x, const Index& indices,
+                            const VulkanTensor<T>& values) {
+  auto y = copy_of(x);
+  if (indices.numel() == 0) return y;
+  check_indices("scatter_add", indices, dim, x.shape[dim]);
+  auto p = along_dim_push(along_dim(x.shape, indices.shape, dim, "scatter_add"), 0);
+  p.n = static_cast<uint32_t>(indices.numel() / indices.shape[dim]);  // lines: outer * inner
+  launch(*x.ctx, scatter_add_shader<T>(), {in(indices), in(values), out(y)}, p, p.n);
+  return y;
+}
+
+template <class T>
+VulkanTensor<T> index_select(const VulkanTensor<T>& x, std::size_t dim, const Index& indices) {
+  Shape shape = x.shape;
+  shape.dims[dim] = indices.numel();
+  auto y = empty<T>(x.ctx, shape);
+  if (y.numel() == 0) return y;
+  check_indices("index_select", indices, dim, x.shape[dim]);
+  const auto p = rows_push(x.shape, dim, y.numel(), indices.numel());
+  launch(*x.ctx, sizeof(T) == 8 ? kIndexSelectW64 : kIndexSelectW32, {in(x), in(indices), out(y)}, p, y.numel());
+  return y;
+}
+
+template <class T>
+VulkanTensor<T> index_select_add(const VulkanTensor<T>& x, std::size_t dim, const Index& indices,
+                                 const VulkanTensor<T>& values) {
+  auto y = copy_of(x);
+  if (values.numel() == 0) return y;
+  check_indices("select_assign", indices, dim, x.shape[dim]);  // the user-facing name (Tensor::select_assign)
+  const int64_t lines = values.numel() / indices.numel();     // outer * inner
+  const auto p = rows_push(x.shape, dim, lines, indices.numel());
+  launch(*x.ctx, index_select_add_shader<T>(), {in(indices), in(values), out(y)}, p, lines);
+  return y;
+}
+
+#define EMBER_INSTANTIATE(T)                                                                                    \
+  template VulkanTensor<T> gather<T>(std::size_t, const VulkanTensor<T>&, const Index&);                        \
+  template VulkanTensor<T> scatter_add<T>(std::size_t, const VulkanTensor<T>&, const Index&,                    \
+                                          const VulkanTensor<T>&);                                              \
+  template VulkanTensor<T> index_select<T>(const VulkanTensor<T>&, std::size_t, const Index&);                  \
+  template VulkanTensor<T> index_select_add<T>(const VulkanTensor<T>&, std::size_t, const Index&,               \
+                                               const VulkanTensor<T>&);
 EMBER_INSTANTIATE(float)
 EMBER_INSTANTIATE(int64_t)
 EMBER_INSTANTIATE(uint32_t)
+#undef EMBER_INSTANTIATE
+
 }  // namespace ember::vk
