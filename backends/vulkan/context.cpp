@@ -111,6 +111,7 @@ void Context::release() noexcept {
     }
   }
   stream_.reset();
+  extensions_.clear();  // may free allocations and Vulkan objects: before the allocator and the device
   pipelines_.reset();
   allocator_.reset();
   if (owns_device_ && device_) fn_.DestroyDevice(device_, nullptr);
@@ -292,6 +293,15 @@ void Context::with_queue(const std::function<void(VkQueue)>& f) {
     throw;
   }
   if (external_.unlock_queue) external_.unlock_queue(external_.user);
+}
+
+Context::Extension& Context::extension(const std::string& key,
+                                      const std::function<std::unique_ptr<Extension>()>& make) {
+  std::lock_guard lock(mutex_);
+  for (auto& [k, e] : extensions_)
+    if (k == key) return *e;
+  extensions_.emplace_back(key, make());
+  return *extensions_.back().second;
 }
 
 void Context::synchronize() {

@@ -115,6 +115,13 @@ class Context {
 
   std::vector<uint8_t> save_pipeline_cache() const;
 
+  // State an op family keeps per context beyond pipelines (VkFFT's plans): created by make() on the first call
+  // with `key`, destroyed once Ember's work has finished and before the allocator and the device go.
+  struct Extension {
+    virtual ~Extension() = default;
+  };
+  Extension& extension(const std::string& key, const std::function<std::unique_ptr<Extension>()>& make);
+
  private:
   void release() noexcept;
   void create_instance(const ContextOptions& options);
@@ -145,6 +152,7 @@ class Context {
   std::unique_ptr<Allocator> allocator_;
   std::unique_ptr<Pipelines> pipelines_;
   std::unique_ptr<Stream> stream_;
+  std::vector<std::pair<std::string, std::unique_ptr<Extension>>> extensions_;
   std::recursive_mutex mutex_;
 
   std::function<void(const std::string&)> on_message_;
