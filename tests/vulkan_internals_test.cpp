@@ -1,0 +1,151 @@
+// The Vulkan backend's machinery, beneath the op suite: pooled memory, the maxStorageBufferRange limit, barriers
+// only between dependent dispatches, periodic submits, the pipeline cache round trip, and adopting a device that
+// Ember did not create (and not destroying it). Runs on the default context with validation on
+// (tests/support/vulkan_main.cpp).
+#include <gtest/gtest.h>
+
+#include "backends/vulkan/commands.hpp"
+#include "backends/vulkan/context.hpp"
+#include "backends/vulkan/interop.hpp"
+#include "backends/vulkan/memory.hpp"
+#include "backends/vulkan/pipelines.hpp"
+#include "backends/vulkan/vulkan_backend.hpp"
+#include "engine/ember.hpp"
+
+namespace ember {
+namespace {
+
+using T2 = Tensor<Vulkan, 2>;
+
+std::shared_ptr<vk::Context> ctx() { return vk::default_context(); }
+
+TEST(VulkanMemory, FreedRangesAreReusedWithoutNewBlocks) {
+  auto& alloc = ctx()->allocator();
+  ctx()->synchronize();
+  { auto warm = alloc.allocate(1 << 20, vk::MemoryUse::Tensor); }
+  ctx()->synchronize();
+  const auto before = alloc.stats(vk::MemoryUse::Tensor);
+  for (int i = 0; i < 100; ++i) {
+    auto a = alloc.allocate(1 << 20, vk::MemoryUse::Tensor);
+    auto b = alloc.allocate(3 << 10, vk::MemoryUse::Tensor);
+    EXPECT_NE(a->offset() + a->size() > b->offset() && b->offset() + b->size() > a->offset() &&
+                  a->buffer() == b->buffer(),
+              true)
+        << "live allocations overlap";
+  }
+  const auto after = alloc.stats(vk::MemoryUse::Tensor);
+  EXPECT_EQ(after.blocks, before.blocks);
+  EXPECT_EQ(after.in_use, before.in_use);
+}
+
+TEST(VulkanMemory, TensorsBeyondTheBindableRangeAreRefused) {
+  const auto range = ctx()->info().max_storage_buffer_range;
+  try {
+    (void)ctx()->allocator().allocate(range + 4, vk::MemoryUse::Tensor);
+    FAIL() << "expected DeviceOutOfMemory";
+  } catch (const DeviceOutOfMemory& e) {
+    EXPECT_NE(std::string(e.what()).find("maxStorageBufferRange"), std::string::npos) << e.what();
+  }
+}
+
+TEST(VulkanStream, BarriersOnlyBetweenDependentDispatches) {
+  auto& s = ctx()->stream();
+  const auto a = T2::full({64, 64}, 1.0);
+  const auto b = T2::full({64, 64}, 2.0);
+  ctx()->synchronize();
+  const auto start = s.stats();
+  // Independent: two ops reading the same inputs, writing different outputs.
+  const auto x = a.add(b);
+  const auto y = a.mul(b);
+  const auto mid = s.stats();
+  EXPECT_EQ(mid.barriers, start.barriers) << "independent dispatches got a barrier";
+  EXPECT_EQ(mid.dispatches, start.dispatches + 2);
+  // Dependent: reads x, written by an earlier dispatch.
+  const auto z = x.exp();
+  EXPECT_EQ(s.stats().barriers, mid.barriers + 1);
+  EXPECT_NEAR(z.into_data().to_vec<float>()[0], std::exp(3.0f), 1e-3);
+  EXPECT_EQ(y.into_data().to_vec<float>()[5], 2.0f);
+}
+
+TEST(VulkanStream, LongGraphsAreSubmittedInBatches) {
+  auto& s = ctx()->stream();
+  ctx()->synchronize();
+  const auto before = s.stats().submits;
+  auto x = T2::full({8, 8}, 0.0);
+  for (int i = 0; i < 200; ++i) x = x.add_scalar(1.0);
+  EXPECT_GE(s.stats().submits, before + 2) << "200 dispatches should have been submitted in batches of 64";
+  EXPECT_EQ(x.into_data().to_vec<float>()[63], 200.0f);
+}
+
+TEST(VulkanPipelines, CacheRoundTripsThroughANewContext) {
+  (void)T2::full({4, 4}, 1.0).add_scalar(1.0).into_data();
+  const auto data = ctx()->save_pipeline_cache();
+  EXPECT_GT(data.size(), 16u);
+  vk::ContextOptions o;
+  o.validation = true;
+  o.on_validation_message = [](const std::string& m) { ADD_FAILURE() << m; };
+  o.pipeline_cache = data;
+  const auto dev = vulkan::create(o);
+  const auto r = T2::full({4, 4}, 1.0, dev).add_scalar(2.0).into_data().to_vec<float>();
+  EXPECT_EQ(r[15], 3.0f);
+  o.pipeline_cache = {1, 2, 3, 4, 5};  // garbage: ignored, never an error
+  const auto dev2 = vulkan::create(o);
+  EXPECT_EQ(T2::full({2, 2}, 4.0, dev2).into_data().to_vec<float>()[3], 4.0f);
+}
+
+TEST(VulkanInterop, AdoptedDeviceIsSharedAndNotDestroyed) {
+  // Ember's own context plays the host: its device is handed to a second context, which must run ops on it and
+  // leave it alive when it goes away.
+  auto host = ctx();
+  vulkan::ExternalDevice ext;
+  ext.instance = host->instance();
+  ext.physical_device = host->physical_device();
+  ext.device = host->device();
+  ext.queue_family = host->queue_family();
+  static int locks = 0, unlocks = 0;
+  ext.lock_queue = [](void*) { ++locks; };
+  ext.unlock_queue = [](void*) { ++unlocks; };
+  {
+    const auto dev = vulkan::adopt(ext);
+    const auto x = T2::from_values(std::vector<float>{1, 2, 3, 4}, {2, 2}, dev);
+    EXPECT_EQ(x.add(x).into_data().to_vec<float>()[3], 8.0f);
+    const auto view = vulkan::buffer_of(x);
+    EXPECT_NE(view.buffer, VK_NULL_HANDLE);
+    EXPECT_EQ(view.size, 16u);
+    // Wrap the storage of a tensor (a buffer this context does not own) and compute from it.
+    const auto w = vulkan::wrap_buffer<Float, 2>(dev, view.buffer, view.offset, {2, 2});
+    EXPECT_EQ(w.mul_scalar(10.0).into_data().to_vec<float>()[2], 30.0f);
+    const uint64_t v = vulkan::submit(dev);
+    vulkan::host_wait(dev, v);
+  }
+  EXPECT_GT(locks, 0);
+  EXPECT_EQ(locks, unlocks);
+  // The host's device still works after the adopting context is gone.
+  EXPECT_EQ(T2::full({2, 2}, 5.0).add_scalar(1.0).into_data().to_vec<float>()[0], 6.0f);
+}
+
+TEST(VulkanInterop, RequirementsNameWhatEmberNeeds) {
+  const auto r = vulkan::requirements();
+  EXPECT_TRUE(r.shader_int64);
+  EXPECT_TRUE(r.timeline_semaphore);
+  EXPECT_TRUE(r.queue_flags & VK_QUEUE_COMPUTE_BIT);
+  EXPECT_GE(r.api_version, VK_API_VERSION_1_2);
+}
+
+TEST(VulkanErrors, BadArgumentsAreErrorsNotCrashes) {
+  vulkan::ExternalDevice ext;  // all null
+  EXPECT_THROW(vulkan::adopt(ext), ArgumentError);
+  auto host = ctx();
+  ext.instance = host->instance();
+  ext.physical_device = host->physical_device();
+  ext.device = host->device();
+  ext.queue_family = 99;
+  EXPECT_THROW(vulkan::adopt(ext), ArgumentError);
+  const auto x = T2::full({2, 2}, 1.0);
+  const auto misaligned = [&] { (void)vulkan::wrap_buffer<Float, 2>(VulkanDevice{}, vulkan::buffer_of(x).buffer, 3, {1, 1}); };
+  EXPECT_THROW(misaligned(), ArgumentError);
+  EXPECT_THROW(vulkan::host_wait(VulkanDevice{}, ctx()->stream().last_submitted() + 100), ArgumentError);
+}
+
+}  // namespace
+}  // namespace ember
