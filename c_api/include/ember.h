@@ -146,7 +146,10 @@ EMBER_API ember_status ember_backend_query(int32_t backend, ember_backend_info* 
  * than capacity). backends may be NULL when capacity is 0. Thread-safe. */
 EMBER_API ember_status ember_backend_list(int32_t* backends, size_t capacity, size_t* count);
 /* A device of `backend` (index < device_count). Functions taking a `const ember_device*` accept NULL for the
- * default device (CPU 0). Devices are small values: free them any time; tensors do not reference them. */
+ * default device (CPU 0). Devices are small values: free them any time; tensors do not reference them.
+ * Vulkan: index is the physical device in vkEnumeratePhysicalDevices order; the first create of an index opens it
+ * (EMBER_ERR_UNSUPPORTED, with the reason, when it cannot run Ember) and later creates share it. Ops need all their
+ * tensors on one device. A device adopted from the host (ember_vulkan_device_adopt) reports index -1. */
 EMBER_API ember_status ember_device_create(int32_t backend, int32_t index, ember_device** out);
 EMBER_API ember_status ember_device_info(const ember_device* device, int32_t* backend, int32_t* index);
 EMBER_API ember_status ember_device_free(ember_device* device);
@@ -473,6 +476,82 @@ EMBER_API ember_status ember_optimizer_save(const ember_optimizer* optimizer, co
                                             const ember_record_options* options);
 EMBER_API ember_status ember_optimizer_load(ember_optimizer* optimizer, const char* path);
 EMBER_API ember_status ember_optimizer_free(ember_optimizer* optimizer);
+
+/* ================================================================ Vulkan interop
+ * Sharing a Vulkan device with a host application (a game engine that owns its VkInstance / VkDevice / queue).
+ * No <vulkan/vulkan.h> here: dispatchable handles (VkInstance, VkPhysicalDevice, VkDevice) are passed as void*,
+ * non-dispatchable ones (VkBuffer, VkSemaphore) as uint64_t, PFN_vkGetInstanceProcAddr as void*.
+ * These functions exist in every build; without the Vulkan backend they return EMBER_ERR_UNSUPPORTED. A
+ * `const ember_device*` here must be a Vulkan device (NULL or another backend: EMBER_ERR_INVALID_ARGUMENT).
+ *
+ * Synchronization uses two timeline semaphores. Ember's own (ember_vulkan_timeline_semaphore) is signalled by every
+ * ember_vulkan_submit with the value it returns: the host's GPU work waits for it before reading Ember's outputs.
+ * The host's (ember_vulkan_wait_semaphore): Ember's next submit waits for it on the GPU before reading the host's
+ * buffers. Ember records work lazily; its outputs are complete only once a submitted value is reached. */
+
+/* What Ember needs from a device it is handed: create the host's VkDevice with these. */
+typedef struct ember_vulkan_requirements {
+  uint32_t struct_size;
+  uint32_t api_version;                   /* minimum VkApplicationInfo / device API version (VK_API_VERSION_1_2) */
+  uint32_t queue_flags;                   /* VkQueueFlags the shared queue needs (VK_QUEUE_COMPUTE_BIT) */
+  int32_t shader_int64;                   /* 1: enable VkPhysicalDeviceFeatures.shaderInt64 (int tensors) */
+  int32_t timeline_semaphore;             /* 1: enable VkPhysicalDeviceVulkan12Features.timelineSemaphore */
+  uint32_t device_extension_count;        /* device extensions to enable (none today) */
+  const char* const* device_extensions;   /* [device_extension_count] names, static storage; NULL when none */
+} ember_vulkan_requirements;
+
+/* The host's device, for ember_vulkan_device_adopt. Ember never destroys these objects. */
+typedef struct ember_vulkan_device_desc {
+  uint32_t struct_size;
+  void* instance;               /* VkInstance */
+  void* physical_device;        /* VkPhysicalDevice */
+  void* device;                 /* VkDevice, created with ember_vulkan_requirements' features */
+  uint32_t queue_family;        /* a family with VK_QUEUE_COMPUTE_BIT */
+  uint32_t queue_index;         /* the queue Ember submits to (shared with the host when the host uses it too) */
+  void* get_instance_proc_addr; /* PFN_vkGetInstanceProcAddr the host's instance works with; NULL: the loader's */
+  void (*lock_queue)(void* user);   /* called around every use of the queue by Ember (both or neither; may be NULL) */
+  void (*unlock_queue)(void* user);
+  void* user;                       /* passed to lock_queue / unlock_queue */
+  const void* pipeline_cache_data;  /* a previous ember_vulkan_pipeline_cache_data, or NULL (mismatch: ignored) */
+  size_t pipeline_cache_size;
+} ember_vulkan_device_desc;
+
+/* Fills *out (struct_size set by the caller). Needs no device. */
+EMBER_API ember_status ember_vulkan_requirements_query(ember_vulkan_requirements* out);
+/* A device handle running Ember on the host's VkDevice and queue. The host keeps its instance, device and queue
+ * alive until every Ember handle made on this device (devices, tensors, modules, grads, optimizers) is freed; the
+ * last one releases Ember's own objects on it (memory, pipelines, its semaphore), after waiting for Ember's work. */
+EMBER_API ember_status ember_vulkan_device_adopt(const ember_vulkan_device_desc* desc, ember_device** out);
+/* The storage of a Vulkan tensor (an autodiff tensor: its value): a VkBuffer range holding the elements row-major,
+ * f32 / int64 / bool as 32-bit words (0 or 1). Valid while the tensor handle (or a handle sharing its storage)
+ * lives; its contents are final once the value of the next ember_vulkan_submit is reached on Ember's timeline.
+ * vk_buffer is required; offset and size may be NULL. */
+EMBER_API ember_status ember_vulkan_tensor_buffer(const ember_tensor* tensor, uint64_t* vk_buffer, uint64_t* offset,
+                                                  uint64_t* size);
+/* A tensor over the host's VkBuffer (VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, on `device`), without a copy: numel
+ * elements row-major from `offset` (a multiple of minStorageBufferOffsetAlignment). dtype: EMBER_DTYPE_F32 (float
+ * tensor), EMBER_DTYPE_I64 (int), EMBER_DTYPE_BOOL (bool: 32-bit words holding 0 or 1, not bytes); others give
+ * EMBER_ERR_DTYPE. Ember only reads the buffer; the host keeps it alive while the tensor and work reading it live,
+ * and must not write it before that work is done (wait on Ember's timeline). */
+EMBER_API ember_status ember_vulkan_tensor_wrap_buffer(const ember_device* device, uint64_t vk_buffer, uint64_t offset,
+                                                       int32_t dtype, const int64_t* shape, size_t rank,
+                                                       ember_tensor** out);
+/* Submits everything recorded on `device`; *timeline_value is reached on Ember's timeline semaphore when it has
+ * executed (the last submitted value when nothing was pending). */
+EMBER_API ember_status ember_vulkan_submit(const ember_device* device, uint64_t* timeline_value);
+/* Ember's timeline semaphore (VkSemaphore) on `device`: the host waits on it, never signals or destroys it. */
+EMBER_API ember_status ember_vulkan_timeline_semaphore(const ember_device* device, uint64_t* semaphore);
+/* Ember's next submit on `device` waits (on the GPU) until the host's timeline semaphore reaches value. */
+EMBER_API ember_status ember_vulkan_wait_semaphore(const ember_device* device, uint64_t host_timeline_semaphore,
+                                                   uint64_t value);
+/* Blocks the calling thread until Ember's timeline reaches value (a value ember_vulkan_submit returned). */
+EMBER_API ember_status ember_vulkan_host_wait(const ember_device* device, uint64_t value);
+/* Submits and waits for all of Ember's work on `device`. */
+EMBER_API ember_status ember_vulkan_synchronize(const ember_device* device);
+/* The device's VkPipelineCache contents, to pass as pipeline_cache_data when adopting a device in a later run
+ * (saves shader compilation); *size = bytes needed (BUFFER_TOO_SMALL, nothing written, when capacity is less). */
+EMBER_API ember_status ember_vulkan_pipeline_cache_data(const ember_device* device, void* buffer, size_t capacity,
+                                                        size_t* size);
 
 #ifdef __cplusplus
 } /* extern "C" */

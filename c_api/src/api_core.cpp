@@ -13,7 +13,7 @@ struct BackendRow {
   const char* name;
   bool compiled;
 };
-constexpr BackendRow kBackends[] = {{"cpu", true}, {"vulkan", false}, {"cuda", false}};
+constexpr BackendRow kBackends[] = {{"cpu", true}, {"vulkan", EMBER_HAS_VULKAN != 0}, {"cuda", false}};
 constexpr int32_t kBackendCount = 3;
 
 const BackendRow& backend_row(int32_t b) {
@@ -57,9 +57,9 @@ ember_status ember_backend_query(int32_t backend, ember_backend_info* info) {
     ember_backend_info v{};
     v.backend = backend;
     v.compiled = row.compiled;
-    v.usable = row.compiled;  // the CPU is always usable; GPU rows will probe their devices here
-    v.device_count = row.compiled ? BackendTraits<CpuAd>::device_count() : 0;
-    v.float_dtype = static_cast<int32_t>(kind_dtype<CpuAd, Float>());
+    v.device_count = row.compiled ? device_count(static_cast<BackendId>(backend)) : 0;  // GPUs: probed once
+    v.usable = v.device_count > 0;
+    v.float_dtype = static_cast<int32_t>(DType::F32);  // every backend stores floats as f32
     v.name = row.name;
     write_struct(info, v, kBackendInfoV1, "info");
   });
@@ -86,9 +86,7 @@ ember_status ember_device_create(int32_t backend, int32_t index, ember_device** 
     auto& o = out_handle(out);
     const BackendRow& row = backend_row(backend);
     if (!row.compiled) throw UnsupportedError(std::string("backend ") + row.name + " is not compiled into this library");
-    const DynDevice d{static_cast<BackendId>(backend), index};
-    on_backend(d, [](auto) { return 0; });  // validates the index
-    o = make_handle<ember_device>(d);
+    o = make_handle<ember_device>(make_device(static_cast<BackendId>(backend), index));
   });
 }
 

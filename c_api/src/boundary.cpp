@@ -8,6 +8,9 @@
 #include <unordered_map>
 
 #include "records/recorder.hpp"
+#if EMBER_HAS_VULKAN
+#include "backends/vulkan/vk_check.hpp"
+#endif
 
 namespace ember::capi {
 namespace {
@@ -62,6 +65,14 @@ ember_status fail(const char* fn) noexcept {
     return set_message(e.status, fn, e.what());
   } catch (const UnsupportedError& e) {
     return set_message(EMBER_ERR_UNSUPPORTED, fn, e.what());
+#if EMBER_HAS_VULKAN
+  } catch (const DeviceOutOfMemory& e) {
+    return set_message(EMBER_ERR_OUT_OF_MEMORY, fn, e.what());
+  } catch (const VulkanError& e) {
+    // The device cannot do it (a lost device, a missing feature, an op the backend does not have yet): the host
+    // can fall back to another backend, which is what UNSUPPORTED tells it.
+    return set_message(EMBER_ERR_UNSUPPORTED, fn, e.what());
+#endif
   } catch (const LoadError& e) {
     return set_message(EMBER_ERR_RECORD, fn, e.what());
   } catch (const RecordIoError& e) {

@@ -58,7 +58,7 @@ DynGrads backward(const DynTensor& x, const DynTensor* grad) {
         const auto& p = float_of(t, "backward: tensor");
         if constexpr (kTracks<B>) {
           if (!grad) return BackendGrads<B>{B::backward(p)};
-          const auto& g = float_of(same_backend<B>(*grad, "backward"), "backward: grad");
+          const auto& g = float_of(same_backend<B>(*grad, t, "backward"), "backward: grad");
           const Shape ps = B::template shape<Float>(p), gs = B::template shape<Float>(g);
           if (!(ps == gs))
             throw ShapeError("backward: grad of shape " + gs.to_string() + " for a tensor of shape " + ps.to_string());
@@ -85,7 +85,7 @@ std::optional<DynTensor> grad(const DynGrads& grads, const DynTensor& x) {
   return std::visit(
       [&](const auto& g) -> std::optional<DynTensor> {
         using B = typename std::decay_t<decltype(g)>::Backend;
-        const auto& t = same_backend<B>(x, "grad");
+        const auto& t = as_backend<B>(x, "grad");
         const auto& p = float_of(t, "grad: tensor");
         auto r = B::grad(p, g.grads);
         if (!r) return std::nullopt;

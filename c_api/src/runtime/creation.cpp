@@ -28,7 +28,7 @@ DynTensor from_data(const DynDevice& dev, const TensorData& data) {
   data.validate();
   return on_backend(dev, [&](auto tag) {
     using B = typename decltype(tag)::type;
-    typename B::Device d{};
+    const auto d = BackendTraits<B>::device(dev);
     return with_kind_of<B>(data.dtype, [&](auto k) -> DynTensor {
       using K = decltype(k);
       return wrap<B, K>(B::template from_data<K>(data, d));
@@ -46,7 +46,7 @@ DynTensor full(const DynDevice& dev, DType dtype, const Shape& shape, double val
     using B = typename decltype(tag)::type;
     return with_kind_of<B>(dtype, [&](auto k) -> DynTensor {
       using K = decltype(k);
-      return wrap<B, K>(B::template full<K>(shape, value, typename B::Device{}));
+      return wrap<B, K>(B::template full<K>(shape, value, BackendTraits<B>::device(dev)));
     });
   });
 }
@@ -102,7 +102,7 @@ DynDevice device(const DynTensor& t) {
   return std::visit(
       [](const auto& x) {
         using B = typename std::decay_t<decltype(x)>::Backend;
-        return DynDevice{BackendTraits<B>::id, 0};
+        return BackendTraits<B>::dyn_device(tensor_device(x));
       },
       t);
 }

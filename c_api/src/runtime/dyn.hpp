@@ -4,7 +4,8 @@
 //
 // A DynTensor is a variant over the compiled backends of BackendTensor<B>, itself a variant over B's Float, Int
 // and Bool primitives. Ops are written once as templates over B and reached through std::visit, so adding a
-// backend means one more alternative in DynTensor / DynGrads / DynSequential and a BackendTraits row.
+// backend means one more alternative in DynTensor / DynGrads / DynSequential / DynOptimizer, a BackendTraits row
+// and its devices in devices.cpp (Vulkan: Autodiff<Vulkan>, under EMBER_HAS_VULKAN).
 //
 // Ranks are runtime values. Rank-agnostic ops call B's primitives directly, after the same validation the typed
 // Tensor<B, D> does (engine/tensor/checks.hpp), which keeps the per-call overhead low. Composite ops and layers that
@@ -18,6 +19,13 @@
 
 #include "backends/cpu/cpu_backend.hpp"
 #include "engine/ember.hpp"
+// Set to 1 by ember_vulkan_dep when the Vulkan backend is built.
+#ifndef EMBER_HAS_VULKAN
+#define EMBER_HAS_VULKAN 0
+#endif
+#if EMBER_HAS_VULKAN
+#include "backends/vulkan/vulkan_backend.hpp"
+#endif
 
 namespace ember::capi {
 
@@ -34,20 +42,51 @@ class UnsupportedError : public Error {
 enum class BackendId : int32_t { Cpu = 0, Vulkan = 1, Cuda = 2 };
 
 using CpuAd = Autodiff<Cpu<float>>;
+#if EMBER_HAS_VULKAN
+using VulkanAd = Autodiff<Vulkan>;
+#endif
 
+// A device as the C ABI sees it. index: the backend's device number (Vulkan: the physical device in enumeration
+// order; -1 for a device adopted from the host, which has no number of Ember's).
+struct DynDevice {
+  BackendId backend = BackendId::Cpu;
+  int32_t index = 0;
+#if EMBER_HAS_VULKAN
+  VulkanDevice vulkan;  // the context tensors of this device live on; always set for Vulkan devices
+#endif
+};
+
+// Devices of each backend (devices.cpp). device_count is what can run here (0 when the backend is compiled but
+// finds no device); make_device validates the index and opens (or reuses) the device.
+int32_t device_count(BackendId backend);
+DynDevice make_device(BackendId backend, int32_t index);
+// Same backend and, for GPU backends, the same context.
+bool same_device(const DynDevice& a, const DynDevice& b);
+std::string device_name(const DynDevice& d);
+
+// Per backend: its id and name, and the conversions between a DynDevice and the backend's own Device.
 template <class B>
 struct BackendTraits;
 template <>
 struct BackendTraits<CpuAd> {
   static constexpr BackendId id = BackendId::Cpu;
   static constexpr const char* name = "cpu";
-  static int32_t device_count() { return 1; }
+  static CpuAd::Device device(const DynDevice&) { return {}; }
+  static DynDevice dyn_device(const CpuAd::Device&) { return {}; }
 };
-
-struct DynDevice {
-  BackendId backend = BackendId::Cpu;
-  int32_t index = 0;
+#if EMBER_HAS_VULKAN
+// Vulkan devices are numbered by the physical device; each number maps to one cached context (vulkan_devices.cpp).
+int32_t vulkan_device_count();
+DynDevice vulkan_device(int32_t index);
+int32_t vulkan_device_index(const VulkanDevice& d);  // -1 for an adopted device
+template <>
+struct BackendTraits<VulkanAd> {
+  static constexpr BackendId id = BackendId::Vulkan;
+  static constexpr const char* name = "vulkan";
+  static VulkanAd::Device device(const DynDevice& d) { return d.vulkan; }
+  static DynDevice dyn_device(const VulkanAd::Device& d) { return {id, vulkan_device_index(d), d}; }
 };
+#endif
 
 // Calls f(std::type_identity<B>{}) for the backend of `dev`.
 template <class F>
@@ -56,6 +95,12 @@ decltype(auto) on_backend(const DynDevice& dev, F&& f) {
     case BackendId::Cpu:
       if (dev.index != 0) throw IndexError("device: cpu has one device (index 0), got " + std::to_string(dev.index));
       return f(std::type_identity<CpuAd>{});
+#if EMBER_HAS_VULKAN
+    case BackendId::Vulkan:
+      // A DynDevice only gets a Vulkan backend id through make_device / adoption, which set the context.
+      if (!dev.vulkan.context) throw ArgumentError("device: a vulkan device without a context");
+      return f(std::type_identity<VulkanAd>{});
+#endif
     default: break;
   }
   throw UnsupportedError("device: backend " + std::to_string(static_cast<int32_t>(dev.backend)) +
@@ -80,8 +125,12 @@ struct BackendTensor {
   Kind kind() const { return static_cast<Kind>(prim.index()); }
 };
 
-// Append one alternative per compiled backend.
+// One alternative per compiled backend.
+#if EMBER_HAS_VULKAN
+using DynTensor = std::variant<BackendTensor<CpuAd>, BackendTensor<VulkanAd>>;
+#else
 using DynTensor = std::variant<BackendTensor<CpuAd>>;
+#endif
 
 template <class B, class K>
 BackendTensor<B> wrap(Primitive<B, K> p) {
@@ -114,6 +163,16 @@ template <class B>
 Shape tensor_shape(const BackendTensor<B>& t) {
   return visit_kind(t, [](auto k, const auto& p) { return B::template shape<decltype(k)>(p); });
 }
+template <class B>
+typename B::Device tensor_device(const BackendTensor<B>& t) {
+  return visit_kind(t, [](auto k, const auto& p) { return B::template device<decltype(k)>(p); });
+}
+// Operands of one op must share a device: GPU kernels cannot read another context's memory.
+template <class B>
+void check_same_device(const BackendTensor<B>& a, const BackendTensor<B>& b, const char* op) {
+  if (!(tensor_device(a) == tensor_device(b)))
+    throw ArgumentError(std::string(op) + ": tensors live on different " + BackendTraits<B>::name + " devices");
+}
 
 inline const char* kind_name(Kind k) { return k == Kind::Float ? "float" : k == Kind::Int ? "int" : "bool"; }
 
@@ -136,21 +195,32 @@ const typename B::BoolPrimitive& bool_of(const BackendTensor<B>& t, const std::s
   return std::get<2>(t.prim);
 }
 
-// Visits two tensors that must live on the same backend; f(BackendTensor<B>, BackendTensor<B>) -> R.
+// Visits two tensors that must live on the same device; f(BackendTensor<B>, BackendTensor<B>) -> R.
 template <class R, class F>
 R visit_same(const DynTensor& a, const DynTensor& b, const char* op, F&& f) {
   return std::visit(
       [&](const auto& x, const auto& y) -> R {
-        if constexpr (std::is_same_v<std::decay_t<decltype(x)>, std::decay_t<decltype(y)>>) return f(x, y);
-        else throw ArgumentError(std::string(op) + ": tensors live on different backends");
+        if constexpr (std::is_same_v<std::decay_t<decltype(x)>, std::decay_t<decltype(y)>>) {
+          check_same_device(x, y, op);
+          return f(x, y);
+        } else {
+          throw ArgumentError(std::string(op) + ": tensors live on different backends");
+        }
       },
       a, b);
 }
-// Unwraps `t` as a tensor of backend B (the backend of another operand).
+// Unwraps `t` as a tensor of backend B (for lookups by tensor, like a gradient, where devices do not matter).
 template <class B>
-const BackendTensor<B>& same_backend(const DynTensor& t, const char* op) {
+const BackendTensor<B>& as_backend(const DynTensor& t, const char* op) {
   if (auto* p = std::get_if<BackendTensor<B>>(&t)) return *p;
   throw ArgumentError(std::string(op) + ": tensors live on different backends");
+}
+// Unwraps `t` as a tensor of backend B on the device of `like` (another operand of the op).
+template <class B>
+const BackendTensor<B>& same_backend(const DynTensor& t, const BackendTensor<B>& like, const char* op) {
+  const BackendTensor<B>& p = as_backend<B>(t, op);
+  check_same_device(p, like, op);
+  return p;
 }
 
 // ---------------------------------------------------------------- ranks and sizes
@@ -202,6 +272,10 @@ struct BackendGrads {
   using Backend = B;
   typename B::Gradients grads;
 };
+#if EMBER_HAS_VULKAN
+using DynGrads = std::variant<BackendGrads<CpuAd>, BackendGrads<VulkanAd>>;
+#else
 using DynGrads = std::variant<BackendGrads<CpuAd>>;
+#endif
 
 }  // namespace ember::capi

@@ -64,7 +64,7 @@ DynTensor cat(const std::vector<const DynTensor*>& xs, int64_t dim) {
         std::vector<const BackendTensor<B>*> ts;
         std::vector<Shape> shapes;
         for (const DynTensor* x : xs) {
-          const auto& t = same_backend<B>(*x, "cat");
+          const auto& t = same_backend<B>(*x, first, "cat");
           if (t.kind() != first.kind())
             throw KindError("cat: tensors of kinds " + std::string(kind_name(first.kind())) + " and " +
                             kind_name(t.kind()));
@@ -95,7 +95,7 @@ DynTensor index_select(const DynTensor& x, int64_t dim, const DynTensor& indices
   return std::visit(
       [&](const auto& t) -> DynTensor {
         using B = typename std::decay_t<decltype(t)>::Backend;
-        const auto& idx = int_of(same_backend<B>(indices, "index_select"), "index_select: indices");
+        const auto& idx = int_of(same_backend<B>(indices, t, "index_select"), "index_select: indices");
         const Shape is = B::template shape<Int>(idx);
         if (is.rank() != 1) throw ShapeError("index_select: indices must be rank 1, got " + is.to_string());
         const std::size_t w = wrap_dim("index_select", dim, tensor_shape(t).rank());
@@ -111,7 +111,7 @@ DynTensor gather(const DynTensor& x, int64_t dim, const DynTensor& indices) {
   return std::visit(
       [&](const auto& t) -> DynTensor {
         using B = typename std::decay_t<decltype(t)>::Backend;
-        const auto& idx = int_of(same_backend<B>(indices, "gather"), "gather: indices");
+        const auto& idx = int_of(same_backend<B>(indices, t, "gather"), "gather: indices");
         const Shape xs = tensor_shape(t);
         const std::size_t w = wrap_dim("gather", dim, xs.rank());
         checks::gather("gather", w, xs, B::template shape<Int>(idx));

@@ -156,7 +156,7 @@ DynTensor logical_not(const DynTensor& x) {
 DynTensor where(const DynTensor& cond, const DynTensor& a, const DynTensor& b) {
   return visit_same<DynTensor>(a, b, "where", [&](const auto& x, const auto& y) -> DynTensor {
     using B = typename std::decay_t<decltype(x)>::Backend;
-    const auto& c = same_backend<B>(cond, "where");
+    const auto& c = same_backend<B>(cond, x, "where");
     const auto& cp = bool_of(c, "where: cond");
     same_kind(x, y, "where");
     const Shape sc = tensor_shape(c), sa = tensor_shape(x), sb = tensor_shape(y);

@@ -28,7 +28,7 @@ DynTensor conv2d(const DynTensor& x, const DynTensor& w, const DynTensor* bias, 
     std::optional<Tensor<B, 1>> b;
     Shape bs;
     if (bias) {
-      const auto& bt = same_backend<B>(*bias, "conv2d");
+      const auto& bt = same_backend<B>(*bias, xt, "conv2d");
       const auto& bp = float_of(bt, "conv2d: bias");
       need_rank(bt, 1, "conv2d: bias");
       b = typed<B, 1>(bp);

@@ -25,8 +25,12 @@ struct BackendOptimizer {
   std::variant<Sgd<B>, Adam<B>, AdamW<B>> opt;
   GradientsAccumulator<B> pending{AccumulateMode::Add};
 };
-// Append one alternative per compiled backend.
+// One alternative per compiled backend.
+#if EMBER_HAS_VULKAN
+using DynOptimizer = std::variant<BackendOptimizer<CpuAd>, BackendOptimizer<VulkanAd>>;
+#else
 using DynOptimizer = std::variant<BackendOptimizer<CpuAd>>;
+#endif
 
 // Lock order: the optimizer's mutex, then the module's. Steps hold both, so an optimizer serializes its own calls.
 struct OptimizerState {

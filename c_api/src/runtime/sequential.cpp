@@ -175,7 +175,7 @@ std::shared_ptr<ModuleState> make_sequential(const DynDevice& dev, const std::ve
     Sequential<B> seq;
     for (std::size_t i = 0; i < specs.size(); ++i) {
       try {
-        seq.layers.push_back(make_layer<B>(specs[i], typename B::Device{}));
+        seq.layers.push_back(make_layer<B>(specs[i], BackendTraits<B>::device(dev)));
       } catch (const Error& e) {
         throw ArgumentError("layer " + std::to_string(i) + ": " + e.what());
       }
@@ -185,6 +185,7 @@ std::shared_ptr<ModuleState> make_sequential(const DynDevice& dev, const std::ve
     visit_params(seq, [](const std::string&, const auto& p) { (void)p.val(); });
     return seq;
   });
+  state->device = dev;
   for (const auto& s : specs) state->has_batch_norm = state->has_batch_norm || s.kind == 18 || s.kind == 19;
   return state;
 }
@@ -197,7 +198,10 @@ DynTensor forward(ModuleState& m, const DynTensor& x, bool train) {
   return std::visit(
       [&](auto& seq) -> DynTensor {
         using B = typename std::decay_t<decltype(seq)>::Backend;
-        BackendTensor<B> h = same_backend<B>(x, "forward");
+        BackendTensor<B> h = as_backend<B>(x, "forward");
+        if (!(tensor_device(h) == BackendTraits<B>::device(m.device)))
+          throw ArgumentError("forward: the input lives on " + device_name(BackendTraits<B>::dyn_device(tensor_device(h))) + ", the module on " +
+                              device_name(m.device));
         for (std::size_t i = 0; i < seq.layers.size(); ++i) {
           try {
             h = std::visit(Forward<B>{h, train}, seq.layers[i]);

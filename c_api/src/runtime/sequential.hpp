@@ -71,14 +71,19 @@ struct LayerSpec {
   bool bias = true, gelu_tanh = false, count_include_pad = true;
 };
 
-// Append one alternative per compiled backend.
+// One alternative per compiled backend.
+#if EMBER_HAS_VULKAN
+using DynSequential = std::variant<Sequential<CpuAd>, Sequential<VulkanAd>>;
+#else
 using DynSequential = std::variant<Sequential<CpuAd>>;
+#endif
 
 // What a C module handle owns. The mutex makes the module safe to share: forwards take it shared; anything that
 // replaces params (load, optimizer step) and train-mode forwards of modules with BatchNorm (which update running
 // statistics) take it exclusively.
 struct ModuleState {
   DynSequential module;
+  DynDevice device;  // where the params live; inputs must live there too
   bool has_batch_norm = false;
   mutable std::shared_mutex mu;
 };

@@ -1,0 +1,93 @@
+// Ember's own Vulkan devices for the C ABI: ember_device_create(EMBER_BACKEND_VULKAN, index) opens physical device
+// `index` (enumeration order) once and every later call with that index shares the context, so tensors made
+// through different device handles of one index can be used together.
+#include <map>
+#include <mutex>
+
+#include "backends/vulkan/context.hpp"
+#include "c_api/src/runtime/dyn.hpp"
+
+namespace ember::capi {
+namespace {
+
+struct Probe {
+  int32_t count = 0;
+  std::string why_none;  // why count is 0
+};
+
+// Enumerates with a throwaway instance (no layers, no extensions): cheap, and it says nothing about validation.
+Probe probe_devices() {
+  Probe p;
+  VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+  app.pApplicationName = "ember";
+  app.apiVersion = vk::requirements().api_version;
+  VkInstanceCreateInfo ci{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+  ci.pApplicationInfo = &app;
+  VkInstance instance = VK_NULL_HANDLE;
+  if (VkResult r = vkCreateInstance(&ci, nullptr, &instance); r != VK_SUCCESS) {
+    p.why_none = std::string("vkCreateInstance failed (") + vk::result_name(r) + "): no Vulkan driver is installed";
+    return p;
+  }
+  uint32_t n = 0;
+  if (VkResult r = vkEnumeratePhysicalDevices(instance, &n, nullptr); r != VK_SUCCESS) {
+    p.why_none = std::string("vkEnumeratePhysicalDevices failed (") + vk::result_name(r) + ")";
+    n = 0;
+  } else if (n == 0) {
+    p.why_none = "no Vulkan physical device (a driver is needed; mesa-vulkan-drivers provides lavapipe)";
+  }
+  vkDestroyInstance(instance, nullptr);
+  p.count = static_cast<int32_t>(n);
+  return p;
+}
+
+// Devices do not come and go while a process runs (hot-plugged GPUs are not supported), so one probe suffices.
+const Probe& probe() {
+  static const Probe p = probe_devices();
+  return p;
+}
+
+// Contexts by index. Leaked on purpose, like the handle registry: a host may free handles during static
+// destruction, and destroying a VkDevice after the loader or the driver has been unloaded would crash.
+std::mutex& contexts_mutex() {
+  static auto* m = new std::mutex;
+  return *m;
+}
+std::map<int32_t, std::shared_ptr<vk::Context>>& contexts() {
+  static auto* c = new std::map<int32_t, std::shared_ptr<vk::Context>>;
+  return *c;
+}
+
+}  // namespace
+
+int32_t vulkan_device_count() { return probe().count; }
+
+DynDevice vulkan_device(int32_t index) {
+  const Probe& p = probe();
+  if (p.count == 0) throw UnsupportedError("vulkan: " + p.why_none);
+  if (index < 0 || index >= p.count)
+    throw IndexError("device: vulkan has " + std::to_string(p.count) + " device(s) (index 0.." +
+                     std::to_string(p.count - 1) + "), got " + std::to_string(index));
+  std::lock_guard lock(contexts_mutex());
+  auto& ctx = contexts()[index];
+  if (!ctx) {
+    vk::ContextOptions options;
+    options.device_index = index;
+    try {
+      ctx = std::make_shared<vk::Context>(options);
+    } catch (const VulkanError& e) {
+      // The device exists but cannot run Ember (no shaderInt64 / timelineSemaphore, Vulkan < 1.2, ...).
+      contexts().erase(index);
+      throw UnsupportedError(std::string("vulkan device ") + std::to_string(index) + " cannot be used: " + e.what());
+    }
+  }
+  return DynDevice{BackendId::Vulkan, index, VulkanDevice{ctx}};
+}
+
+int32_t vulkan_device_index(const VulkanDevice& d) {
+  std::lock_guard lock(contexts_mutex());
+  for (const auto& [index, ctx] : contexts())
+    if (ctx == d.context) return index;
+  return -1;
+}
+
+}  // namespace ember::capi
