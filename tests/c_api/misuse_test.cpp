@@ -160,7 +160,7 @@ TEST(CApiMisuse, UndersizedOutputBuffers) {
   EXPECT_GT(size, 0u);
   size_t count = 0;
   EMBER_EXPECT_ERR(ember_backend_list(nullptr, 0, &count), EMBER_ERR_BUFFER_TOO_SMALL, "capacity 0");
-  EXPECT_EQ(count, 1u);
+  EXPECT_GE(count, 1u);  // the CPU, plus the GPU backends this libember was built with
 }
 
 TEST(CApiMisuse, UnknownEnumValues) {
@@ -205,7 +205,8 @@ TEST(CApiMisuse, UnknownEnumValues) {
                    "unknown load mode 7");
   ember_device* dev = nullptr;
   EMBER_EXPECT_ERR(ember_device_create(42, 0, &dev), EMBER_ERR_INVALID_ARGUMENT, "unknown backend 42");
-  EMBER_EXPECT_ERR(ember_device_create(EMBER_BACKEND_VULKAN, 0, &dev), EMBER_ERR_UNSUPPORTED, "not compiled");
+  // CUDA is not in libember yet (Vulkan may be: vulkan_interop_test.cpp covers its devices).
+  EMBER_EXPECT_ERR(ember_device_create(EMBER_BACKEND_CUDA, 0, &dev), EMBER_ERR_UNSUPPORTED, "not compiled");
   EMBER_EXPECT_ERR(ember_device_create(EMBER_BACKEND_CPU, 1, &dev), EMBER_ERR_INDEX, "one device");
   EXPECT_STREQ(ember_status_name(12345), "EMBER_ERR_UNKNOWN");
 }

@@ -31,7 +31,10 @@ TEST(CApiOps, VersionAndBackends) {
   int32_t list[4];
   size_t n = 0;
   EMBER_ASSERT_OK(ember_backend_list(list, 4, &n));
-  ASSERT_EQ(n, 1u);
+  ember_backend_info vk{};
+  vk.struct_size = sizeof vk;
+  EMBER_ASSERT_OK(ember_backend_query(EMBER_BACKEND_VULKAN, &vk));
+  ASSERT_EQ(n, vk.compiled ? 2u : 1u);  // the CPU first, then Vulkan when built with it
   EXPECT_EQ(list[0], EMBER_BACKEND_CPU);
   ember_device* dev = nullptr;
   EMBER_ASSERT_OK(ember_device_create(EMBER_BACKEND_CPU, 0, &dev));

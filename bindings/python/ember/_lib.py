@@ -212,6 +212,18 @@ _SIGNATURES = {
     "ember_optimizer_save": (I32, [H, STR, POINTER(RecordOptions)]),
     "ember_optimizer_load": (I32, [H, STR]),
     "ember_optimizer_free": (I32, [H]),
+    # Vulkan interop (ember.h): declared so the binding tracks the whole ABI; the structs pass as raw pointers
+    # (a Python host application has no VkDevice of its own to share).
+    "ember_vulkan_requirements_query": (I32, [c_void_p]),
+    "ember_vulkan_device_adopt": (I32, [c_void_p, OUT]),
+    "ember_vulkan_tensor_buffer": (I32, [H, POINTER(U64), POINTER(U64), POINTER(U64)]),
+    "ember_vulkan_tensor_wrap_buffer": (I32, [H, U64, U64, I32, PI64, SZ, OUT]),
+    "ember_vulkan_submit": (I32, [H, POINTER(U64)]),
+    "ember_vulkan_timeline_semaphore": (I32, [H, POINTER(U64)]),
+    "ember_vulkan_wait_semaphore": (I32, [H, U64, U64]),
+    "ember_vulkan_host_wait": (I32, [H, U64]),
+    "ember_vulkan_synchronize": (I32, [H]),
+    "ember_vulkan_pipeline_cache_data": (I32, [H, c_void_p, SZ, PSZ]),
 }
 
 for _name, (_res, _args) in _SIGNATURES.items():

@@ -1,0 +1,95 @@
+#pragma once
+// A stand-in for a host application that owns its Vulkan objects (what a game engine does before it hands its
+// device to Ember through ember_vulkan_device_adopt): an instance with VK_LAYER_KHRONOS_validation and a
+// debug-utils messenger that fails the running test on any warning or error, a device created with the features
+// ember_vulkan_requirements_query reports, a queue shared with Ember under a mutex, and host-visible buffers.
+#include <gtest/gtest.h>
+#include <vulkan/vulkan.h>
+
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "ember.h"
+
+namespace ember::capi_test {
+
+#define VK_ASSERT(call) ASSERT_EQ((call), VK_SUCCESS) << #call
+
+// A host-visible, host-coherent buffer usable as a storage buffer and as a copy source / destination.
+struct HostBuffer {
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  void* mapped = nullptr;
+  VkDeviceSize size = 0;
+};
+
+class VulkanHost {
+ public:
+  // Empty when no suitable device exists (why() says why): tests skip then.
+  VulkanHost() { create(); }
+  ~VulkanHost() { destroy(); }
+  VulkanHost(const VulkanHost&) = delete;
+  VulkanHost& operator=(const VulkanHost&) = delete;
+
+  bool ok() const { return device_ != VK_NULL_HANDLE; }
+  const std::string& why() const { return why_; }
+  bool validation() const { return validation_; }
+
+  // The desc Ember adopts; queue locking goes through this object's mutex, which the host holds for its own use.
+  ember_vulkan_device_desc desc() {
+    ember_vulkan_device_desc d{};
+    d.struct_size = sizeof d;
+    d.instance = instance_;
+    d.physical_device = physical_;
+    d.device = device_;
+    d.queue_family = queue_family_;
+    d.queue_index = 0;
+    d.get_instance_proc_addr = reinterpret_cast<void*>(&vkGetInstanceProcAddr);
+    d.lock_queue = [](void* self) { static_cast<VulkanHost*>(self)->queue_mutex_.lock(); ++static_cast<VulkanHost*>(self)->locks_; };
+    d.unlock_queue = [](void* self) { static_cast<VulkanHost*>(self)->queue_mutex_.unlock(); };
+    d.user = this;
+    return d;
+  }
+  int locks() const { return locks_; }
+  VkDeviceSize storage_alignment() const { return storage_alignment_; }
+
+  HostBuffer make_buffer(VkDeviceSize size);
+  void free_buffer(HostBuffer& b);
+  // Copies src[src_offset, +size) into dst on the host's queue after Ember's timeline semaphore reaches value
+  // (a GPU-side wait, the way a renderer consumes Ember's output), and waits for the copy on the host.
+  void copy_after(uint64_t ember_semaphore, uint64_t value, VkBuffer src, VkDeviceSize src_offset, VkBuffer dst,
+                  VkDeviceSize size);
+  // A timeline semaphore of the host's, and a host-side signal of it.
+  VkSemaphore make_timeline();
+  void signal(VkSemaphore s, uint64_t value);
+  void destroy_semaphore(VkSemaphore s) { vkDestroySemaphore(device_, s, nullptr); }
+
+ private:
+  void create();
+  void destroy();
+  static VKAPI_ATTR VkBool32 VKAPI_CALL on_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                                   VkDebugUtilsMessageTypeFlagsEXT,
+                                                   const VkDebugUtilsMessengerCallbackDataEXT* data, void*) {
+    ADD_FAILURE() << "Vulkan validation "
+                  << (severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT ? "error: " : "warning: ")
+                  << (data && data->pMessage ? data->pMessage : "(no message)");
+    return VK_FALSE;
+  }
+
+  std::string why_;
+  bool validation_ = false;
+  VkInstance instance_ = VK_NULL_HANDLE;
+  VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
+  VkPhysicalDevice physical_ = VK_NULL_HANDLE;
+  VkDevice device_ = VK_NULL_HANDLE;
+  VkQueue queue_ = VK_NULL_HANDLE;
+  uint32_t queue_family_ = 0;
+  VkDeviceSize storage_alignment_ = 1;
+  VkCommandPool pool_ = VK_NULL_HANDLE;
+  std::mutex queue_mutex_;
+  int locks_ = 0;
+};
+
+}  // namespace ember::capi_test
