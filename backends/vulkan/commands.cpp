@@ -247,6 +247,9 @@ void Stream::finish() {
   flush();
   ++stats_.waits;
   while (!in_flight_.empty()) recycle(true);
+  // Everything has executed: no earlier access can conflict with what comes next.
+  pending_writes_.clear();
+  pending_reads_.clear();
 }
 
 }  // namespace ember::vk
