@@ -1,5 +1,6 @@
 #include "backends/vulkan/context.hpp"
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -106,6 +107,9 @@ void Context::release() noexcept {
     if (stream_) {
       try {
         stream_->finish();
+        // On a shared queue a driver may still touch the semaphores of Ember's last submit after its fence
+        // signalled (seen on lavapipe): let the queue drain once, under the host's lock, before destroying them.
+        if (!owns_device_ && queue_) with_queue([&](VkQueue q) { fn_.QueueWaitIdle(q); });
       } catch (...) {
       }
     }
@@ -166,6 +170,7 @@ VKAPI_ATTR VkBool32 VKAPI_CALL Context::on_message(VkDebugUtilsMessageSeverityFl
   msg += data && data->pMessage ? data->pMessage : "(no message)";
   ctx->validation_count_.fetch_add(1);
   if (ctx->on_message_) ctx->on_message_(msg);
+  else std::fprintf(stderr, "ember vulkan validation %s\n", msg.c_str());  // validation on without a hook
   std::lock_guard lock(ctx->messages_mutex_);
   if (ctx->messages_.size() < 64) ctx->messages_.push_back(std::move(msg));
   return VK_FALSE;
@@ -314,9 +319,21 @@ std::vector<uint8_t> Context::save_pipeline_cache() const { return pipelines_->s
 namespace {
 std::mutex g_default_mutex;
 ContextOptions g_default_options;
-std::shared_ptr<Context> g_default;
+// Never destroyed by static destruction: at exit, layers and drivers loaded after Ember's statics were built have
+// already run their own destructors, and tearing a device down through them hangs or crashes (seen with the
+// validation layer). The OS reclaims everything at exit; shutdown_default() tears down explicitly before that.
+std::shared_ptr<Context>& g_default = *new std::shared_ptr<Context>;
 std::string g_default_error;
 }  // namespace
+
+void shutdown_default() {
+  std::shared_ptr<Context> last;
+  {
+    std::lock_guard lock(g_default_mutex);
+    last = std::move(g_default);
+  }
+  last.reset();  // destroyed here unless tensors still hold it
+}
 
 void set_default_options(const ContextOptions& options) {
   std::lock_guard lock(g_default_mutex);

@@ -168,5 +168,8 @@ std::shared_ptr<Context> default_context();
 bool available(std::string* why = nullptr);
 // Replaces the default context's options before its first use (tests turn validation on this way).
 void set_default_options(const ContextOptions& options);
+// Releases the default context now (it is otherwise left to the OS at exit, see context.cpp); tensors still
+// holding it keep it alive until they go. The next default_context() creates a new one.
+void shutdown_default();
 
 }  // namespace ember::vk

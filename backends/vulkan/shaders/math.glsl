@@ -112,6 +112,45 @@ float ember_sqrt(float x) {
   return sqrt(x);
 }
 
+// 2^x for x in [-0.5, 0.5] (Cephes exp2f polynomial, ~1 ulp).
+float ember_exp2_reduced(float x) {
+  precise float p = 1.535336188319500E-4;
+  p = p * x + 1.339887440266574E-3;
+  p = p * x + 9.618437357674640E-3;
+  p = p * x + 5.550332471162809E-2;
+  p = p * x + 2.402264791363012E-1;
+  p = p * x + 6.931472028550421E-1;
+  precise float r = 1.0 + p * x;
+  return r;
+}
+
+// |x|^y for finite x != 0 and finite y, as 2^(y log2|x|) with the exponent carried in two parts so that its large
+// integer part (y * e for |x| = m 2^e) loses nothing: y*e is split exactly with an fma, only y*log2(m) (|log2 m| <=
+// 0.5) carries rounding error. Within a few ulp for moderate |y| (libm is ~1).
+float ember_pow_abs(float ax, float y) {
+  int e;
+  precise float m = frexp(ax, e);
+  if (m < 0.707106781186547524) {
+    m = m + m;
+    e -= 1;
+  }
+  precise float lm = ember_log(m) * 1.44269504088896341;  // log2(m), |lm| <= 0.5
+  precise float fe = float(e);
+  precise float p = y * fe;
+  precise float perr = fma(y, fe, -p);  // exact: y*e = p + perr
+  precise float ip = roundEven(p);
+  precise float frac = (p - ip) + perr + y * lm;
+  precise float i2 = roundEven(frac);
+  precise float r = frac - i2;
+  const float k = ip + i2;
+  if (k > 260.0) return F_INF;
+  if (k < -300.0) return 0.0;
+  // Two steps so that neither scale factor overflows before the product settles.
+  const int ki = int(k);
+  const int k1 = ki / 2, k2 = ki - k1;
+  return ldexp(ldexp(ember_exp2_reduced(r), k1), k2);
+}
+
 // pow following C's rules for the special cases the op suite checks (0^0 = 1, x^0 = 1, 1^y = 1, negative bases
 // with integer exponents).
 float ember_pow(float x, float y) {
@@ -130,6 +169,6 @@ float ember_pow(float x, float y) {
   if (ax == 0.0) r = y < 0.0 ? F_INF : 0.0;
   else if (isinf(ax)) r = y < 0.0 ? 0.0 : F_INF;
   else if (isinf(y)) r = (ax == 1.0) ? 1.0 : ((ax > 1.0) == (y > 0.0) ? F_INF : 0.0);
-  else r = ember_exp(y * ember_log(ax));
+  else r = ember_pow_abs(ax, y);
   return odd ? -r : r;
 }
