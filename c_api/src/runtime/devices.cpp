@@ -39,9 +39,21 @@ std::string device_name(const DynDevice& d) {
   switch (d.backend) {
     case BackendId::Cpu: return "cpu";
 #if EMBER_HAS_VULKAN
-    case BackendId::Vulkan:
-      return (d.index < 0 ? std::string("vulkan (adopted)") : "vulkan:" + std::to_string(d.index)) +
-             (d.vulkan.context ? " " + d.vulkan.name() : std::string());
+    case BackendId::Vulkan: {
+      // Appended piecewise: GCC 12's -Wrestrict misfires on `"literal" + std::string&&`.
+      std::string name = "vulkan";
+      if (d.index < 0) {
+        name += " (adopted)";
+      } else {
+        name += ':';
+        name += std::to_string(d.index);
+      }
+      if (d.vulkan.context) {
+        name += ' ';
+        name += d.vulkan.name();
+      }
+      return name;
+    }
 #endif
     default: return "backend " + std::to_string(static_cast<int32_t>(d.backend));
   }
