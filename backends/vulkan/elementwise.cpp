@@ -62,7 +62,7 @@ VulkanTensor<T> unary(const VulkanTensor<T>& x, UnaryOp op) {
   }
   auto y = empty<T>(x.ctx, x.shape);
   const UnaryPush p{static_cast<uint32_t>(x.numel()), static_cast<uint32_t>(op)};
-  launch(*x.ctx, std::is_same_v<T, float> ? kUnaryF32 : kUnaryI64, {in(x), out(y)}, p, x.numel());
+  launch(*x.ctx, std::is_same_v<T, float> ? kUnaryF32 : kUnaryI64, {in(x), out(y)}, p, x.numel(), {p.op, 0, 0});
   return y;
 }
 
@@ -76,7 +76,7 @@ VulkanTensor<T> scalar(const VulkanTensor<T>& x, ScalarOp op, double s) {
     std::memcpy(p.s64, &c, 8);
   }
   auto y = empty<T>(x.ctx, x.shape);
-  launch(*x.ctx, std::is_same_v<T, float> ? kScalarF32 : kScalarI64, {in(x), out(y)}, p, x.numel());
+  launch(*x.ctx, std::is_same_v<T, float> ? kScalarF32 : kScalarI64, {in(x), out(y)}, p, x.numel(), {p.op, 0, 0});
   return y;
 }
 

@@ -30,7 +30,7 @@ VulkanTensor<Out> broadcast_op(const Shader& shader, const VulkanTensor<T>& a, c
     p.astride[d] = static_cast<uint32_t>(s.strides[0][d]);
     p.bstride[d] = static_cast<uint32_t>(s.strides[1][d]);
   }
-  launch(*a.ctx, shader, {in(a), in(b), out(y)}, p, static_cast<uint64_t>(n));
+  launch(*a.ctx, shader, {in(a), in(b), out(y)}, p, static_cast<uint64_t>(n), {op, 0, 0});
   return y;
 }
 

@@ -17,6 +17,9 @@
 #define OUT T
 #endif
 #include "common.glsl"
+// The op code is a specialization constant: each op gets its own pipeline with the switch folded away, instead of
+// every element branching on a push constant (costly on SIMD-emulating devices such as lavapipe).
+layout(constant_id = 1) const uint OP = 0u;
 #include "math.glsl"
 #include "int_math.glsl"
 
@@ -35,7 +38,7 @@ layout(push_constant) uniform P {
 
 #if defined(COMPARE)
 OUT apply(T x, T z) {
-  switch (p.op) {
+  switch (OP) {
     case 0: return uint(x == z);
     case 1: return uint(x != z);
     case 2: return uint(x < z);
@@ -47,7 +50,7 @@ OUT apply(T x, T z) {
 }
 #elif defined(LOGIC)
 OUT apply(T x, T z) {
-  switch (p.op) {
+  switch (OP) {
     case 0: return x & z;
     case 1: return x | z;
     case 2: return x ^ z;
@@ -56,7 +59,7 @@ OUT apply(T x, T z) {
 }
 #elif defined(TYPE_I64)
 OUT apply(T x, T z) {
-  switch (p.op) {
+  switch (OP) {
     case 0: return x + z;
     case 1: return x - z;
     case 2: return x * z;
@@ -69,7 +72,7 @@ OUT apply(T x, T z) {
 }
 #else
 OUT apply(T x, T z) {
-  switch (p.op) {
+  switch (OP) {
     case 0: return x + z;
     case 1: return x - z;
     case 2: return x * z;
@@ -83,6 +86,14 @@ OUT apply(T x, T z) {
 #endif
 
 void main() {
+  if (p.rank <= 1u) {
+    // Same-shape operands (or a scalar against a vector) merge to one dim: no index arithmetic. Integer division
+    // is slow on GPUs and scalarized on CPU devices, and this is the common case.
+    const uint sa = p.rank == 1u ? p.astride[0] : 0u;
+    const uint sb = p.rank == 1u ? p.bstride[0] : 0u;
+    FOR_EACH(i, p.n) y[i] = apply(a[i * sa], b[i * sb]);
+    return;
+  }
   FOR_EACH(i, p.n) {
     uint rest = i, ia = 0u, ib = 0u;
     for (int d = int(p.rank) - 1; d >= 0; --d) {

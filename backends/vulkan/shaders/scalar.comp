@@ -9,6 +9,9 @@
 #define T float
 #endif
 #include "common.glsl"
+// The op code is a specialization constant: each op gets its own pipeline with the switch folded away, instead of
+// every element branching on a push constant (costly on SIMD-emulating devices such as lavapipe).
+layout(constant_id = 1) const uint OP = 0u;
 #include "math.glsl"
 #include "int_math.glsl"
 
@@ -18,7 +21,7 @@ layout(push_constant) uniform P { uint n; uint op; float s; uint pad; uvec2 s64;
 
 #ifdef TYPE_I64
 T apply(T v, T s) {
-  switch (p.op) {
+  switch (OP) {
     case 0: return v + s;
     case 1: return v - s;
     case 2: return v * s;
@@ -33,7 +36,7 @@ T apply(T v, T s) {
 }
 #else
 float apply(float v, float s) {
-  switch (p.op) {
+  switch (OP) {
     case 0: return v + s;
     case 1: return v - s;
     case 2: return v * s;
