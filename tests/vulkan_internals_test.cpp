@@ -11,6 +11,9 @@
 #include "backends/vulkan/pipelines.hpp"
 #include "backends/vulkan/vulkan_backend.hpp"
 #include "engine/ember.hpp"
+#include "engine/nn/nn.hpp"
+#include "engine/optim/optim.hpp"
+#include "records/module_record.hpp"
 
 namespace ember {
 namespace {
@@ -145,6 +148,37 @@ TEST(VulkanErrors, BadArgumentsAreErrorsNotCrashes) {
   const auto misaligned = [&] { (void)vulkan::wrap_buffer<Float, 2>(VulkanDevice{}, vulkan::buffer_of(x).buffer, 3, {1, 1}); };
   EXPECT_THROW(misaligned(), ArgumentError);
   EXPECT_THROW(vulkan::host_wait(VulkanDevice{}, ctx()->stream().last_submitted() + 100), ArgumentError);
+  // Tensors of two devices in one op: an error, not a crash.
+  vk::ContextOptions o;
+  o.validation = true;
+  o.on_validation_message = [](const std::string& m) { ADD_FAILURE() << m; };
+  const auto other = vulkan::create(o);
+  const auto y = T2::full({2, 2}, 2.0, other);
+  EXPECT_THROW((void)x.add(y), ArgumentError);
+  EXPECT_EQ(x.add(y.to_device(VulkanDevice{})).into_data().to_vec<float>()[0], 3.0f);
+}
+
+TEST(VulkanOptimizer, LoadedStateFollowsTheModulesDevice) {
+  // A module on a device other than the default: Adam state saved and loaded back must land on that device (the
+  // record has no device), so the next step does not mix contexts (which the validation layer would report).
+  using AD = Autodiff<Vulkan>;
+  vk::ContextOptions o;
+  o.validation = true;
+  o.on_validation_message = [](const std::string& m) { ADD_FAILURE() << m; };
+  const auto dev = vulkan::create(o);
+  seed(5);
+  auto model = nn::LinearConfig{4, 3}.init<AD>(dev);
+  const auto x = Tensor<AD, 2>::from_values(std::vector<float>{1, 2, 3, 4, -1, 0, 2, 1}, {2, 4}, dev);
+  auto loss = [&](const nn::Linear<AD>& m) { return m.forward(x).mul(m.forward(x)).mean(); };
+  auto grads = [&](const nn::Linear<AD>& m) { return GradientsParams<AD>::from_grads(loss(m).backward(), m); };
+  Adam<AD> a;
+  model = a.step(0.1, model, grads(model));
+  Adam<AD> b;
+  b.load_state(a.state(), model);
+  const auto next_a = a.step(0.1, model, grads(model));
+  const auto next_b = b.step(0.1, model, grads(model));
+  EXPECT_EQ(into_record(next_a).params.at("weight").data.to_vec<float>(),
+            into_record(next_b).params.at("weight").data.to_vec<float>());
 }
 
 }  // namespace

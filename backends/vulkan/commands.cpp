@@ -102,6 +102,10 @@ bool Stream::overlaps(const std::vector<Range>& list, const Range& r) const {
 }
 
 VkCommandBuffer Stream::begin_command(std::span<const BufferArg> args) {
+  // Memory of another context (another device, or another VkDevice handle of the same GPU) cannot be bound here.
+  for (const auto& a : args)
+    if (a.alloc->owner() != &ctx_.allocator())
+      throw ArgumentError("vulkan: an op mixes tensors of different devices (move them with to_device first)");
   Batch& b = current();
   bool hazard = false;
   for (const auto& a : args) {

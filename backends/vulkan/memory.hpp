@@ -52,6 +52,7 @@ class Allocation {
   void* mapped() const { return block_->mapped ? static_cast<char*>(block_->mapped) + offset_ : nullptr; }
   bool coherent() const { return block_->coherent; }
   VkDeviceMemory memory() const { return block_->memory; }
+  const Allocator* owner() const { return owner_; }
 
  private:
   Allocator* owner_;

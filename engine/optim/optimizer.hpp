@@ -97,6 +97,15 @@ class OptimizerBase {
       check_shape(s, id, it->second.first, it->second.second);
     }
     slots_ = std::move(probe.slots_);
+    // Records carry no device: the state was built on the default one. Put it with its param, so a module on
+    // another device (a second GPU, a host's adopted Vulkan device) steps without mixing devices.
+    visit_params(module, [&](const std::string&, const auto& p) {
+      auto it = slots_.find(p.id());
+      if (it == slots_.end()) return;
+      if constexpr (std::is_convertible_v<decltype(p.device()), typename Flat::Device>) {
+        for (auto& [name, t] : it->second.tensors) t = t.to_device(p.device());
+      }
+    });
   }
 
   void reset() { slots_.clear(); }
