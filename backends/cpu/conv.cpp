@@ -6,33 +6,13 @@
 
 #include "backends/cpu/kernels.hpp"
 #include "backends/cpu/parallel.hpp"
+#include "engine/backend/conv_geometry.hpp"
 
 namespace ember::cpu {
 namespace {
 
 // Everything im2col/col2im need about one convolution.
-struct Geom {
-  int64_t n, c, h, w;     // input
-  int64_t cg;             // input channels per group
-  int64_t kh, kw, sh, sw, ph, pw, dh, dw;
-  int64_t ho, wo;         // output spatial size
-  int64_t k() const { return cg * kh * kw; }  // rows of the column buffer
-  int64_t l() const { return n * ho * wo; }   // columns of the column buffer
-};
-
-template <class T>
-Geom geometry(const CpuTensor<T>& x, const CpuTensor<T>& w, const Conv2dOptions& o) {
-  Geom g{};
-  g.n = x.shape[0], g.c = x.shape[1], g.h = x.shape[2], g.w = x.shape[3];
-  g.cg = g.c / o.groups;
-  g.kh = w.shape[2], g.kw = w.shape[3];
-  g.sh = o.stride[0], g.sw = o.stride[1];
-  g.ph = o.padding[0], g.pw = o.padding[1];
-  g.dh = o.dilation[0], g.dw = o.dilation[1];
-  g.ho = (g.h + 2 * g.ph - g.dh * (g.kh - 1) - 1) / g.sh + 1;
-  g.wo = (g.w + 2 * g.pw - g.dw * (g.kw - 1) - 1) / g.sw + 1;
-  return g;
-}
+using Geom = Conv2dGeometry;
 
 // Outputs o in [lo, hi) read an in-bounds input coordinate o*s + off (off = kernel tap * dilation - padding),
 // so the inner loops need no per-element bounds check.
@@ -218,7 +198,7 @@ T* scratch(std::shared_ptr<Buffer>& holder, int64_t elems) {
 template <class T>
 CpuTensor<T> conv2d(const CpuTensor<T>& x, const CpuTensor<T>& w, const CpuTensor<T>* bias,
                     const Conv2dOptions& o) {
-  const Geom g = geometry(x, w, o);
+  const Geom g = conv2d_geometry(x.shape, w.shape, o);
   const int64_t cout = w.shape[0], cog = cout / o.groups, k = g.k(), l = g.l(), plane = g.ho * g.wo;
   CpuTensor<T> out(Shape{g.n, cout, g.ho, g.wo});
   if (out.numel() == 0) return out;
@@ -250,7 +230,7 @@ CpuTensor<T> conv2d(const CpuTensor<T>& x, const CpuTensor<T>& w, const CpuTenso
 template <class T>
 Conv2dGrads<CpuTensor<T>> conv2d_backward(const CpuTensor<T>& x, const CpuTensor<T>& w, const CpuTensor<T>& grad,
                                           bool has_bias, const Conv2dOptions& o) {
-  const Geom g = geometry(x, w, o);
+  const Geom g = conv2d_geometry(x.shape, w.shape, o);
   const int64_t cout = w.shape[0], cog = cout / o.groups, k = g.k(), l = g.l(), plane = g.ho * g.wo;
   CpuTensor<T> gx(x.shape), gw(w.shape);
   std::fill(gx.data(), gx.data() + gx.numel(), T(0));  // col2im accumulates

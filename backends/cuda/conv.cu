@@ -3,31 +3,12 @@
 // sums the taps that read it) instead of scattering with atomics, so it is deterministic and needs no zeroing.
 #include "backends/cuda/kernels.hpp"
 #include "backends/cuda/runtime.cuh"
+#include "engine/backend/conv_geometry.hpp"
 
 namespace ember::cuda {
 namespace {
 
-struct Geom {
-  int64_t n, c, h, w;  // input
-  int64_t cg;          // input channels per group
-  int64_t kh, kw, sh, sw, ph, pw, dh, dw;
-  int64_t ho, wo;  // output spatial size
-  __host__ __device__ int64_t k() const { return cg * kh * kw; }  // rows of the column buffer
-  __host__ __device__ int64_t l() const { return n * ho * wo; }   // columns of the column buffer
-};
-
-Geom geometry(const CudaTensor<float>& x, const CudaTensor<float>& w, const Conv2dOptions& o) {
-  Geom g{};
-  g.n = x.shape[0], g.c = x.shape[1], g.h = x.shape[2], g.w = x.shape[3];
-  g.cg = g.c / o.groups;
-  g.kh = w.shape[2], g.kw = w.shape[3];
-  g.sh = o.stride[0], g.sw = o.stride[1];
-  g.ph = o.padding[0], g.pw = o.padding[1];
-  g.dh = o.dilation[0], g.dw = o.dilation[1];
-  g.ho = (g.h + 2 * g.ph - g.dh * (g.kh - 1) - 1) / g.sh + 1;
-  g.wo = (g.w + 2 * g.pw - g.dw * (g.kw - 1) - 1) / g.sw + 1;
-  return g;
-}
+using Geom = Conv2dGeometry;
 
 // col[(c*kh + i)*kw + j, (n*ho + oh)*wo + ow] = x[n, c0 + c, oh*sh + i*dh - ph, ow*sw + j*dw - pw] (0 if padded).
 __global__ void im2col_kernel(const float* __restrict__ x, float* __restrict__ col, Geom g, int64_t c0) {
@@ -115,7 +96,7 @@ float* scratch(std::shared_ptr<Block>& holder, int64_t elems, int device) {
 
 CudaTensor<float> conv2d(const CudaTensor<float>& x, const CudaTensor<float>& w, const CudaTensor<float>* bias,
                          const Conv2dOptions& o) {
-  const Geom g = geometry(x, w, o);
+  const Geom g = conv2d_geometry(x.shape, w.shape, o);
   const int64_t cout = w.shape[0], cog = cout / o.groups, k = g.k(), l = g.l(), plane = g.ho * g.wo;
   const int dev = x.device();
   DeviceContext& ctx = context(dev);
@@ -141,7 +122,7 @@ CudaTensor<float> conv2d(const CudaTensor<float>& x, const CudaTensor<float>& w,
 
 Conv2dGrads<CudaTensor<float>> conv2d_backward(const CudaTensor<float>& x, const CudaTensor<float>& w,
                                                const CudaTensor<float>& grad, bool has_bias, const Conv2dOptions& o) {
-  const Geom g = geometry(x, w, o);
+  const Geom g = conv2d_geometry(x.shape, w.shape, o);
   const int64_t cout = w.shape[0], cog = cout / o.groups, k = g.k(), l = g.l(), plane = g.ho * g.wo;
   const int dev = x.device();
   DeviceContext& ctx = context(dev);

@@ -12,6 +12,7 @@
 
 #include "backends/vulkan/gemm.hpp"
 #include "backends/vulkan/launch.hpp"
+#include "engine/backend/conv_geometry.hpp"
 
 namespace ember::vk {
 namespace {
@@ -36,28 +37,7 @@ EMBER_SHADER_DEF(kConvBiasGrad)
 // Column buffer elements per chunk (64 MiB of f32), further capped by what one shader binding can address.
 constexpr int64_t kColumnBudget = int64_t{1} << 24;
 
-struct Geom {
-  int64_t n, c, h, w;  // input
-  int64_t cout, groups, cg, cog;
-  int64_t kh, kw, sh, sw, ph, pw, dh, dw;
-  int64_t ho, wo;
-  int64_t plane() const { return ho * wo; }
-  int64_t k() const { return cg * kh * kw; }               // GEMM depth: rows of a group's columns
-  int64_t col_per_image() const { return c * kh * kw * plane(); }
-};
-
-Geom geometry(const FloatT& x, const FloatT& w, const Conv2dOptions& o) {
-  Geom g{};
-  g.n = x.shape[0], g.c = x.shape[1], g.h = x.shape[2], g.w = x.shape[3];
-  g.cout = w.shape[0], g.groups = o.groups, g.cg = g.c / o.groups, g.cog = g.cout / o.groups;
-  g.kh = w.shape[2], g.kw = w.shape[3];
-  g.sh = o.stride[0], g.sw = o.stride[1];
-  g.ph = o.padding[0], g.pw = o.padding[1];
-  g.dh = o.dilation[0], g.dw = o.dilation[1];
-  g.ho = (g.h + 2 * g.ph - g.dh * (g.kh - 1) - 1) / g.sh + 1;
-  g.wo = (g.w + 2 * g.pw - g.dw * (g.kw - 1) - 1) / g.sw + 1;
-  return g;
-}
+using Geom = Conv2dGeometry;
 
 // Images per column-buffer chunk (at least one).
 int64_t images_per_chunk(const Context& ctx, const Geom& g) {
@@ -104,7 +84,7 @@ struct BiasPush {
 }  // namespace
 
 FloatT conv2d(const FloatT& x, const FloatT& w, const FloatT* bias, const Conv2dOptions& o) {
-  const Geom g = geometry(x, w, o);
+  const Geom g = conv2d_geometry(x.shape, w.shape, o);
   auto y = empty<float>(x.ctx, Shape{g.n, g.cout, g.ho, g.wo});
   if (y.numel() == 0) return y;
   Context& ctx = *x.ctx;
@@ -139,7 +119,7 @@ FloatT conv2d(const FloatT& x, const FloatT& w, const FloatT* bias, const Conv2d
 
 Conv2dGrads<FloatT> conv2d_backward(const FloatT& x, const FloatT& w, const FloatT& grad, bool has_bias,
                                     const Conv2dOptions& o) {
-  const Geom g = geometry(x, w, o);
+  const Geom g = conv2d_geometry(x.shape, w.shape, o);
   Context& ctx = *x.ctx;
   const int64_t plane = g.plane(), k = g.k(), np = g.n * plane;
 
