@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(g++ meson ninja-build pkg-config libopenblas-dev libgtest-dev libbenchmark-dev libcereal-dev libboost-dev
-  zlib1g-dev abigail-tools python3 python3-numpy
+  zlib1g-dev abigail-tools python3 python3-numpy libfmt-dev libcli11-dev
   libkissfft-dev
   # Vulkan backend: loader + headers, lavapipe (a CPU Vulkan device, so it runs and is tested everywhere), the
   # Khronos validation layer the tests enable, shader compiler, VkFFT and its runtime GLSL compiler.
