@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Installs what is missing (Debian 12 packages, idempotent), then configures and builds Ember in ./build.
-# Usage: bash scripts/setup.sh   (from anywhere; run as root or with sudo available)
+# Installs what is missing (Debian 12 packages, idempotent), then configures Ember in ./build and builds what the
+# main job needs: the `ember` command line (the CPU backend, records; GPU backends are plugins it loads on demand).
+# `meson test -C build` (the README's second command) builds everything else before it runs the suite.
+# Usage: bash scripts/setup.sh [ninja targets...]   (default: tools/ember; `all` builds everything)
+#        (from anywhere; run as root or with sudo available)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,4 +35,6 @@ if [ -f build/build.ninja ]; then
 else
   PATH="$cuda_path" meson setup build --buildtype=release
 fi
-ninja -C build -j"$(nproc)"
+targets=("$@")
+((${#targets[@]})) || targets=(tools/ember)
+ninja -C build -j"$(nproc)" "${targets[@]}"

@@ -7,42 +7,49 @@
 #include <string>
 #include <vector>
 
-#include "backends/cpu/cpu_backend.hpp"
+#include "backends/registry.hpp"
 #include "engine/ember.hpp"
-#if defined(EMBER_TEST_BACKEND_VULKAN)
-#include "backends/vulkan/vulkan_backend.hpp"
-#elif defined(EMBER_TEST_BACKEND_CUDA)
-#include "backends/cuda/cuda_backend.hpp"
+
+// The backend this op-suite binary covers: a name of backends/backend_list.hpp, set per binary by tests/meson.build
+// (op_suite: the CPU; op_suite_vulkan, op_suite_cuda: that backend, so a GPU binary can skip as a whole when no
+// device exists).
+#ifndef EMBER_TEST_BACKEND_NAME
+#define EMBER_TEST_BACKEND_NAME "cpu"
 #endif
 
 namespace ember::test {
 
-// Every op-suite case runs on each of these. New backends are added here (and only here). The suite's sources are
-// compiled once per backend family (tests/meson.build): op_suite for the CPU, op_suite_vulkan and op_suite_cuda
-// with EMBER_TEST_BACKEND_* defined, so a GPU backend's binary can skip as a whole when no device exists.
-#if defined(EMBER_TEST_BACKEND_VULKAN)
-using TestBackends = ::testing::Types<Vulkan, Autodiff<Vulkan>>;
-#elif defined(EMBER_TEST_BACKEND_CUDA)
-using TestBackends = ::testing::Types<Cuda, Autodiff<Cuda>>;
-#else
-using TestBackends = ::testing::Types<Cpu<float>, Cpu<double>, Autodiff<Cpu<float>>>;
-#endif
+inline constexpr BackendId kTestBackend = backend_by_name(EMBER_TEST_BACKEND_NAME).value().id;
+using TestEntry = BackendEntry<kTestBackend>;
 
-// A readable name per backend in test output (TYPED_TEST_SUITE(..., BackendNames)).
+template <class Variants>
+struct WithAutodiffOfDefault;
+template <class... Bs>
+struct WithAutodiffOfDefault<TypeList<Bs...>> {
+  using type = ::testing::Types<Bs..., Autodiff<typename TestEntry::Default>>;
+};
+
+// Every op-suite case runs on each of these: the backend's element variants (registry.hpp) and its default under
+// Autodiff. A new backend gets the suite from its BackendEntry alone.
+using TestBackends = typename WithAutodiffOfDefault<typename TestEntry::Variants>::type;
+
+template <class B>
+struct IsAutodiff : std::false_type {};
+template <class B>
+struct IsAutodiff<Autodiff<B>> : std::true_type {};
+
+// A readable name per backend in test output (TYPED_TEST_SUITE(..., BackendNames)): "Cpu", "CpuF64",
+// "AutodiffVulkan", ... from the list's name and the float element (gtest names allow letters and digits only).
 struct BackendNames {
   template <class B>
   static std::string GetName(int) {
-    if constexpr (std::is_same_v<B, Cpu<float>>) return "CpuF32";
-    else if constexpr (std::is_same_v<B, Cpu<double>>) return "CpuF64";
-    else if constexpr (std::is_same_v<B, Autodiff<Cpu<float>>>) return "AutodiffCpuF32";
-#if defined(EMBER_TEST_BACKEND_VULKAN)
-    else if constexpr (std::is_same_v<B, Vulkan>) return "Vulkan";
-    else if constexpr (std::is_same_v<B, Autodiff<Vulkan>>) return "AutodiffVulkan";
-#elif defined(EMBER_TEST_BACKEND_CUDA)
-    else if constexpr (std::is_same_v<B, Cuda>) return "Cuda";
-    else if constexpr (std::is_same_v<B, Autodiff<Cuda>>) return "AutodiffCuda";
-#endif
-    else return "Other";
+    using Plain = std::conditional_t<IsAutodiff<B>::value, typename TestEntry::Default, B>;
+    std::string name(backend_info(kTestBackend)->name);
+    name[0] = static_cast<char>(name[0] - 'a' + 'A');
+    if (IsAutodiff<B>::value) name = "Autodiff" + name;
+    if (std::is_same_v<typename Plain::FloatElem, double>) name += "F64";
+    else if (kTestBackend == BackendId::Cpu) name += "F32";
+    return name;
   }
 };
 
@@ -60,7 +67,7 @@ struct Tol {
 // over the test's range, so 3 there.
 template <class B>
 constexpr double kPowUlps = 2.0;
-#if defined(EMBER_TEST_BACKEND_VULKAN)
+#if EMBER_HAS_VULKAN
 template <>
 constexpr double kPowUlps<Vulkan> = 3.0;
 template <>
