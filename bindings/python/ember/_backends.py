@@ -6,6 +6,7 @@ plus the ids from 0 upward that ``ember_backend_query`` accepts (ember.h's ember
 append-only). The second walk keeps backends that this library knows but was built without: naming one gives
 libember's own "not compiled into this library" error rather than "unknown device".
 """
+import functools
 from ctypes import byref, c_int32, c_size_t, sizeof
 
 from . import _lib, errors
@@ -15,10 +16,6 @@ DEFAULT_BACKEND_ID = 0
 DEFAULT_INDEX = 0
 # An upper bound on the ember_backend values walked (far more than ember.h will ever define).
 _MAX_BACKENDS = 64
-
-_by_name = {}
-_by_id = {}
-
 
 def query(backend_id):
     """ember_backend_query's BackendInfo for `backend_id` (raises for an id libember does not know)."""
@@ -40,6 +37,7 @@ def compiled_ids():
 
 
 def _known_ids():
+    """The compiled ids, and every id ember_backend_query accepts from 0 up (known, maybe not compiled)."""
     found = []
     for b in range(_MAX_BACKENDS):
         info = _lib.BackendInfo()
@@ -51,14 +49,15 @@ def _known_ids():
     return sorted(set(found) | set(compiled_ids()))
 
 
+@functools.lru_cache(maxsize=None)
+def _tables():
+    """({name: id}, {id: name}) of every known backend, read from libember once (names are static)."""
+    by_name = {query(b).name.decode(): b for b in _known_ids()}
+    return by_name, {b: name for name, b in by_name.items()}
+
+
 def _table():
-    """{name: id} of every known backend, read from libember on the first call."""
-    if not _by_name:
-        for b in _known_ids():
-            name = query(b).name.decode()
-            _by_id[b] = name
-            _by_name[name] = b
-    return _by_name
+    return _tables()[0]
 
 
 def names():
@@ -77,13 +76,7 @@ def id_of(name):
 
 
 def name_of(backend_id):
-    _table()
-    return _by_id[backend_id]
-
-
-def default_name():
-    """The name of the default device's backend (what a NULL ember_device means)."""
-    return name_of(DEFAULT_BACKEND_ID)
+    return _tables()[1][backend_id]
 
 
 def backends():
