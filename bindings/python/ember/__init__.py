@@ -20,18 +20,17 @@ Names follow PyTorch::
 The library is found through $EMBER_LIBRARY, next to the package, or in a build folder of the source checkout
 (see ember._lib). Failures raise ember.errors.EmberError subclasses carrying libember's message.
 """
-from . import _lib, errors
+from . import _lib, errors, nn, optim
+from ._backends import backends
 from ._convert import Device as device
-from ._tensor_methods import cat, stack, where
+from ._tensor_functions import cat, stack, where
 from .autograd import is_grad_enabled, no_grad
 from .creation import (arange, as_tensor, from_numpy, full, full_like, is_tensor, manual_seed, ones, ones_like, rand,
                        randn, tensor, zeros, zeros_like)
 from .errors import *  # noqa: F401,F403
 from .errors import EmberError
+from .serialization import LoadReport, Record, load, save
 from .tensor import Tensor
-
-from . import nn, optim  # noqa: E402  (they import the names above)
-from .serialization import LoadReport, Record, load, save  # noqa: E402
 
 float32, float64, int64, bool = "float32", "float64", "int64", "bool"  # noqa: A001 (torch.bool's spelling)
 __version__ = _lib.version().decode()
@@ -41,19 +40,6 @@ library_path = _lib.path
 def set_num_threads(n):
     """Threads for CPU kernels (ember_set_num_threads); call before running work."""
     _lib.check(_lib.set_num_threads(int(n)))
-
-
-def backends():
-    """{name: {"compiled", "usable", "device_count"}} for every backend libember knows."""
-    from ctypes import byref, sizeof
-    out = {}
-    for b in (0, 1, 2):
-        info = _lib.BackendInfo()
-        info.struct_size = sizeof(info)
-        _lib.check(_lib.backend_query(b, byref(info)))
-        out[info.name.decode()] = {"compiled": info.compiled != 0, "usable": info.usable != 0,
-                                   "device_count": info.device_count}
-    return out
 
 
 def exp(x):

@@ -3,7 +3,8 @@ import array
 import ctypes
 from ctypes import byref, c_void_p
 
-from . import _lib
+from . import _backends, _lib
+from ._numpy import numpy
 
 # name -> ember_dtype; the four of the public surface first
 DTYPES = {"float32": 0, "float64": 1, "float16": 2, "int32": 3, "int64": 4, "uint8": 5, "bool": 6, "int16": 7}
@@ -24,9 +25,8 @@ def dtype_code(dtype):
     if dtype is bool:
         return BOOL
     name = dtype if isinstance(dtype, str) else getattr(dtype, "name", None) or getattr(dtype, "__name__", None)
-    if name is None:
+    if name is None and numpy is not None:
         try:  # a NumPy scalar type such as numpy.float32
-            import numpy
             name = numpy.dtype(dtype).name
         except Exception:  # noqa: BLE001
             name = None
@@ -41,17 +41,17 @@ def is_float_code(code):
 
 
 class Device:
-    """A device (backend, index): ``"cpu"``, ``"cpu:0"``, ``"vulkan:1"``, ``"cuda"``."""
+    """A device (backend, index): ``"cpu"``, ``"cpu:0"``, ``"vulkan:1"``, ``"cuda"``. The backend names are the ones
+    libember reports (see ember._backends), so a backend added to the C ABI needs no change here."""
 
-    BACKENDS = {"cpu": 0, "vulkan": 1, "cuda": 2}
     __slots__ = ("type", "index")
 
     def __init__(self, spec="cpu", index=None):
         if isinstance(spec, Device):
             spec, index = spec.type, spec.index if index is None else index
         name, _, idx = str(spec).partition(":")
-        if name not in self.BACKENDS:
-            raise ValueError("ember: unknown device %r (expected cpu, vulkan or cuda)" % (spec,))
+        if not _backends.is_known(name):
+            raise ValueError("ember: unknown device %r (expected %s)" % (spec, ", ".join(_backends.names())))
         self.type = name
         self.index = int(idx) if idx else (index or 0)
 
@@ -65,8 +65,17 @@ class Device:
     def __hash__(self):
         return hash((self.type, self.index))
 
+    @property
+    def backend_id(self):
+        """The ember_backend value of this device's backend."""
+        return _backends.id_of(self.type)
+
+    def is_default(self):
+        """True for the device a NULL ember_device stands for (CPU 0)."""
+        return self.backend_id == _backends.DEFAULT_BACKEND_ID and self.index == _backends.DEFAULT_INDEX
+
     def __str__(self):
-        return self.type if self.type == "cpu" and self.index == 0 else "%s:%d" % (self.type, self.index)
+        return self.type if self.is_default() else "%s:%d" % (self.type, self.index)
 
     def __repr__(self):
         return "device(type=%r, index=%d)" % (self.type, self.index)
@@ -80,10 +89,10 @@ class DeviceHandle:
         if device is None:
             return
         dev = Device(device)
-        if dev.type == "cpu" and dev.index == 0:
+        if dev.is_default():
             return
         h = c_void_p()
-        _lib.check(_lib.device_create(Device.BACKENDS[dev.type], dev.index, byref(h)))
+        _lib.check(_lib.device_create(dev.backend_id, dev.index, byref(h)))
         self.h = h
 
     def __del__(self):

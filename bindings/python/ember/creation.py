@@ -1,10 +1,8 @@
 """Creating tensors: ember.tensor, zeros, ones, full, rand, randn, arange, *_like, manual_seed."""
-import array
 import random as _random
 
-from . import _convert, _lib
-from ._convert import BOOL, F32, F64, I64
-from .tensor import Tensor, call
+from . import _convert, _from_host, _lib
+from .tensor import Tensor, call, wrap
 
 _DEFAULT_SEED = 67280421310721
 _rng = _random.Random(_DEFAULT_SEED)
@@ -20,28 +18,6 @@ def _finish(t, requires_grad):
     if requires_grad:
         t.requires_grad_(True)
     return t
-
-
-def _from_buffer(buf, code, shape, device):
-    keep, addr, nbytes = _convert.buffer_address(buf)
-    dims, rank = _lib.shape_array(shape)
-    dev = _convert.DeviceHandle(device)
-    t = call(_lib.tensor_from_data, dev.h, code, addr, nbytes, dims, rank)
-    del keep
-    return t
-
-
-def _from_numpy(arr, code, shape):
-    import numpy
-    if code is None:
-        kind = arr.dtype.kind
-        code = BOOL if kind == "b" else I64 if kind in "iu" else F64 if arr.dtype == numpy.float64 else F32
-        if kind not in "biuf":
-            raise TypeError("ember.tensor: unsupported NumPy dtype %s" % arr.dtype)
-    np_dtype = {F32: numpy.float32, F64: numpy.float64, I64: numpy.int64, BOOL: numpy.bool_, 3: numpy.int32,
-                2: numpy.float16, 5: numpy.uint8, 7: numpy.int16}[code]
-    arr = numpy.ascontiguousarray(arr, dtype=np_dtype)
-    return arr, code, (tuple(arr.shape) or (1,)) if shape is None else shape
 
 
 def tensor(data, shape=None, dtype=None, device="cpu", requires_grad=False):
@@ -62,22 +38,7 @@ def tensor(data, shape=None, dtype=None, device="cpu", requires_grad=False):
         if shape is not None:
             t = t.reshape(list(shape))
         return _finish(t, requires_grad)
-    if isinstance(data, (bytes, bytearray, memoryview, array.array)):
-        if shape is None:
-            raise ValueError("ember.tensor: a raw buffer needs shape=")
-        return _finish(_from_buffer(data, F32 if code is None else code, list(shape), device), requires_grad)
-    if type(data).__module__ == "numpy" or hasattr(data, "__array_interface__"):
-        arr, code, arr_shape = _from_numpy(data, code, None)
-        if shape is not None:
-            arr_shape = tuple(shape)
-        return _finish(_from_buffer(arr.reshape(-1), code, list(arr_shape), device), requires_grad)
-    flat, inferred = _convert.flatten(data)
-    if code is None:
-        code = _convert.infer_code(flat)
-    if shape is None:
-        shape = inferred or (1,)
-    buf = _convert.pack(flat, code)
-    return _finish(_from_buffer(buf, code, list(shape), device), requires_grad)
+    return _finish(wrap(_from_host.from_data(data, code, shape, device)), requires_grad)
 
 
 def as_tensor(data, dtype=None, device="cpu"):

@@ -11,6 +11,7 @@ from ctypes import byref, c_double, c_void_p, sizeof
 from . import _lib, autograd
 from .nn.modules import Module
 from .nn.parameter import Parameter
+from .serialization import Record, Recordable
 
 SGD_KIND, ADAM_KIND, ADAMW_KIND = 0, 1, 2
 
@@ -42,7 +43,7 @@ def _modules_of(params):
     return found
 
 
-class Optimizer:
+class Optimizer(Recordable):
     """Base: one ember_optimizer per module; step, zero_grad, lr, state_dict / load_state_dict (records)."""
 
     kind = -1
@@ -142,7 +143,6 @@ class Optimizer:
 
     def state_dict(self):
         """The state as an ember.Record (moments, step counts and lr, keyed by param id)."""
-        from .serialization import Record
         h = c_void_p()
         _lib.check(_lib.optimizer_to_record(self._single_handle("state_dict"), byref(h)))
         return Record._wrap(h)
@@ -150,6 +150,13 @@ class Optimizer:
     def load_state_dict(self, state_dict):
         """Restores a state_dict() record; load the module's record first (state is keyed by param id)."""
         _lib.check(_lib.optimizer_load_record(self._single_handle("load_state_dict"), state_dict._h))
+        self._after_load()
+
+    def _save_file(self, path, options):
+        _lib.check(_lib.optimizer_save(self._single_handle("save"), path, byref(options)))
+
+    def _load_file(self, path, strict):
+        _lib.check(_lib.optimizer_load(self._single_handle("load"), path))
         self._after_load()
 
     def _after_load(self):

@@ -3,6 +3,9 @@
 Files are Ember record files (the same as ``ember train`` writes and ``ember inspect`` reads), written atomically.
 recorder: "binary" (default) | "json" | "compact"; precision: "default" (compact: half, others: full) | "full" |
 "half" | "double".
+
+A leaf of the package: it imports only the low-level layers (_lib, errors). nn modules and optimizers derive from
+:class:`Recordable` and say themselves how they are written and read, so this module needs neither of them.
 """
 import ctypes
 import os
@@ -30,6 +33,20 @@ def _options(recorder, precision):
 
 def _path(path):
     return os.fsencode(os.fspath(path))
+
+
+class Recordable:
+    """What ember.save and ember.load take besides a Record: nn modules and optimizers derive from it."""
+
+    __slots__ = ()
+
+    def _save_file(self, path, options):
+        """Writes this object's record to `path` (bytes) with the RecordOptions `options`."""
+        raise NotImplementedError
+
+    def _load_file(self, path, strict):
+        """Loads the record file `path` (bytes) into this object; returns what ember.load returns for it."""
+        raise NotImplementedError
 
 
 class Record:
@@ -128,6 +145,8 @@ def _take_report(h):
 
 
 def _finish_load(status, report_h, ember_module):
+    """Raises for a failed load (with the report's text) or returns its LoadReport; the module's Parameters re-read
+    their values after a load."""
     report = _take_report(report_h)
     if status:
         e = _lib.error(status)
@@ -141,6 +160,7 @@ def _finish_load(status, report_h, ember_module):
 
 
 def load_module_record(ember_module, record, strict=True):
+    """Loads the Record `record` into the EmberModule `ember_module` (anything with the handle .h and changed())."""
     if not isinstance(record, Record):
         raise TypeError("load_state_dict takes an ember.Record (from state_dict(), Record.read or from_bytes)")
     rep = c_void_p()
@@ -148,15 +168,18 @@ def load_module_record(ember_module, record, strict=True):
     return _finish_load(st, rep, ember_module)
 
 
+def load_module_file(ember_module, path, strict=True):
+    """Loads the record file `path` into the EmberModule `ember_module`; returns its LoadReport."""
+    rep = c_void_p()
+    st = _lib.module_load(ember_module.h, _path(path), 0 if strict else 1, byref(rep))
+    return _finish_load(st, rep, ember_module)
+
+
 def save(obj, path, recorder="binary", precision="default"):
     """Writes a module's params, an optimizer's state or a Record to `path` (atomically)."""
-    from .nn.modules import Module
-    from .optim import Optimizer
     options = _options(recorder, precision)
-    if isinstance(obj, Module):
-        _lib.check(_lib.module_save(obj._whole_module().h, _path(path), byref(options)))
-    elif isinstance(obj, Optimizer):
-        _lib.check(_lib.optimizer_save(obj._single_handle("save"), _path(path), byref(options)))
+    if isinstance(obj, Recordable):
+        obj._save_file(_path(path), options)
     elif isinstance(obj, Record):
         _lib.check(_lib.record_write_file(obj._h, _path(path), byref(options)))
     else:
@@ -167,17 +190,8 @@ def load(obj, path=None, strict=True):
     """load(model, path, strict=True) loads into a module and returns a LoadReport (a strict mismatch raises
     RecordError whose text lists every missing, unexpected and mismatched entry; nothing is changed then);
     load(optimizer, path) restores optimizer state (load the module first); load(path) returns a Record."""
-    from .nn.modules import Module
-    from .optim import Optimizer
     if path is None:
         return Record.read(obj)
-    if isinstance(obj, Module):
-        em = obj._whole_module()
-        rep = c_void_p()
-        st = _lib.module_load(em.h, _path(path), 0 if strict else 1, byref(rep))
-        return _finish_load(st, rep, em)
-    if isinstance(obj, Optimizer):
-        _lib.check(_lib.optimizer_load(obj._single_handle("load"), _path(path)))
-        obj._after_load()
-        return None
+    if isinstance(obj, Recordable):
+        return obj._load_file(_path(path), strict)
     raise TypeError("ember.load: expected an nn module or an optimizer, got %s" % type(obj).__name__)

@@ -1,4 +1,5 @@
 """nn.Sequential: one ember_module composed at run time from the layers' descriptions."""
+from ..serialization import Record, load_module_record
 from .modules import Layer, Module
 from .parameter import EmberModule
 
@@ -59,7 +60,6 @@ class Sequential(Module):
         self._layers = layers
         self._module = EmberModule([layer._desc() for layer in layers], device)
         if carry is not None:
-            from ..serialization import Record, load_module_record
             load_module_record(self._module, Record._from_module(carry), strict=False)
         for i, layer in enumerate(layers):
             layer._module, layer._index, layer._standalone = self._module, i, False

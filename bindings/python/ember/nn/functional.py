@@ -6,7 +6,9 @@ kW]). Note that the nn.Linear layer stores its weight as [in_features, out_featu
 """
 from ctypes import byref, sizeof
 
-from .. import _lib
+from .. import _lib, errors
+from .._tensor_functions import where
+from ..creation import _random, arange
 from ..tensor import as_tensor_like, call
 
 _REDUCTIONS = {"mean": 0, "sum": 1}
@@ -64,11 +66,6 @@ def prelu(input, weight):  # noqa: A002
     if n != 1 and input.ndim >= 2:
         w = weight.reshape([n] + [1] * (input.ndim - 2))
     return _unary(input, 16) + w * input.clamp(max=0.0)
-
-
-def where(condition, input, other):  # noqa: A002
-    from .._tensor_methods import where as _where
-    return _where(condition, input, other)
 
 
 def softmax(input, dim=-1):  # noqa: A002
@@ -169,8 +166,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):  # no
     ns = [normalized_shape] if isinstance(normalized_shape, int) else list(normalized_shape)
     shape = list(input.shape)
     if shape[len(shape) - len(ns):] != ns:
-        from ..errors import ShapeError
-        raise ShapeError("layer_norm: normalized_shape %s does not match the trailing dims of input %s"
+        raise errors.ShapeError("layer_norm: normalized_shape %s does not match the trailing dims of input %s"
                          % (ns, shape))
     x = input.reshape(shape[:len(shape) - len(ns)] + [-1]) if len(ns) != 1 else input
     mu = x.mean(-1, keepdim=True)
@@ -199,12 +195,10 @@ def dropout(input, p=0.5, training=True):  # noqa: A002
         return input
     if not 0 <= p < 1:
         raise ValueError("dropout: p must be in [0, 1), got %r" % (p,))
-    from ..creation import _random
     mask = _random(2, 1.0 - p, 0.0, input.shape, None, "cpu", False)
     return input * mask * (1.0 / (1.0 - p))
 
 
 def one_hot(tensor, num_classes):
-    from ..creation import arange
     return (tensor.unsqueeze(-1) == arange(num_classes)).long()
 

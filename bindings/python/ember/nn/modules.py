@@ -15,11 +15,12 @@ Layouts are Ember's: Linear.weight is [in_features, out_features] (y = x @ weigh
 from ctypes import byref
 
 from .. import _lib
+from ..serialization import Record, Recordable, load_module_file, load_module_record
 from . import functional as F
 from .parameter import EmberModule
 
 
-class Module:
+class Module(Recordable):
     """Base of layers and Sequential: parameters, train/eval, state_dict, __call__ -> forward."""
 
     training = True
@@ -72,13 +73,17 @@ class Module:
 
     def state_dict(self):
         """A Record snapshot of the params (ember_module_to_record)."""
-        from ..serialization import Record
         return Record._from_module(self._whole_module())
 
     def load_state_dict(self, state_dict, strict=True):
         """Loads a Record (see ember.Record); strict raises RecordError listing every mismatch."""
-        from ..serialization import load_module_record
         return load_module_record(self._whole_module(), state_dict, strict)
+
+    def _save_file(self, path, options):
+        _lib.check(_lib.module_save(self._whole_module().h, path, byref(options)))
+
+    def _load_file(self, path, strict):
+        return load_module_file(self._whole_module(), path, strict)
 
     def num_parameters(self):
         return sum(p.numel() for p in self.parameters())

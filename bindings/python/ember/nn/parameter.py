@@ -8,7 +8,7 @@ changed since (the module's ``version`` counts steps and loads made through this
 from ctypes import byref, c_int64, c_size_t, c_void_p, sizeof
 
 from .. import _lib, autograd
-from .._convert import DTYPE_NAMES
+from .._convert import DTYPE_NAMES, DeviceHandle
 from ..tensor import Tensor, call
 
 ROLES = {0: "trainable", 1: "buffer", 2: "constant"}
@@ -32,7 +32,6 @@ class EmberModule:
     """An owned ember_module handle, its param table, and the Parameters handed out for it."""
 
     def __init__(self, descs, device=None):
-        from .._convert import DeviceHandle
         n = len(descs)
         arr = (_lib.LayerDesc * n)(*descs)
         dev = DeviceHandle(device)

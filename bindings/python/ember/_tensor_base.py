@@ -1,0 +1,68 @@
+"""TensorBase: the owned ``ember_tensor`` handle that the tensor mixins work on.
+
+It holds the handle and the few helpers every mixin needs: calling a libember op that makes a new tensor, turning
+a Python operand into a tensor, and PyTorch's dtype promotion. New tensors are made by ``self._wrap(handle)``,
+which ember.Tensor defines, so the mixins never import ember.tensor (it imports them).
+"""
+from ctypes import byref, c_int32, c_void_p
+
+from . import _from_host, _lib, errors
+from ._convert import BOOL, F32, F64
+
+DTYPE_ERROR = errors.DTypeError.status
+
+
+class TensorBase:
+    """The handle (``_h``), the user-visible gradient (``_grad``), and helpers for the mixins."""
+
+    __slots__ = ("_h", "_grad", "__weakref__")
+
+    def __del__(self, _free=_lib.tensor_free):
+        try:
+            _free(self._h)
+        except (AttributeError, TypeError):  # never constructed, or the interpreter is shutting down
+            pass
+
+    @staticmethod
+    def _wrap(h):
+        """A new ember.Tensor owning the handle in the c_void_p `h` (defined by ember.Tensor)."""
+        raise NotImplementedError
+
+    def _call(self, fn, *args):
+        """fn(*args, &out) -> a new Tensor, raising on failure."""
+        out = c_void_p()
+        st = fn(*args, byref(out))
+        if st:
+            raise _lib.error(st)
+        return self._wrap(out)
+
+    def _dtype_code(self):
+        d = c_int32()
+        _lib.check(_lib.tensor_dtype(self._h, byref(d)))
+        return d.value
+
+    def _from_data(self, data, code=None):
+        """A new Tensor holding `data` (nested lists, numbers, a NumPy array) as ember_dtype `code` (None: inferred
+        as ember.tensor does)."""
+        return self._wrap(_from_host.from_data(data, code))
+
+    def _as_tensor_like(self, value):
+        """`value` (a Tensor, a number, nested lists, a NumPy array) as a Tensor; numbers take self's kind."""
+        if isinstance(value, TensorBase):
+            return value
+        if isinstance(value, (int, float, bool)):
+            code = self._dtype_code()
+            return self._from_data([value], code if code != F64 else F32)
+        return self._from_data(value)
+
+    @staticmethod
+    def _promote(a, b):
+        """(a, b) cast to a common kind, or (None, None) when they already share one."""
+        ca, cb = a._dtype_code(), b._dtype_code()
+        if ca == cb:
+            return None, None
+        if ca == F32 or cb == F32:
+            return (a if ca == F32 else a.to("float32")), (b if cb == F32 else b.to("float32"))
+        if BOOL in (ca, cb):
+            return (a if ca != BOOL else a.to("int64")), (b if cb != BOOL else b.to("int64"))
+        return None, None

@@ -1,0 +1,185 @@
+"""MathMixin: ember.Tensor's arithmetic, elementwise functions, comparisons, logic, clamp and softmax.
+
+Integer and bool operands follow PyTorch's promotion, done here because libember wants both operands of one kind
+(see _bin and _cmp).
+"""
+from ctypes import byref, c_void_p
+
+from . import _lib
+from ._convert import BOOL, F32
+from ._op_codes import (B_MAXIMUM, B_MINIMUM, B_POW, CMP, LOGIC, S_ADD, S_CLAMP_MAX, S_CLAMP_MIN, S_DIV, S_MUL, S_POW,
+                        S_RDIV, S_RSUB, S_SUB, UNARY)
+from ._tensor_base import DTYPE_ERROR, TensorBase
+
+_add, _sub, _mul, _div = _lib.tensor_add, _lib.tensor_sub, _lib.tensor_mul, _lib.tensor_div
+_scalar, _binary, _unary = _lib.tensor_scalar, _lib.tensor_binary, _lib.tensor_unary
+_compare, _compare_scalar = _lib.tensor_compare, _lib.tensor_compare_scalar
+_pow = lambda a, b, out: _binary(a, b, B_POW, out)  # noqa: E731  (the (a, b, out) form _bin calls)
+
+
+def _unary_method(name, code):
+    def method(self):
+        return self._call(_unary, self._h, code)
+    method.__name__ = name
+    method.__doc__ = "Elementwise %s (a new tensor)." % name
+    return method
+
+
+# One method per ember_unary_op, named as PyTorch names it (neg is the operator, gelu_tanh is gelu's option).
+UnaryMixin = type("UnaryMixin", (), dict(
+    {"__slots__": (), "__doc__": "Elementwise functions, one per ember_unary_op.", "__module__": __name__},
+    **{name: _unary_method(name, code) for name, code in UNARY.items() if name not in ("neg", "gelu_tanh")}))
+
+
+def _comparison(code):
+    def method(self, other):
+        return self._cmp(other, code)
+    return method
+
+
+def _with_other(fn, code):
+    def method(self, other):
+        other = self._as_tensor_like(other)  # a local keeps a converted operand alive through the call
+        return self._call(fn, self._h, other._h, code)
+    return method
+
+
+class MathMixin(UnaryMixin):
+    """Operators and elementwise math of ember.Tensor."""
+
+    __slots__ = ()
+
+    # ------------------------------------------------------------ arithmetic
+    def _bin(self, other, fn, sop):
+        """self (op) other with PyTorch's promotion: int and bool operands meet float ones as float, bool meets
+        int as int64, a float scalar makes an int tensor float (libember itself needs operands of one kind)."""
+        out = c_void_p()
+        if isinstance(other, (int, float)):
+            a = self
+            code = self._dtype_code()
+            if code != F32 and (type(other) is float or code == BOOL):
+                a = self.to("float32" if type(other) is float else "int64")
+            st = _scalar(a._h, sop, other, byref(out))
+        else:
+            other = self._as_tensor_like(other)
+            st = fn(self._h, other._h, byref(out))
+            if st == DTYPE_ERROR:
+                a, b = self._promote(self, other)
+                if a is not None:
+                    st = fn(a._h, b._h, byref(out))
+        if st:
+            raise _lib.error(st)
+        return self._wrap(out)
+
+    def __add__(self, other):
+        if isinstance(other, TensorBase):  # the common case first: one call, no promotion
+            out = c_void_p()
+            if not _add(self._h, other._h, byref(out)):
+                return self._wrap(out)
+        return self._bin(other, _add, S_ADD)
+
+    def __sub__(self, other):
+        return self._bin(other, _sub, S_SUB)
+
+    def __mul__(self, other):
+        return self._bin(other, _mul, S_MUL)
+
+    def __truediv__(self, other):
+        a = self if self._dtype_code() == F32 else self.to("float32")  # true division, as PyTorch
+        return a._bin(other, _div, S_DIV)
+
+    __radd__, __rmul__ = __add__, __mul__
+
+    def __rsub__(self, other):
+        if isinstance(other, (int, float)):
+            return self._bin(other, None, S_RSUB)
+        return self._as_tensor_like(other) - self
+
+    def __rtruediv__(self, other):
+        if isinstance(other, (int, float)):
+            a = self if self._dtype_code() == F32 else self.to("float32")
+            return a._bin(other, None, S_RDIV)
+        return self._as_tensor_like(other) / self
+
+    def __pow__(self, other):
+        return self._bin(other, _pow, S_POW)
+
+    def __rpow__(self, other):
+        return self._as_tensor_like(other) ** self
+
+    def __matmul__(self, other):
+        other = self._as_tensor_like(other)
+        return self._call(_lib.tensor_matmul, self._h, other._h)
+
+    def __rmatmul__(self, other):
+        return self._as_tensor_like(other) @ self
+
+    def __neg__(self):
+        return self._call(_unary, self._h, UNARY["neg"])
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return self._call(_unary, self._h, UNARY["abs"])
+
+    add, sub, mul, div, pow, matmul = __add__, __sub__, __mul__, __truediv__, __pow__, __matmul__
+    neg = __neg__
+
+    # ------------------------------------------------------------ comparisons and logic
+    def _cmp(self, other, op):
+        """A bool tensor; int and float operands are promoted as in PyTorch."""
+        if other is None:
+            return NotImplemented
+        a = self
+        if isinstance(other, (int, float)):
+            if type(other) is float and self._dtype_code() != F32:
+                a = self.to("float32")
+            return self._call(_compare_scalar, a._h, op, other)
+        other = self._as_tensor_like(other)
+        out = c_void_p()
+        st = _compare(self._h, other._h, op, byref(out))
+        if st == DTYPE_ERROR:
+            a, b = self._promote(self, other)
+            if a is not None:
+                st = _compare(a._h, b._h, op, byref(out))
+        if st:
+            raise _lib.error(st)
+        return self._wrap(out)
+
+    __eq__ = eq = _comparison(CMP["eq"])
+    __ne__ = ne = _comparison(CMP["ne"])
+    __lt__ = lt = _comparison(CMP["lt"])
+    __le__ = le = _comparison(CMP["le"])
+    __gt__ = gt = _comparison(CMP["gt"])
+    __ge__ = ge = _comparison(CMP["ge"])
+    __hash__ = object.__hash__  # == is elementwise, as in PyTorch; identity hashing keeps tensors usable as keys
+
+    __and__ = __rand__ = logical_and = _with_other(_lib.tensor_logical, LOGIC["and"])
+    __or__ = __ror__ = logical_or = _with_other(_lib.tensor_logical, LOGIC["or"])
+    __xor__ = __rxor__ = logical_xor = _with_other(_lib.tensor_logical, LOGIC["xor"])
+
+    def __invert__(self):
+        return self._call(_lib.tensor_logical_not, self._h)
+
+    logical_not = __invert__
+
+    # ------------------------------------------------------------ pairwise extrema, clamp, softmax
+    maximum = _with_other(_binary, B_MAXIMUM)
+    minimum = _with_other(_binary, B_MINIMUM)
+
+    def clamp(self, min=None, max=None):  # noqa: A002 (PyTorch's names)
+        t = self
+        if min is not None:
+            t = t._call(_scalar, t._h, S_CLAMP_MIN, min)
+        if max is not None:
+            t = t._call(_scalar, t._h, S_CLAMP_MAX, max)
+        return t
+
+    clip = clamp
+
+    def softmax(self, dim=-1):
+        return self._call(_lib.tensor_softmax, self._h, dim)
+
+    def log_softmax(self, dim=-1):
+        return self._call(_lib.tensor_log_softmax, self._h, dim)
