@@ -86,4 +86,26 @@ usage_error "FILE is required" "Usage: ember eval [OPTIONS] FILE" eval
 usage_error "--model" "Usage: ember train [OPTIONS]" train --model resnet
 usage_error "--backend" "Usage: ember train [OPTIONS]" train --backend tpu
 usage_error "required" "Usage: ember [OPTIONS] SUBCOMMAND"
+# A GPU backend trains in its plugin, ember-train-<backend>.so beside the executable: a missing, broken or foreign
+# plugin fails cleanly (exit 1, no crash) with a message naming the file. A copy of ember in an empty directory
+# stands in for an install without the plugin.
+gpu=$("$ember" train --help | sed -n 's/.*built here: cpu, \([a-z]*\).*/\1/p')
+if [ -n "$gpu" ]; then
+  mkdir "$dir/alone"
+  cp "$ember" "$dir/alone/ember"
+  plugin="$dir/alone/ember-train-$gpu.so"
+  plugin_error() {  # expected-text
+    set +e
+    out=$("$dir/alone/ember" train --backend "$gpu" --epochs 1 --no-progress --out "$dir/alone/m.emr" 2>&1)
+    local rc=$?
+    set -e
+    [ $rc -eq 1 ] || fail "train --backend $gpu with plugin '$1': exit $rc: $out"
+    echo "$out" | grep -qF -e "$1" || fail "train --backend $gpu: no '$1' in: $out"
+  }
+  plugin_error "ember-train-$gpu.so is not installed (looked in $dir/alone"
+  printf 'not a shared object' >"$plugin"
+  plugin_error "cannot load the $gpu trainer $plugin"
+  cp "$(ldd "$ember" | awk '/libz\.so/ { print $3 }')" "$plugin"
+  plugin_error "$plugin is not an ember training plugin (it exports no ember_train_plugin)"
+fi
 echo "cli_test: all checks passed"
