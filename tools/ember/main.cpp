@@ -4,7 +4,6 @@
 // aborts.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
-#include <fmt/ostream.h>
 
 #include <charconv>
 #include <cstdint>
