@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "backends/vulkan/commands.hpp"
+#include "backends/vulkan/loader.hpp"
 #include "backends/vulkan/memory.hpp"
 #include "backends/vulkan/pipelines.hpp"
 
@@ -18,21 +19,21 @@ bool env_flag(const char* name) {
   return v && *v && std::strcmp(v, "0") != 0;
 }
 
-bool has_layer(const char* name) {
+bool has_layer(const Functions& fn, const char* name) {
   uint32_t n = 0;
-  vkEnumerateInstanceLayerProperties(&n, nullptr);
+  fn.EnumerateInstanceLayerProperties(&n, nullptr);
   std::vector<VkLayerProperties> layers(n);
-  vkEnumerateInstanceLayerProperties(&n, layers.data());
+  fn.EnumerateInstanceLayerProperties(&n, layers.data());
   for (auto& l : layers)
     if (std::strcmp(l.layerName, name) == 0) return true;
   return false;
 }
 
-bool has_instance_extension(const char* name) {
+bool has_instance_extension(const Functions& fn, const char* name) {
   uint32_t n = 0;
-  vkEnumerateInstanceExtensionProperties(nullptr, &n, nullptr);
+  fn.EnumerateInstanceExtensionProperties(nullptr, &n, nullptr);
   std::vector<VkExtensionProperties> exts(n);
-  vkEnumerateInstanceExtensionProperties(nullptr, &n, exts.data());
+  fn.EnumerateInstanceExtensionProperties(nullptr, &n, exts.data());
   for (auto& e : exts)
     if (std::strcmp(e.extensionName, name) == 0) return true;
   return false;
@@ -79,7 +80,9 @@ Context::Context(const ExternalDevice& external, const ContextOptions& options) 
   queue_family_ = external.queue_family;
   queue_index_ = external.queue_index;
   try {
-    fn_.load_instance(external.get_instance_proc_addr ? external.get_instance_proc_addr : vkGetInstanceProcAddr,
+    // The host's own vkGetInstanceProcAddr when it gave one (its loader and layers), else the system loader's.
+    fn_.load_instance(external.get_instance_proc_addr ? external.get_instance_proc_addr
+                                                      : loader_get_instance_proc_addr(),
                       instance_);
     uint32_t nq = 0;
     fn_.GetPhysicalDeviceQueueFamilyProperties(physical_, &nq, nullptr);
@@ -127,18 +130,20 @@ void Context::release() noexcept {
 }
 
 void Context::create_instance(const ContextOptions&) {
+  const PFN_vkGetInstanceProcAddr gipa = loader_get_instance_proc_addr();
+  fn_.load_global(gipa);
   VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
   app.pApplicationName = "ember";
   app.pEngineName = "ember";
   app.apiVersion = VK_API_VERSION_1_2;
   std::vector<const char*> layers, extensions;
   if (validation_) {
-    if (!has_layer(kValidationLayer))
+    if (!has_layer(fn_, kValidationLayer))
       throw VulkanError("vulkan: validation requested but VK_LAYER_KHRONOS_validation is not installed "
                         "(Debian: vulkan-validationlayers)");
     layers.push_back(kValidationLayer);
   }
-  const bool debug_utils = has_instance_extension(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+  const bool debug_utils = has_instance_extension(fn_, VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
   if (validation_ && debug_utils) extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
   VkInstanceCreateInfo ci{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
   ci.pApplicationInfo = &app;
@@ -146,8 +151,8 @@ void Context::create_instance(const ContextOptions&) {
   ci.ppEnabledLayerNames = layers.data();
   ci.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
   ci.ppEnabledExtensionNames = extensions.data();
-  check(vkCreateInstance(&ci, nullptr, &instance_), "vkCreateInstance");
-  fn_.load_instance(vkGetInstanceProcAddr, instance_);
+  check(fn_.CreateInstance(&ci, nullptr, &instance_), "vkCreateInstance");
+  fn_.load_instance(gipa, instance_);
   if (validation_ && debug_utils) install_messenger();
 }
 

@@ -9,6 +9,8 @@
 //  * Irfft: the inverse of that layout, written back to the real region (inverseReturnToInputBuffer).
 // The inverse transforms are normalized by VkFFT (normalize = 1: the 1/n of FftOp).
 #define VKFFT_BACKEND 0
+// Must precede VkFFT: it routes VkFFT's vkXxx(...) calls through the dlopen'ed loader (no libvulkan link).
+#include "backends/vulkan/vkfft_loader.hpp"
 #include "vkfft_patched.h"  // the system vkFFT.h, patched at build time for glslang 12 (patch_vkfft.py)
 
 #include <map>

@@ -1,15 +1,17 @@
 // The `ember` command line: train / eval / inspect (the digits classifier and its records), fit (a small
-// autodiff demo), version. Every failure prints a message and exits non-zero; nothing aborts.
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
+// autodiff demo), version. Parsing is CLI11's: every command has --help and --version; a usage error prints the
+// problem and the command's usage line and exits 2; any other failure prints "error: ..." and exits 1. Nothing
+// aborts.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cstdint>
 #include <exception>
 #include <iostream>
-#include <map>
-#include <stdexcept>
-#include <vector>
 #include <string>
 
+#include "backends/backend_list.hpp"
 #include "backends/cpu/parallel.hpp"
 #include "records/recorder.hpp"
 #include "tools/ember/fit.hpp"
@@ -17,150 +19,229 @@
 
 namespace {
 
-const char* kUsage =
-    "usage: ember <command> [options]\n"
-    "commands:\n"
-    "  train    train a digits classifier and save its record (+ an SVG training curve)\n"
-    "           --model mlp|cnn (mlp)  --backend cpu|vulkan|cuda  --epochs N (20)  --batch-size N (64)  --lr X (0.001)\n"
-    "           --precision full|half|double (full)  --out FILE (digits-<model>.emr)  --data FILE  --seed N\n"
-    "           --threads N  --no-progress\n"
-    "  eval     FILE [--data FILE]: test accuracy of a record written by train\n"
-    "  inspect  FILE: print a record's tree (paths, kinds, dtypes, shapes, counts, precision, versions)\n"
-    "  fit      fit an MLP to sin(x) with autodiff and gradient descent\n"
-    "           --steps N (2000)  --lr X (0.1)  --hidden N (32)  --seed N (42)\n"
-    "  version  print the engine version\n";
+constexpr int kUsageExit = 2;
 
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
+std::string version_line() { return fmt::format("ember {}", ember::engine_version()); }
+
+// Bounds of numeric options, with messages a person can read (CLI11's Range and PositiveNumber print the whole
+// numeric range). The bound is in each option's help text, so the validators add nothing to the type column.
+CLI::Validator integer_at_least(long long min) {
+  return CLI::Validator(
+      [min](std::string& s) -> std::string {
+        long long v = 0;
+        const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+        if (ec != std::errc{} || end != s.data() + s.size() || v < min)
+          return fmt::format("expects an integer >= {}, got '{}'", min, s);
+        return {};
+      },
+      "");
+}
+CLI::Validator positive_number() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        double v = 0;
+        try {
+          std::size_t used = 0;
+          v = std::stod(s, &used);
+          if (used == s.size() && v > 0) return {};
+        } catch (const std::exception&) {
+        }
+        return fmt::format("expects a number > 0, got '{}'", s);
+      },
+      "");
+}
+
+// Every command answers --version like the top level does.
+CLI::App* add_command(CLI::App& app, const std::string& name, const std::string& description) {
+  CLI::App* cmd = app.add_subcommand(name, description);
+  cmd->set_version_flag("--version", version_line());
+  return cmd;
+}
+
+// --threads N: the CPU worker count (0, the default, keeps the hardware's).
+void add_threads_option(CLI::App& cmd, int& threads) {
+  cmd.add_option("--threads", threads, "CPU worker threads, >= 1 (default: one per core)")->check(integer_at_least(1));
+}
+void apply_threads(int threads) {
+  if (threads > 0) ember::cpu::set_num_threads(threads);
+}
+
+// --backend's choices and help come from backends/backend_list.hpp: every listed backend is a choice (one not
+// built here is refused by run_train with the list of those that are), the help names the built ones.
+std::vector<std::string> backend_names(bool compiled_only) {
+  std::vector<std::string> names;
+  for (const auto& b : ember::kBackends)
+    if (b.compiled || !compiled_only) names.emplace_back(b.name);
+  return names;
+}
+
+struct TrainArgs {
+  ember::tools::TrainOptions options;
+  std::string model = "mlp";
+  int threads = 0;
+  bool no_progress = false;
 };
 
-// --key value options (and bare flags listed in `flags`), plus positional arguments.
-struct Args {
-  std::map<std::string, std::string> opts;
-  std::vector<std::string> positional;
+CLI::App* add_train(CLI::App& app, TrainArgs& a) {
+  CLI::App* cmd = add_command(app, "train", "train a digits classifier and save its record (+ an SVG training curve)");
+  auto& o = a.options;
+  cmd->add_option("--model", a.model, "the model")->check(CLI::IsMember({"mlp", "cnn"}))->capture_default_str();
+  cmd->add_option("--backend", o.backend,
+                  fmt::format("the backend that trains (built here: {})", fmt::join(backend_names(true), ", ")))
+      ->check(CLI::IsMember(backend_names(false)))
+      ->capture_default_str();
+  cmd->add_option("--epochs", o.epochs, "passes over the training split, >= 1")
+      ->check(integer_at_least(1))
+      ->capture_default_str();
+  cmd->add_option("--batch-size", o.batch_size, "samples per Adam step, >= 1")
+      ->check(integer_at_least(1))
+      ->capture_default_str();
+  cmd->add_option("--lr", o.lr, "Adam learning rate, > 0")->check(positive_number())->capture_default_str();
+  cmd->add_option("--precision", o.precision, "how the record stores elements")
+      ->check(CLI::IsMember({"full", "half", "double"}))
+      ->capture_default_str();
+  cmd->add_option("--out", o.out, "the record to write (default: digits-<model>.emr; the curve goes beside it as .svg)");
+  cmd->add_option("--data", o.data, "the digits CSV (default: data/digits.csv.gz)");
+  cmd->add_option("--seed", o.seed, "seed of initialization and shuffling")->capture_default_str();
+  add_threads_option(*cmd, a.threads);
+  cmd->add_flag("--no-progress", a.no_progress, "no per-batch progress bar (it is drawn only on a terminal)");
+  return cmd;
+}
 
-  Args(int argc, char** argv, int first, std::initializer_list<const char*> flags) {
-    for (int i = first; i < argc; ++i) {
-      std::string a = argv[i];
-      if (a.rfind("--", 0) != 0) {
-        positional.push_back(a);
-        continue;
-      }
-      bool is_flag = false;
-      for (auto* f : flags) is_flag = is_flag || a == f;
-      if (!is_flag && i + 1 >= argc) throw UsageError(a + " needs a value");
-      opts.insert_or_assign(std::move(a), std::string(is_flag ? "1" : argv[++i]));
-    }
-  }
-  bool has(const std::string& k) const { return opts.count(k) != 0; }
-  std::string str(const std::string& k, const std::string& def) const {
-    auto it = opts.find(k);
-    return it == opts.end() ? def : it->second;
-  }
-  long long integer(const std::string& k, long long def, long long min = 0) const {
-    auto it = opts.find(k);
-    if (it == opts.end()) return def;
-    char* end = nullptr;
-    const long long v = std::strtoll(it->second.c_str(), &end, 10);
-    if (!end || *end || end == it->second.c_str() || v < min)
-      throw UsageError(k + " expects an integer >= " + std::to_string(min) + ", got '" + it->second + "'");
-    return v;
-  }
-  double real(const std::string& k, double def) const {
-    auto it = opts.find(k);
-    if (it == opts.end()) return def;
-    char* end = nullptr;
-    const double v = std::strtod(it->second.c_str(), &end);
-    if (!end || *end || end == it->second.c_str()) throw UsageError(k + " expects a number, got '" + it->second + "'");
-    return v;
-  }
-  void only(std::initializer_list<const char*> known) const {
-    for (const auto& [k, v] : opts) {
-      bool ok = false;
-      for (auto* n : known) ok = ok || k == n;
-      if (!ok) throw UsageError("unknown option " + k);
-    }
-  }
-};
-
-int cmd_train(const Args& a) {
-  a.only({"--model", "--backend", "--epochs", "--batch-size", "--lr", "--precision", "--out", "--data", "--seed",
-          "--threads", "--no-progress"});
-  ember::tools::TrainOptions o;
-  o.model = ember::tools::model_kind_from_name(a.str("--model", "mlp"));
-  o.backend = a.str("--backend", "cpu");
-  o.epochs = a.integer("--epochs", 20, 1);
-  o.batch_size = a.integer("--batch-size", 64, 1);
-  o.lr = a.real("--lr", 1e-3);
-  o.precision = a.str("--precision", "full");
-  o.out = a.str("--out", "");
-  o.data = a.str("--data", "");
-  o.seed = static_cast<uint64_t>(a.integer("--seed", 42));
-  o.progress = !a.has("--no-progress");
-  if (a.has("--threads")) ember::cpu::set_num_threads(static_cast<int>(a.integer("--threads", 1, 1)));
-  std::cout << "training " << ember::tools::model_name(o.model) << " on digits (" << o.backend
-            << " f32 + autodiff), " << o.epochs << " epochs, batch " << o.batch_size << ", Adam lr " << o.lr << "\n";
+int run_train(TrainArgs& a) {
+  auto& o = a.options;
+  o.model = ember::tools::model_kind_from_name(a.model);
+  o.progress = !a.no_progress;
+  apply_threads(a.threads);
+  fmt::print("training {} on digits ({} f32 + autodiff), {} epochs, batch {}, Adam lr {:g}\n",
+             ember::tools::model_name(o.model), o.backend, o.epochs, o.batch_size, o.lr);
   const auto r = ember::tools::run_train(o, std::cout);
-  std::cout << "saved " << r.record_path.string() << " (" << o.precision << " precision), curve "
-            << r.curve_path.string() << "\n";
+  fmt::print("saved {} ({} precision), curve {}\n", r.record_path.string(), o.precision, r.curve_path.string());
   return 0;
 }
 
-int cmd_eval(const Args& a) {
-  a.only({"--data"});
-  if (a.positional.size() != 1) throw UsageError("eval takes one record file");
-  const auto r = ember::tools::run_eval(a.positional[0], a.str("--data", ""));
-  std::printf("%s: %s model, test accuracy %.2f%% on %lld held-out samples\n", a.positional[0].c_str(),
-              ember::tools::model_name(r.model), 100.0 * r.test_accuracy, static_cast<long long>(r.test_samples));
+struct EvalArgs {
+  std::string record;
+  std::string data;
+};
+
+CLI::App* add_eval(CLI::App& app, EvalArgs& a) {
+  CLI::App* cmd = add_command(app, "eval", "test accuracy of a record written by train, on the same held-out split");
+  cmd->add_option("FILE", a.record, "the record")->required();
+  cmd->add_option("--data", a.data, "the digits CSV (default: data/digits.csv.gz)");
+  return cmd;
+}
+
+int run_eval(const EvalArgs& a) {
+  const auto r = ember::tools::run_eval(a.record, a.data);
+  fmt::print("{}: {} model, test accuracy {:.2f}% on {} held-out samples\n", a.record,
+             ember::tools::model_name(r.model), 100.0 * r.test_accuracy, r.test_samples);
   return 0;
 }
 
-int cmd_inspect(const Args& a) {
-  a.only({});
-  if (a.positional.size() != 1) throw UsageError("inspect takes one record file");
-  std::cout << ember::format_record_tree(ember::inspect_record_file(a.positional[0]));
+CLI::App* add_inspect(CLI::App& app, std::string& record) {
+  CLI::App* cmd =
+      add_command(app, "inspect", "print a record's tree (paths, kinds, dtypes, shapes, counts, precision, versions)");
+  cmd->add_option("FILE", record, "the record")->required();
+  return cmd;
+}
+
+int run_inspect(const std::string& record) {
+  fmt::print("{}", ember::format_record_tree(ember::inspect_record_file(record)));
   return 0;
 }
 
-int cmd_fit(const Args& a) {
-  a.only({"--steps", "--lr", "--hidden", "--seed", "--threads"});
-  ember::tools::FitOptions o;
-  o.steps = a.integer("--steps", o.steps);
-  o.hidden = a.integer("--hidden", o.hidden, 1);
-  o.seed = static_cast<uint64_t>(a.integer("--seed", static_cast<long long>(o.seed)));
-  o.lr = a.real("--lr", o.lr);
-  if (a.has("--threads")) ember::cpu::set_num_threads(static_cast<int>(a.integer("--threads", 1, 1)));
-  std::cout << "fitting sin(x) with a 1-" << o.hidden << "-" << o.hidden << "-1 tanh MLP, " << o.steps
-            << " steps of gradient descent (lr " << o.lr << ") on cpu<f32> + autodiff\n";
+struct FitArgs {
+  ember::tools::FitOptions options;
+  int threads = 0;
+};
+
+CLI::App* add_fit(CLI::App& app, FitArgs& a) {
+  CLI::App* cmd = add_command(app, "fit", "fit an MLP to sin(x) with autodiff and gradient descent");
+  auto& o = a.options;
+  cmd->add_option("--steps", o.steps, "gradient-descent steps, >= 0")->check(integer_at_least(0))->capture_default_str();
+  cmd->add_option("--lr", o.lr, "learning rate")->capture_default_str();
+  cmd->add_option("--hidden", o.hidden, "width of both hidden layers, >= 1")
+      ->check(integer_at_least(1))
+      ->capture_default_str();
+  cmd->add_option("--seed", o.seed, "seed of initialization")->capture_default_str();
+  add_threads_option(*cmd, a.threads);
+  return cmd;
+}
+
+int run_fit(const FitArgs& a) {
+  const auto& o = a.options;
+  apply_threads(a.threads);
+  fmt::print("fitting sin(x) with a 1-{0}-{0}-1 tanh MLP, {1} steps of gradient descent (lr {2:g}) on cpu<f32> + "
+             "autodiff\n",
+             o.hidden, o.steps, o.lr);
   const auto r = ember::tools::fit_sine(o, std::cout);
-  std::cout << "loss " << r.first_loss << " -> " << r.final_loss << "\n";
+  fmt::print("loss {:g} -> {:g}\n", r.first_loss, r.final_loss);
   return r.final_loss < r.first_loss ? 0 : 1;
+}
+
+// The innermost command the parser had reached, for the usage line of an error.
+const CLI::App* failing_command(const CLI::App& app) {
+  const CLI::App* at = &app;
+  for (auto subs = at->get_subcommands(); !subs.empty(); subs = at->get_subcommands()) at = subs.front();
+  return at;
+}
+
+std::string command_path(const CLI::App* cmd) {
+  return cmd->get_parent() ? fmt::format("{} {}", command_path(cmd->get_parent()), cmd->get_name()) : "ember";
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
-    std::fputs(kUsage, argc < 2 ? stderr : stdout);
-    return argc < 2 ? 2 : 0;
-  }
-  const std::string cmd = argv[1];
+  CLI::App app{"Ember: train, evaluate and inspect models from the command line", "ember"};
+  app.set_version_flag("--version", version_line());
+  app.require_subcommand(1);
+
+  TrainArgs train_args;
+  EvalArgs eval_args;
+  std::string inspect_record;
+  FitArgs fit_args;
+  CLI::App* train = add_train(app, train_args);
+  CLI::App* eval = add_eval(app, eval_args);
+  CLI::App* inspect = add_inspect(app, inspect_record);
+  CLI::App* fit = add_fit(app, fit_args);
+  CLI::App* version = add_command(app, "version", "print the engine version");
+  app.footer("Run 'ember COMMAND --help' for a command's options.");  // after the commands: they would inherit it
+
   try {
-    if (cmd == "version") {
-      std::printf("ember %s\n", ember::engine_version());
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    const CLI::App* cmd = failing_command(app);
+    const std::string path = command_path(cmd);
+    // CLI11 reports a mistyped command as a missing one; name it.
+    const bool unknown_command = cmd == &app && argc > 1 && argv[1][0] != '-';
+    const std::string what = unknown_command ? fmt::format("unknown command '{}'", argv[1]) : e.what();
+    fmt::print(stderr, "{}: {}\n{}Run '{} --help' for more information.\n", path, what,
+               CLI::Formatter().make_usage(cmd, path), path);
+    return kUsageExit;
+  }
+
+  const std::string name = command_path(failing_command(app));
+  try {
+    if (*train) return run_train(train_args);
+    if (*eval) return run_eval(eval_args);
+    if (*inspect) return run_inspect(inspect_record);
+    if (*fit) return run_fit(fit_args);
+    if (*version) {
+      fmt::print("{}\n", version_line());
       return 0;
     }
-    if (cmd == "train") return cmd_train(Args(argc, argv, 2, {"--no-progress"}));
-    if (cmd == "eval") return cmd_eval(Args(argc, argv, 2, {}));
-    if (cmd == "inspect") return cmd_inspect(Args(argc, argv, 2, {}));
-    if (cmd == "fit") return cmd_fit(Args(argc, argv, 2, {}));
-    std::fprintf(stderr, "ember: unknown command '%s'\n%s", cmd.c_str(), kUsage);
-    return 2;
-  } catch (const UsageError& e) {
-    std::fprintf(stderr, "ember %s: %s\n%s", cmd.c_str(), e.what(), kUsage);
-    return 2;
+    return kUsageExit;  // unreachable: require_subcommand(1) made the parser insist on one of the above
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "ember %s: error: %s\n", cmd.c_str(), e.what());
+    std::cout.flush();
+    fmt::print(stderr, "{}: error: {}\n", name, e.what());
     return 1;
   }
 }

@@ -1,141 +1,17 @@
 #include "tools/ember/train.hpp"
 
-#include <unistd.h>
+#include <fmt/format.h>
 
-#include <chrono>
-#include <cstdio>
-#include <fstream>
-#include <numeric>
+#include <string>
+#include <vector>
 
+#include "backends/backend_list.hpp"
 #include "backends/cpu/cpu_backend.hpp"
-#if EMBER_HAS_VULKAN
-#include "backends/vulkan/vulkan_backend.hpp"
-#endif
-#if EMBER_HAS_CUDA
-#include "backends/cuda/cuda_backend.hpp"
-#endif
-#include "engine/ember.hpp"
-#include "engine/optim/optim.hpp"
-#include "records/module_record.hpp"
-#include "records/recorder.hpp"
-#include "tools/data/digits.hpp"
-#include "tools/ember/svg_plot.hpp"
+#include "tools/ember/train_model.hpp"
+#include "tools/ember/train_plugin_loader.hpp"
 
 namespace ember::tools {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-// The data on the backend that trains (Inner); evaluation of saved records always runs on Cpu<float>.
-template <class Inner>
-struct Split {
-  Tensor<Inner, 2> train_x, test_x;
-  Tensor<Inner, 1, Int> train_y, test_y;
-};
-
-template <class Inner>
-Split<Inner> load_split(const std::filesystem::path& data) {
-  const auto all = data::load_digits(data.empty() ? data::default_digits_path() : data);
-  const auto s = data::split_digits(all);
-  return {Tensor<Inner, 2>::from_values(s.train.images, {s.train.size(), 64}),
-          Tensor<Inner, 2>::from_values(s.test.images, {s.test.size(), 64}),
-          Tensor<Inner, 1, Int>::from_values(s.train.labels, {s.train.size()}),
-          Tensor<Inner, 1, Int>::from_values(s.test.labels, {s.test.size()})};
-}
-
-// Fraction of rows whose argmax matches the label.
-template <class B>
-double accuracy(const Tensor<B, 2>& logits, const Tensor<B, 1, Int>& labels) {
-  const auto pred = logits.argmax(1).template squeeze<1>(1);
-  return pred.eq(labels).count().item() / static_cast<double>(labels.dim(0));
-}
-
-template <class M, class Inner>
-double evaluate(const M& model, const Tensor<Inner, 2>& x, const Tensor<Inner, 1, Int>& y) {
-  return accuracy(model.forward(x), y);
-}
-
-void draw_bar(std::ostream& log, int64_t epoch, int64_t epochs, int64_t done, int64_t total, double loss) {
-  constexpr int kWidth = 30;
-  const int filled = static_cast<int>(kWidth * done / std::max<int64_t>(total, 1));
-  char line[160];
-  std::snprintf(line, sizeof line, "\repoch %3lld/%lld [%-*s] %3lld/%lld  loss %.4f", static_cast<long long>(epoch),
-                static_cast<long long>(epochs), kWidth, std::string(static_cast<std::size_t>(filled), '=').c_str(),
-                static_cast<long long>(done), static_cast<long long>(total), loss);
-  log << line << std::flush;
-}
-
-template <class Inner, template <class> class M>
-TrainResult train_model(const TrainOptions& o, std::ostream& log) {
-  using AB = Autodiff<Inner>;
-  const Split<Inner> data = load_split<Inner>(o.data);
-  const Precision precision = Precision::from_name(o.precision);
-  seed(o.seed);  // parameter initialization draws from the global generator
-  auto model = M<AB>::init();
-  Adam<AB> optim(AdamConfig{});
-  const int64_t n = data.train_y.dim(0);
-  const int64_t batches = (n + o.batch_size - 1) / o.batch_size;
-  const bool tty = o.progress && isatty(STDOUT_FILENO);
-  Rng shuffle_rng(o.seed ^ 0x5eedull);
-  TrainResult result;
-
-  for (int64_t epoch = 1; epoch <= o.epochs; ++epoch) {
-    std::vector<int64_t> order(static_cast<std::size_t>(n));
-    std::iota(order.begin(), order.end(), 0);
-    for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[shuffle_rng.next() % i]);
-    const auto perm = Tensor<Inner, 1, Int>::from_values(order, {n});
-
-    const auto t0 = Clock::now();
-    double loss_sum = 0.0, correct = 0.0;
-    for (int64_t b = 0; b < batches; ++b) {
-      const int64_t start = b * o.batch_size, len = std::min(o.batch_size, n - start);
-      const auto idx = perm.narrow(0, start, len);
-      const auto x = Tensor<AB, 2>::from_inner(data.train_x.index_select(0, idx));
-      const auto y = Tensor<AB, 1, Int>(data.train_y.index_select(0, idx).primitive());
-      const auto logits = model.forward(x);
-      const auto loss = nn::cross_entropy(logits, y);
-      const double l = loss.item();
-      loss_sum += l * static_cast<double>(len);
-      correct += accuracy(logits.detach(), y) * static_cast<double>(len);
-      const auto grads = GradientsParams<AB>::from_grads(loss.backward(), model);
-      model = optim.step(o.lr, std::move(model), grads);
-      if (tty) draw_bar(log, epoch, o.epochs, b + 1, batches, loss_sum / static_cast<double>(start + len));
-    }
-    EpochStats st;
-    st.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-    st.loss = loss_sum / static_cast<double>(n);
-    st.train_accuracy = correct / static_cast<double>(n);
-    st.test_accuracy = evaluate(valid(model), data.test_x, data.test_y);
-    result.epochs.push_back(st);
-    char line[200];
-    std::snprintf(line, sizeof line, "%sepoch %3lld/%lld  loss %.4f  train acc %5.1f%%  test acc %5.1f%%  %6.1f ms\n",
-                  tty ? "\r\033[K" : "", static_cast<long long>(epoch), static_cast<long long>(o.epochs), st.loss,
-                  100.0 * st.train_accuracy, 100.0 * st.test_accuracy, 1e3 * st.seconds);
-    log << line << std::flush;
-  }
-
-  Record record = into_record(valid(model));
-  record.scalars["ember.model"] = static_cast<double>(o.model);
-  record.scalars["ember.epochs"] = static_cast<double>(o.epochs);
-  if (!result.epochs.empty()) record.scalars["ember.test_accuracy"] = result.epochs.back().test_accuracy;
-  result.record_path = o.out.empty() ? std::filesystem::path(std::string("digits-") + model_name(o.model) + ".emr") : o.out;
-  RecorderOptions ro = RecorderOptions::binary();
-  ro.precision = precision;
-  save_record(record, result.record_path, ro);
-
-  Series loss{"loss", "#d62728", {}, false}, train_acc{"train accuracy", "#1f77b4", {}, true},
-      test_acc{"test accuracy", "#2ca02c", {}, true};
-  for (const auto& e : result.epochs) {
-    loss.values.push_back(e.loss);
-    train_acc.values.push_back(e.train_accuracy);
-    test_acc.values.push_back(e.test_accuracy);
-  }
-  result.curve_path = result.record_path;
-  result.curve_path.replace_extension(".svg");
-  std::ofstream(result.curve_path) << svg_line_chart(std::string("ember train --model ") + model_name(o.model),
-                                                     {loss, train_acc, test_acc});
-  return result;
-}
 
 template <template <class> class M>
 double eval_model(const Record& record, const Split<Cpu<float>>& data) {
@@ -144,34 +20,31 @@ double eval_model(const Record& record, const Split<Cpu<float>>& data) {
   return evaluate(eval(model), data.test_x, data.test_y);
 }
 
+std::string compiled_backends() {
+  std::vector<std::string_view> names;
+  for (const auto& b : kBackends)
+    if (b.compiled) names.push_back(b.name);
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
 }  // namespace
 
+// The CPU trains in this executable; every other backend in its plugin (train_plugin_loader.hpp), so that a CPU run
+// maps no GPU library.
 TrainResult run_train(const TrainOptions& o, std::ostream& log) {
   if (o.epochs < 1 || o.batch_size < 1 || !(o.lr > 0.0)) throw ArgumentError("train: epochs, batch size and lr must be positive");
-  const bool mlp = o.model == ModelKind::Mlp;
-  if (o.backend == "cpu") return mlp ? train_model<Cpu<float>, DigitsMlp>(o, log) : train_model<Cpu<float>, DigitsCnn>(o, log);
-#if EMBER_HAS_VULKAN
-  if (o.backend == "vulkan")
-    return mlp ? train_model<Vulkan, DigitsMlp>(o, log) : train_model<Vulkan, DigitsCnn>(o, log);
-#endif
-#if EMBER_HAS_CUDA
-  if (o.backend == "cuda") return mlp ? train_model<Cuda, DigitsMlp>(o, log) : train_model<Cuda, DigitsCnn>(o, log);
-#endif
-  std::string available = "cpu";
-#if EMBER_HAS_VULKAN
-  available += ", vulkan";
-#endif
-#if EMBER_HAS_CUDA
-  available += ", cuda";
-#endif
-  throw ArgumentError("train: backend '" + o.backend + "' is not available (" + available + ")");
+  const auto backend = backend_by_name(o.backend);
+  if (!backend || !backend->compiled)
+    throw ArgumentError(fmt::format("train: backend '{}' is not available ({})", o.backend, compiled_backends()));
+  if (backend->id == BackendId::Cpu) return train_digits<Cpu<float>>(o, log);
+  return train_with_plugin(backend->name, o, log);
 }
 
 EvalResult run_eval(const std::filesystem::path& path, const std::filesystem::path& data_path) {
   Record record = load_record_file(path);
   auto it = record.scalars.find("ember.model");
   if (it == record.scalars.end() || (it->second != 0.0 && it->second != 1.0))
-    throw Error("eval: " + path.string() + " was not written by `ember train` (no ember.model entry)");
+    throw Error(fmt::format("eval: {} was not written by `ember train` (no ember.model entry)", path.string()));
   EvalResult r;
   r.model = static_cast<ModelKind>(static_cast<int>(it->second));
   record.scalars.clear();
