@@ -9,11 +9,15 @@
 #include "engine/module/module.hpp"
 #include "engine/optim/optim.hpp"
 #include "records/module_record.hpp"
+#include "tests/support/hide_optional.hpp"
 
 namespace ember::optim_test {
 
 using AD = Autodiff<Cpu<double>>;  // exact enough to compare against hand-computed values at 1e-12
 using AF = Autodiff<Cpu<float>>;
+// The CPU backend with its optional ops hidden: Adam / AdamW take the composed update of
+// engine/backend/optional_ops.hpp instead of the fused kernel.
+using ADComposed = Autodiff<test::HideOptional<Cpu<double>>>;
 
 // Two params of different ranks, so the flattening in GradientsParams / optimizers is exercised.
 template <Backend B>
@@ -62,13 +66,14 @@ inline void expect_near(const std::vector<double>& got, const std::vector<double
   for (std::size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << "element " << i;
 }
 
-// Three steps of `opt` on 0.5*||a||^2 + 0.5*||b||^2 from a = a0; returns a after each step.
-template <class Opt>
+// Three steps of `opt` (an optimizer over backend B) on 0.5*||a||^2 + 0.5*||b||^2 from a = a0; returns a after
+// each step.
+template <class B = AD, class Opt>
 std::vector<std::vector<double>> three_quad_steps(Opt& opt, double lr, const std::vector<double>& a0) {
-  auto m = make_pair<AD>(a0, {0.0});
+  auto m = make_pair<B>(a0, {0.0});
   std::vector<std::vector<double>> out;
   for (int s = 0; s < 3; ++s) {
-    m = opt.step(lr, m, grads_of<AD>(m, pair_half_sq<AD>));
+    m = opt.step(lr, m, grads_of<B>(m, pair_half_sq<B>));
     out.push_back(vals(m.a));
   }
   return out;

@@ -91,13 +91,13 @@ struct Cpu {
 
   // ---- float ----
   static FloatPrimitive float_unary(const FloatPrimitive& x, UnaryOp op) { return cpu::unary(x, op); }
-  // Optional op: one fused Adam/AdamW update (engine/optim/adam.hpp uses it when present).
+  // Optional op (engine/backend/optional_ops.hpp): one fused Adam/AdamW update.
   static AdamStepResult<FloatPrimitive> float_adam_step(const FloatPrimitive& w, const FloatPrimitive& g,
                                                         const FloatPrimitive* m, const FloatPrimitive* v,
                                                         const AdamStepArgs& a) {
     return cpu::adam_step(w, g, m, v, a);
   }
-  // Optional op: a fused backward step of a unary op (nullopt: let autodiff compose it).
+  // Optional op (engine/backend/optional_ops.hpp): a fused backward step of a unary op (nullopt: composed).
   static std::optional<FloatPrimitive> float_unary_backward(UnaryOp op, const FloatPrimitive& x,
                                                             const FloatPrimitive& y, const FloatPrimitive& g) {
     return cpu::unary_backward(op, x, y, g);
@@ -120,7 +120,7 @@ struct Cpu {
     return cpu::arg_reduce(x, op, dim);
   }
   static FloatPrimitive float_matmul(const FloatPrimitive& a, const FloatPrimitive& b) { return cpu::matmul(a, b); }
-  // Optional op (see autodiff's matmul backward): op(a) @ op(b) with the last two dims of a stored operand
+  // Optional op (engine/backend/optional_ops.hpp): op(a) @ op(b) with the last two dims of a stored operand
   // transposed when its flag is set, without materializing the transpose.
   static FloatPrimitive float_matmul_transposed(const FloatPrimitive& a, const FloatPrimitive& b, bool trans_a,
                                                 bool trans_b) {

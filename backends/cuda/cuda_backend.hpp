@@ -98,13 +98,13 @@ struct Cuda {
 
   // ---- float ----
   static FloatPrimitive float_unary(const FloatPrimitive& x, UnaryOp op) { return cuda::unary(x, op); }
-  // Optional op: one fused Adam/AdamW update (engine/optim/adam.hpp uses it when present).
+  // Optional op (engine/backend/optional_ops.hpp): one fused Adam/AdamW update.
   static AdamStepResult<FloatPrimitive> float_adam_step(const FloatPrimitive& w, const FloatPrimitive& g,
                                                         const FloatPrimitive* m, const FloatPrimitive* v,
                                                         const AdamStepArgs& a) {
     return cuda::adam_step(w, g, m, v, a);
   }
-  // Optional op: a fused backward step of a unary op (nullopt: let autodiff compose it).
+  // Optional op (engine/backend/optional_ops.hpp): a fused backward step of a unary op (nullopt: composed).
   static std::optional<FloatPrimitive> float_unary_backward(UnaryOp op, const FloatPrimitive& x,
                                                             const FloatPrimitive& y, const FloatPrimitive& g) {
     return cuda::unary_backward(op, x, y, g);
@@ -129,7 +129,7 @@ struct Cuda {
     return cuda::arg_reduce(x, op, dim);
   }
   static FloatPrimitive float_matmul(const FloatPrimitive& a, const FloatPrimitive& b) { return cuda::matmul(a, b); }
-  // Optional op (autodiff's matmul backward): cuBLAS reads a transposed operand in place.
+  // Optional op (engine/backend/optional_ops.hpp), for matmul's backward: cuBLAS reads a transposed operand in place.
   static FloatPrimitive float_matmul_transposed(const FloatPrimitive& a, const FloatPrimitive& b, bool trans_a,
                                                 bool trans_b) {
     return cuda::matmul(a, b, trans_a, trans_b);

@@ -107,7 +107,8 @@ struct Vulkan {
     return vk::arg_reduce(x, op, dim);
   }
   static FloatPrimitive float_matmul(const FloatPrimitive& a, const FloatPrimitive& b) { return vk::matmul(a, b); }
-  // Optional op (autodiff's matmul backward): transposed operands read in place by the GEMM.
+  // Optional op (engine/backend/optional_ops.hpp), for matmul's backward: the GEMM reads transposed operands in
+  // place.
   static FloatPrimitive float_matmul_transposed(const FloatPrimitive& a, const FloatPrimitive& b, bool trans_a,
                                                 bool trans_b) {
     return vk::matmul(a, b, trans_a, trans_b);

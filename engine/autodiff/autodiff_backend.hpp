@@ -4,13 +4,13 @@
 // It derives from B so that Int and Bool ops (int_*, bool_*, int_arange) are B's own, untouched. Every op that
 // takes or returns a float primitive is redefined here; since Autodiff's FloatPrimitive is a different type from
 // B's, forgetting one is a compile error, never a silently untracked op.
-#include <numeric>
 #include <string>
 
 #include "engine/autodiff/elementwise_backward.hpp"
 #include "engine/autodiff/fft_backward.hpp"
 #include "engine/autodiff/graph.hpp"
 #include "engine/autodiff/reduce_backward.hpp"
+#include "engine/backend/optional_ops.hpp"
 
 namespace ember {
 
@@ -251,13 +251,7 @@ struct Autodiff : B {
   static FloatPrimitive float_unary(const FloatPrimitive& x, UnaryOp op) {
     IFP y = B::float_unary(x.value, op);
     return autodiff::record(y, {&x}, [op, xv = x.value, y](const IFP& g, Ctx& c) {
-      if constexpr (requires { B::float_unary_backward(op, xv, y, g); }) {  // a backend's fused step, if any
-        if (auto fused = B::float_unary_backward(op, xv, y, g)) {
-          c.grads[0] = std::move(*fused);
-          return;
-        }
-      }
-      c.grads[0] = autodiff::unary_backward<B>(op, xv, y, g);
+      c.grads[0] = optional_ops::float_unary_backward<B>(op, xv, y, g);  // the backend's fused step, if any
     });
   }
   static FloatPrimitive float_scalar(const FloatPrimitive& x, ScalarOp op, double s) {
@@ -297,20 +291,9 @@ struct Autodiff : B {
   }
   static FloatPrimitive float_matmul(const FloatPrimitive& a, const FloatPrimitive& b) {
     return autodiff::record(B::float_matmul(a.value, b.value), {&a, &b}, [av = a.value, bv = b.value](const IFP& g, Ctx& c) {
-      auto t = [](const IFP& m) {  // swap the last two dims
-        std::vector<std::size_t> axes(H::shape(m).rank());
-        std::iota(axes.begin(), axes.end(), 0);
-        std::swap(axes[axes.size() - 1], axes[axes.size() - 2]);
-        return B::template permute<Float>(m, axes);
-      };
       // dA = g @ B^T, dB = A^T @ g; backends that can read a transposed operand in place skip the permute copy.
-      if constexpr (requires { B::float_matmul_transposed(g, bv, false, true); }) {
-        if (c.need[0]) c.grads[0] = H::sum_to(B::float_matmul_transposed(g, bv, false, true), H::shape(av));
-        if (c.need[1]) c.grads[1] = H::sum_to(B::float_matmul_transposed(av, g, true, false), H::shape(bv));
-      } else {
-        if (c.need[0]) c.grads[0] = H::sum_to(B::float_matmul(g, t(bv)), H::shape(av));
-        if (c.need[1]) c.grads[1] = H::sum_to(B::float_matmul(t(av), g), H::shape(bv));
-      }
+      if (c.need[0]) c.grads[0] = H::sum_to(optional_ops::float_matmul_transposed<B>(g, bv, false, true), H::shape(av));
+      if (c.need[1]) c.grads[1] = H::sum_to(optional_ops::float_matmul_transposed<B>(av, g, true, false), H::shape(bv));
     });
   }
   static FloatPrimitive float_fft(const FloatPrimitive& x, FftOp op, int64_t n) {

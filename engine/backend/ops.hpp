@@ -63,8 +63,8 @@ struct MaxPoolResult {
   IP indices;  // flat index into the input's H*W plane, per (n, c)
 };
 
-// Hyper-parameters of one fused Adam/AdamW update (the optional Backend op float_adam_step; see
-// engine/optim/adam.hpp for the formulas it must reproduce).
+// Hyper-parameters of one Adam/AdamW update (the optional Backend op float_adam_step; see
+// engine/backend/optional_ops.hpp for the formulas it must reproduce).
 struct AdamStepArgs {
   double lr = 1e-3;           // already multiplied by the param's lr multiplier
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;

@@ -7,9 +7,11 @@
 //   v = beta2 * v + (1 - beta2) * g * g
 //   denom = sqrt(v) / sqrt(1 - beta2^t) + eps      (eps outside the sqrt)
 //   w = w - lr / (1 - beta1^t) * m / denom
-// with lr = lr * lr_mult and wd = weight_decay * wd_mult per param.
+// with lr = lr * lr_mult and wd = weight_decay * wd_mult per param. The update is the optional backend op
+// float_adam_step: a backend's fused kernel, or the composed default in engine/backend/optional_ops.hpp.
 #include <cmath>
 
+#include "engine/backend/optional_ops.hpp"
 #include "engine/optim/optimizer.hpp"
 
 namespace ember {
@@ -49,31 +51,14 @@ class Adam : public OptimizerBase<B> {
       auto m_it = slot.tensors.find("exp_avg");
       auto v_it = slot.tensors.find("exp_avg_sq");
       const double t = static_cast<double>(slot.step);
-      using Inner = typename B::InnerBackend;
-      if constexpr (requires(AdamStepArgs a) { Inner::float_adam_step(w.primitive(), g.primitive(), nullptr, nullptr, a); }) {
-        // The backend's fused kernel: one pass instead of ~12 (same formulas and operation order as below).
-        const AdamStepArgs args{plr, beta1_, beta2_, eps_, wd, decoupled_, 1 - std::pow(beta1_, t), 1 - std::pow(beta2_, t)};
-        auto r = Inner::float_adam_step(w.primitive(), g.primitive(),
-                                        m_it == slot.tensors.end() ? nullptr : &m_it->second.primitive(),
-                                        v_it == slot.tensors.end() ? nullptr : &v_it->second.primitive(), args);
-        slot.tensors.insert_or_assign("exp_avg", Flat(std::move(r.exp_avg)));
-        slot.tensors.insert_or_assign("exp_avg_sq", Flat(std::move(r.exp_avg_sq)));
-        return Flat(std::move(r.param));
-      }
-      if (wd != 0) {
-        if (decoupled_) w = w.mul_scalar(1 - plr * wd);
-        else g = g.add(w.mul_scalar(wd));
-      }
-      // First step: moments start at zero, so m = (1 - beta1) g and v = (1 - beta2) g^2.
-      const Flat m = m_it == slot.tensors.end() ? g.mul_scalar(1 - beta1_)
-                                                : m_it->second.add(g.sub(m_it->second).mul_scalar(1 - beta1_));
-      const Flat gg = g.mul(g).mul_scalar(1 - beta2_);
-      const Flat v = v_it == slot.tensors.end() ? gg : v_it->second.mul_scalar(beta2_).add(gg);
-      slot.tensors.insert_or_assign("exp_avg", m);
-      slot.tensors.insert_or_assign("exp_avg_sq", v);
-      const double bc1 = 1 - std::pow(beta1_, t), bc2 = 1 - std::pow(beta2_, t);
-      const Flat denom = v.sqrt().div_scalar(std::sqrt(bc2)).add_scalar(eps_);
-      return w.sub(m.div(denom).mul_scalar(plr / bc1));
+      // One fused pass where the backend has it, else the composed default (engine/backend/optional_ops.hpp).
+      const AdamStepArgs args{plr, beta1_, beta2_, eps_, wd, decoupled_, 1 - std::pow(beta1_, t), 1 - std::pow(beta2_, t)};
+      auto r = optional_ops::float_adam_step<typename B::InnerBackend>(
+          w.primitive(), g.primitive(), m_it == slot.tensors.end() ? nullptr : &m_it->second.primitive(),
+          v_it == slot.tensors.end() ? nullptr : &v_it->second.primitive(), args);
+      slot.tensors.insert_or_assign("exp_avg", Flat(std::move(r.exp_avg)));
+      slot.tensors.insert_or_assign("exp_avg_sq", Flat(std::move(r.exp_avg_sq)));
+      return Flat(std::move(r.param));
     });
   }
 

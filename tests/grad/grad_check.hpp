@@ -1,5 +1,6 @@
 #pragma once
-// Finite-difference gradient checks on Autodiff<Cpu<double>>.
+// Finite-difference gradient checks on Autodiff<Cpu<double>> (or, in grad_check_composed, on
+// Autodiff<HideOptional<Cpu<double>>>).
 //
 // check_grad(f, x0, x1, ...) evaluates out = f(x0, x1, ...) with every input tracked, reduces it to the scalar
 // L = sum(out * w) with a fixed pseudo-random weighting w (so every output element gets a distinct weight and a
@@ -24,10 +25,18 @@
 
 #include "backends/cpu/cpu_backend.hpp"
 #include "engine/ember.hpp"
+#include "tests/support/hide_optional.hpp"
 
 namespace ember::gradcheck {
 
+// grad_check_composed compiles the same checks with EMBER_GRAD_CHECK_HIDE_OPTIONAL: the backend's optional ops
+// hidden, so the composed defaults (engine/backend/optional_ops.hpp) are what is checked.
+#if defined(EMBER_GRAD_CHECK_HIDE_OPTIONAL)
+using AD = Autodiff<test::HideOptional<Cpu<double>>>;
+static_assert(!optional_ops::HasAnyOptionalOp<AD::InnerBackend>, "grad_check_composed would check the fused ops");
+#else
 using AD = Autodiff<Cpu<double>>;
+#endif
 template <std::size_t D>
 using T = Tensor<AD, D>;
 template <std::size_t D>

@@ -1,0 +1,144 @@
+#pragma once
+// Optional backend ops: the one place that knows them.
+//
+// The Backend concept (backend.hpp) lists what every backend must provide. A backend may also provide an optional
+// op: a fused or in-place version of something the engine can compose from required primitives. For each optional
+// op this file holds
+//   * a concept that detects it (Has...),
+//   * the composed default, built only from required primitives (namespace `composed`), and
+//   * a dispatcher that calls the backend's op when present and the default otherwise.
+// Autodiff and the optimizers call the dispatchers; no other file detects an optional op, so adding one means
+// adding it here (and hiding it in tests/support/hide_optional.hpp, whose static check lists HasAnyOptionalOp).
+// A backend's op must compute what the default computes (same formulas, same operation order where the comment
+// says so); it may differ only by rounding. Tests run every caller with the ops hidden as well.
+#include <cmath>
+#include <concepts>
+#include <numeric>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "engine/backend/backend.hpp"
+// The composed unary backward is autodiff's per-op chain rule table. It is written against the inner backend's
+// required primitives only (grad_ops.hpp), so depending on it here adds no cycle.
+#include "engine/autodiff/elementwise_backward.hpp"
+
+namespace ember::optional_ops {
+
+// ---------------------------------------------------------------- float_unary_backward
+// B::float_unary_backward(op, x, y, g) -> std::optional<FloatPrimitive>: the gradient g * f'(x) of y = f(x) for
+// one UnaryOp, in one pass (the composed rule runs 1-8 elementwise ops, each a full read and write). Return nullopt
+// for ops the backend has no fused kernel for; the composed rule then runs. Worth providing for the activations
+// that training spends its backward time in (relu, gelu, sigmoid, tanh, silu).
+template <class B>
+concept HasFusedUnaryBackward = requires(UnaryOp op, const typename B::FloatPrimitive& x) {
+  { B::float_unary_backward(op, x, x, x) } -> std::same_as<std::optional<typename B::FloatPrimitive>>;
+};
+
+// ---------------------------------------------------------------- float_matmul_transposed
+// B::float_matmul_transposed(a, b, trans_a, trans_b) -> FloatPrimitive: op(a) @ op(b), where op swaps the last two
+// dims of an operand whose flag is set, batch dims broadcast like float_matmul. Provide it when the GEMM can read
+// a transposed operand in place (BLAS / cuBLAS flags, a strided shader load): matmul's backward (dA = g @ B^T,
+// dB = A^T @ g) then skips materializing the transposes.
+template <class B>
+concept HasMatmulTransposed = requires(const typename B::FloatPrimitive& a) {
+  { B::float_matmul_transposed(a, a, true, false) } -> std::same_as<typename B::FloatPrimitive>;
+};
+
+// ---------------------------------------------------------------- float_adam_step
+// B::float_adam_step(w, g, m, v, args) -> AdamStepResult: one Adam / AdamW update of a flat param w with gradient
+// g and moments m, v (null before the param's first step: moments start at zero), returning the new param and
+// moments. The formulas and their order are engine/optim/adam.hpp's (torch.optim.Adam / AdamW); args carries the
+// per-param lr and weight decay and the bias corrections 1 - beta^t. Provide it when one fused pass is cheaper
+// than the ~12 elementwise ops of the default (every backend with a custom kernel language).
+template <class B>
+concept HasFusedAdamStep = requires(const typename B::FloatPrimitive& w, const AdamStepArgs& a) {
+  { B::float_adam_step(w, w, &w, &w, a) } -> std::same_as<AdamStepResult<typename B::FloatPrimitive>>;
+};
+
+// True when B provides any optional op; a wrapper that hides them all must make this false.
+template <class B>
+concept HasAnyOptionalOp = HasFusedUnaryBackward<B> || HasMatmulTransposed<B> || HasFusedAdamStep<B>;
+
+// ---------------------------------------------------------------- the composed defaults
+namespace composed {
+
+template <Backend B>
+typename B::FloatPrimitive float_unary_backward(UnaryOp op, const typename B::FloatPrimitive& x,
+                                                const typename B::FloatPrimitive& y,
+                                                const typename B::FloatPrimitive& g) {
+  return autodiff::unary_backward<B>(op, x, y, g);
+}
+
+// The transposes are materialized by a permute of the last two dims, then the plain GEMM runs.
+template <Backend B>
+typename B::FloatPrimitive float_matmul_transposed(const typename B::FloatPrimitive& a,
+                                                   const typename B::FloatPrimitive& b, bool trans_a, bool trans_b) {
+  auto t = [](const typename B::FloatPrimitive& m) {
+    std::vector<std::size_t> axes(B::template shape<Float>(m).rank());
+    std::iota(axes.begin(), axes.end(), 0);
+    std::swap(axes[axes.size() - 1], axes[axes.size() - 2]);
+    return B::template permute<Float>(m, axes);
+  };
+  return B::float_matmul(trans_a ? t(a) : a, trans_b ? t(b) : b);
+}
+
+// adam.hpp's formulas, one elementwise primitive per step:
+//   Adam:  g = g + wd * w          AdamW: w = w * (1 - lr * wd)
+//   m = m + (1 - beta1) * (g - m)  (m = (1 - beta1) * g on the first step)
+//   v = beta2 * v + (1 - beta2) * g * g  (v = (1 - beta2) * g * g on the first step)
+//   w = w - lr / bc1 * m / (sqrt(v) / sqrt(bc2) + eps)
+template <Backend B>
+AdamStepResult<typename B::FloatPrimitive> float_adam_step(typename B::FloatPrimitive w, typename B::FloatPrimitive g,
+                                                           const typename B::FloatPrimitive* m,
+                                                           const typename B::FloatPrimitive* v,
+                                                           const AdamStepArgs& a) {
+  using FP = typename B::FloatPrimitive;
+  auto scale = [](const FP& x, double s) { return B::float_scalar(x, ScalarOp::Mul, s); };
+  if (a.weight_decay != 0) {
+    if (a.decoupled) w = scale(w, 1 - a.lr * a.weight_decay);
+    else g = B::float_binary(g, scale(w, a.weight_decay), BinaryOp::Add);
+  }
+  FP m_new = m ? B::float_binary(*m, scale(B::float_binary(g, *m, BinaryOp::Sub), 1 - a.beta1), BinaryOp::Add)
+               : scale(g, 1 - a.beta1);
+  const FP gg = scale(B::float_binary(g, g, BinaryOp::Mul), 1 - a.beta2);
+  FP v_new = v ? B::float_binary(scale(*v, a.beta2), gg, BinaryOp::Add) : gg;
+  const FP denom = B::float_scalar(
+      B::float_scalar(B::float_unary(v_new, UnaryOp::Sqrt), ScalarOp::Div, std::sqrt(a.bias_correction2)),
+      ScalarOp::Add, a.eps);
+  FP step = scale(B::float_binary(m_new, denom, BinaryOp::Div), a.lr / a.bias_correction1);
+  FP w_new = B::float_binary(w, step, BinaryOp::Sub);
+  return {std::move(w_new), std::move(m_new), std::move(v_new)};
+}
+
+}  // namespace composed
+
+// ---------------------------------------------------------------- the dispatchers
+template <Backend B>
+typename B::FloatPrimitive float_unary_backward(UnaryOp op, const typename B::FloatPrimitive& x,
+                                                const typename B::FloatPrimitive& y,
+                                                const typename B::FloatPrimitive& g) {
+  if constexpr (HasFusedUnaryBackward<B>) {
+    if (auto fused = B::float_unary_backward(op, x, y, g)) return std::move(*fused);
+  }
+  return composed::float_unary_backward<B>(op, x, y, g);
+}
+
+template <Backend B>
+typename B::FloatPrimitive float_matmul_transposed(const typename B::FloatPrimitive& a,
+                                                   const typename B::FloatPrimitive& b, bool trans_a, bool trans_b) {
+  if constexpr (HasMatmulTransposed<B>) return B::float_matmul_transposed(a, b, trans_a, trans_b);
+  else return composed::float_matmul_transposed<B>(a, b, trans_a, trans_b);
+}
+
+template <Backend B>
+AdamStepResult<typename B::FloatPrimitive> float_adam_step(const typename B::FloatPrimitive& w,
+                                                           const typename B::FloatPrimitive& g,
+                                                           const typename B::FloatPrimitive* m,
+                                                           const typename B::FloatPrimitive* v,
+                                                           const AdamStepArgs& a) {
+  if constexpr (HasFusedAdamStep<B>) return B::float_adam_step(w, g, m, v, a);
+  else return composed::float_adam_step<B>(w, g, m, v, a);
+}
+
+}  // namespace ember::optional_ops
