@@ -391,7 +391,8 @@ void load_all(Ar& ar, RecordFileInfo& info, std::vector<Entry>& entries) {
   load_string(ar, "int_dtype", id);
   StoredPrecision p;
   try {  // the header's name picks the policy whose dtypes the payloads must have
-    p = with_precision_named(info.precision, [](auto policy) { return StoredPrecision::of<typename decltype(policy)::type>(); });
+    p = with_precision_named(info.precision,
+                             [](auto policy) { return StoredPrecision::of<typename decltype(policy)::type>(); });
   } catch (const ArgumentError&) {
     c.fail(fmt::format("unknown precision '{}'", info.precision));
   }

@@ -192,8 +192,8 @@ bool write_all(int fd, const char* p, std::size_t n) {
 }
 
 // Writes preamble placeholder + body through `sink`, returns the real preamble.
-std::string write_container(const Record& rec, RecorderKind kind, StoredPrecision precision, const std::string& file,
-                            const HashingBuf::Sink& sink) {
+std::string write_container(const Record& rec, RecorderKind kind, StoredPrecision precision,
+                            const std::string& file, const HashingBuf::Sink& sink) {
   HashingBuf buf(sink);
   std::ostream os(&buf);
   auto io_error = [&] {
@@ -307,10 +307,13 @@ void record_detail::write_record_file(const Record& record, const std::filesyste
       if (!committed) ::unlink(tmp.c_str());
     }
   } cleanup{fd, tmp, committed};
-  auto sys_error = [&](const char* what) { return RecordIoError(file, fmt::format("{}: {}", what, std::strerror(errno))); };
+  auto sys_error = [&](const char* what) {
+    return RecordIoError(file, fmt::format("{}: {}", what, std::strerror(errno)));
+  };
   const std::string placeholder(kRecordPreambleSize, ' ');
   if (!write_all(fd, placeholder.data(), placeholder.size())) throw sys_error("write failed");
-  const std::string pre = write_container(record, kind, precision, file, [fd](const char* p, std::size_t n) { return write_all(fd, p, n); });
+  const std::string pre = write_container(record, kind, precision, file,
+                                          [fd](const char* p, std::size_t n) { return write_all(fd, p, n); });
   if (::pwrite(fd, pre.data(), pre.size(), 0) != static_cast<ssize_t>(pre.size())) throw sys_error("write failed");
   if (::fsync(fd) != 0) throw sys_error("fsync failed");
   const int closing = fd;

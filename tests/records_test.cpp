@@ -1,5 +1,6 @@
 // Record files: round trips for every typed recorder (archive x precision policy), loading across precisions,
-// lazy-init-free loading, strict / partial loading, precision errors, atomic saves and inspect. Corrupt and hostile files: records_errors_test.cpp.
+// lazy-init-free loading, strict / partial loading, precision errors, atomic saves and inspect. Corrupt and hostile
+// files: records_errors_test.cpp.
 #include <signal.h>
 #include <sys/resource.h>
 

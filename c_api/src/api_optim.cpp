@@ -131,9 +131,14 @@ ember_status ember_optimizer_save(const ember_optimizer* optimizer, const char* 
     if (opts.precision < EMBER_PRECISION_DEFAULT || opts.precision > EMBER_PRECISION_DOUBLE)
       throw ArgumentError("unknown precision " + std::to_string(opts.precision));
     const Record state = optimizer_record(o);
-    const bool json = opts.recorder == EMBER_RECORDER_JSON, wide = opts.precision == EMBER_PRECISION_DOUBLE;
-    if (json) wide ? JsonFileRecorder<DoublePrecisionSettings>{}.save(state, path) : JsonFileRecorder<>{}.save(state, path);
-    else wide ? BinFileRecorder<DoublePrecisionSettings>{}.save(state, path) : BinFileRecorder<>{}.save(state, path);
+    const bool wide = opts.precision == EMBER_PRECISION_DOUBLE;
+    if (opts.recorder == EMBER_RECORDER_JSON) {
+      if (wide) JsonFileRecorder<DoublePrecisionSettings>{}.save(state, path);
+      else JsonFileRecorder<FullPrecisionSettings>{}.save(state, path);
+    } else {
+      if (wide) BinFileRecorder<DoublePrecisionSettings>{}.save(state, path);
+      else BinFileRecorder<FullPrecisionSettings>{}.save(state, path);
+    }
   });
 }
 
