@@ -7,11 +7,14 @@
 // A runtime name ("full", "half", "double") exists only at the edges — the command line, the C ABI's enum and the
 // precision written in a file's header — and becomes a type through with_precision_named.
 #include <concepts>
+#include <cstddef>
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <string_view>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
