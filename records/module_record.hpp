@@ -1,10 +1,12 @@
 #pragma once
 // into_record / load_record for any reflected module, with PyTorch-style strict and partial loading.
+#include <iterator>
 #include <map>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "engine/module/module.hpp"
 #include "records/precision.hpp"
@@ -18,17 +20,17 @@ struct LoadReport {
   std::vector<std::string> mismatched;  // present in both, with another shape or kind ("path: why")
   bool ok() const { return missing.empty() && unexpected.empty() && mismatched.empty(); }
   std::string to_string() const {
-    std::ostringstream os;
+    std::string out;
     auto list = [&](const char* what, const std::vector<std::string>& v) {
       if (v.empty()) return;
-      os << what << " (" << v.size() << "):";
-      for (const auto& s : v) os << "\n  " << s;
-      os << "\n";
+      fmt::format_to(std::back_inserter(out), "{} ({}):", what, v.size());
+      for (const auto& s : v) fmt::format_to(std::back_inserter(out), "\n  {}", s);
+      out += '\n';
     };
     list("missing keys", missing);
     list("unexpected keys", unexpected);
     list("mismatched", mismatched);
-    return os.str();
+    return out;
   }
 };
 
@@ -38,16 +40,16 @@ class LoadError : public Error {
   LoadReport report;
 };
 
-// The module's params as a path-keyed record, converted to `precision` (materializes lazy params: saving needs
-// values).
-template <class M>
-Record into_record(const M& m, const Precision& precision = Precision::of<FullPrecisionSettings>()) {
+// The module's params as a path-keyed record, converted to the element types of Settings (materializes lazy params:
+// saving needs values). Recorders convert to their own policy on save, so Settings matters for in-memory records.
+template <PrecisionSettings Settings = FullPrecisionSettings, class M>
+Record into_record(const M& m) {
   Record r;
   visit_params(m, [&](const std::string& path, const auto& p) {
     using P = std::decay_t<decltype(p)>;
     r.params.emplace(path, ParamRecord{p.id().value, P::kind, p.role(), p.val().into_data()});
   });
-  return convert_record(r, precision);
+  return convert_record<Settings>(r);
 }
 
 enum class LoadMode { Strict, Partial };
@@ -55,12 +57,12 @@ enum class LoadMode { Strict, Partial };
 // Why a record entry cannot load into a param of kind `kind` and shape `shape`; empty when it can.
 inline std::string load_mismatch(const ParamRecord& pr, ParamKind kind, const Shape& shape) {
   if (pr.kind != kind)
-    return std::string("kind ") + param_kind_name(pr.kind) + " in record, " + param_kind_name(kind) + " in module";
+    return fmt::format("kind {} in record, {} in module", param_kind_name(pr.kind), param_kind_name(kind));
   if (!(pr.data.shape == shape))
-    return "shape " + pr.data.shape.to_string() + " in record, " + shape.to_string() + " in module";
+    return fmt::format("shape {} in record, {} in module", pr.data.shape.to_string(), shape.to_string());
   if ((kind == ParamKind::Float) != dtype_is_float(pr.data.dtype) ||
       (kind == ParamKind::Bool) != (pr.data.dtype == DType::Bool))
-    return "dtype " + std::string(dtype_name(pr.data.dtype)) + " cannot hold a " + param_kind_name(kind) + " param";
+    return fmt::format("dtype {} cannot hold a {} param", dtype_name(pr.data.dtype), param_kind_name(kind));
   return {};
 }
 
@@ -81,7 +83,7 @@ M load_record(M m, const Record& record, LoadMode mode = LoadMode::Strict, LoadR
     }
     const std::string why = load_mismatch(it->second, P::kind, p.shape());
     if (!why.empty()) {
-      rep.mismatched.push_back(path + ": " + why);
+      rep.mismatched.push_back(fmt::format("{}: {}", path, why));
       skip.insert(path);
     }
   });
@@ -94,12 +96,10 @@ M load_record(M m, const Record& record, LoadMode mode = LoadMode::Strict, LoadR
     if (!seen.count(key) || skip.count(key)) continue;  // not loaded
     auto [it, fresh] = ids.emplace(pr.id, key);
     if (!fresh)
-      throw LoadError("load_record: params '" + it->second + "' and '" + key + "' share ParamId " +
-                          std::to_string(pr.id),
-                      rep);
+      throw LoadError(fmt::format("load_record: params '{}' and '{}' share ParamId {}", it->second, key, pr.id), rep);
   }
   if (mode == LoadMode::Strict && !rep.ok())
-    throw LoadError("load_record: the record does not match the module\n" + rep.to_string(), rep);
+    throw LoadError(fmt::format("load_record: the record does not match the module\n{}", rep.to_string()), rep);
   m = map_params(std::move(m), [&](const std::string& path, auto p) {
     using P = decltype(p);
     auto it = record.params.find(path);

@@ -1,11 +1,22 @@
 #pragma once
-// PrecisionSettings decide how records store elements (not how backends compute): Float params are stored as
-// float_dtype, Int params as int_dtype, Bool as bool. Conversion happens on save; on load, tensors convert back to
-// the backend's element types. A narrowing Int conversion that would lose a value is an error, never silent.
-#include <cmath>
+// PrecisionSettings decide how records store elements (not how backends compute). They are policy types, as in
+// Burn: a recorder is typed by one (BinFileRecorder<HalfPrecisionSettings>, records/recorder.hpp), and the policy's
+// element types drive the conversion at compile time: Float params are stored as FloatElem, Int params as IntElem,
+// Bool as bool. A narrowing Int conversion that would lose a value is an error, never silent.
+//
+// A runtime name ("full", "half", "double") exists only at the edges — the command line, the C ABI's enum and the
+// precision written in a file's header — and becomes a type through with_precision_named.
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
 
 #include "engine/tensor/error.hpp"
 #include "records/record.hpp"
@@ -13,74 +24,106 @@
 namespace ember {
 
 struct FullPrecisionSettings {
-  static constexpr DType float_dtype = DType::F32;
-  static constexpr DType int_dtype = DType::I32;
+  using FloatElem = float;
+  using IntElem = int32_t;
   static constexpr std::string_view name = "full";
 };
 struct HalfPrecisionSettings {
-  static constexpr DType float_dtype = DType::F16;
-  static constexpr DType int_dtype = DType::I16;
+  using FloatElem = f16;
+  using IntElem = int16_t;
   static constexpr std::string_view name = "half";
 };
 struct DoublePrecisionSettings {
-  static constexpr DType float_dtype = DType::F64;
-  static constexpr DType int_dtype = DType::I64;
+  using FloatElem = double;
+  using IntElem = int64_t;
   static constexpr std::string_view name = "double";
 };
 
 template <class P>
 concept PrecisionSettings = requires {
-  { P::float_dtype } -> std::convertible_to<DType>;
-  { P::int_dtype } -> std::convertible_to<DType>;
+  typename P::FloatElem;
+  typename P::IntElem;
   { P::name } -> std::convertible_to<std::string_view>;
-};
+} && (std::is_same_v<typename P::FloatElem, f16> || std::is_floating_point_v<typename P::FloatElem>) &&
+                            std::is_integral_v<typename P::IntElem> && std::is_signed_v<typename P::IntElem>;
 
-// Runtime form, for files and the command line.
-struct Precision {
+// What a policy stores, as the DTypes a file header and TensorData speak.
+template <PrecisionSettings P>
+inline constexpr DType float_dtype_of = dtype_of<typename P::FloatElem>();
+template <PrecisionSettings P>
+inline constexpr DType int_dtype_of = dtype_of<typename P::IntElem>();
+
+// The precision a record file declares in its header: a policy's name and dtypes as values, because the file
+// container (one non-template translation unit around cereal) writes and checks them.
+struct StoredPrecision {
+  std::string_view name;
   DType float_dtype = DType::F32;
   DType int_dtype = DType::I32;
-  std::string name = "full";
 
   template <PrecisionSettings P>
-  static Precision of() {
-    return {P::float_dtype, P::int_dtype, std::string(P::name)};
-  }
-  static Precision from_name(std::string_view n) {
-    if (n == "full") return of<FullPrecisionSettings>();
-    if (n == "half") return of<HalfPrecisionSettings>();
-    if (n == "double") return of<DoublePrecisionSettings>();
-    throw ArgumentError("precision: unknown '" + std::string(n) + "' (full, half or double)");
+  static constexpr StoredPrecision of() {
+    return {P::name, float_dtype_of<P>, int_dtype_of<P>};
   }
 };
 
+// The bridge from a runtime name to a policy type: calls f(std::type_identity<P>{}) for the policy named `name`.
+// Unknown names throw ArgumentError listing the known ones.
+template <class F>
+decltype(auto) with_precision_named(std::string_view name, F&& f) {
+  if (name == FullPrecisionSettings::name) return f(std::type_identity<FullPrecisionSettings>{});
+  if (name == HalfPrecisionSettings::name) return f(std::type_identity<HalfPrecisionSettings>{});
+  if (name == DoublePrecisionSettings::name) return f(std::type_identity<DoublePrecisionSettings>{});
+  throw ArgumentError(fmt::format("precision: unknown '{}' (full, half or double)", name));
+}
+
 namespace detail {
-inline void check_int_range(const std::string& path, const TensorData& d, DType to) {
-  if (!dtype_is_int(to) || dtype_size(to) >= 8) return;
-  const double lo = to == DType::I16 ? std::numeric_limits<int16_t>::min()
-                    : to == DType::I32 ? std::numeric_limits<int32_t>::min()
-                                       : 0.0;
-  const double hi = to == DType::I16 ? std::numeric_limits<int16_t>::max()
-                    : to == DType::I32 ? std::numeric_limits<int32_t>::max()
-                                       : 255.0;
-  for (std::size_t i = 0; i < d.num_elements(); ++i) {
-    const auto v = d.get<int64_t>(i);
-    if (static_cast<double>(v) < lo || static_cast<double>(v) > hi)
-      throw ArgumentError("record: Int param '" + path + "' value " + std::to_string(v) + " at element " +
-                          std::to_string(i) + " does not fit " + std::string(dtype_name(to)) +
-                          " (choose a wider precision)");
+
+// The elements of `d` as T (the source dtype is whatever the record holds; the target is fixed at compile time).
+// f16 is reached through float, like TensorData::convert, so both paths round the same way.
+template <class T>
+TensorData elements_as(const TensorData& d) {
+  if (d.dtype == dtype_of<T>()) return d;
+  const std::size_t n = d.num_elements();
+  std::vector<std::byte> out(n * sizeof(T));
+  for (std::size_t i = 0; i < n; ++i) {
+    if constexpr (std::is_same_v<T, f16>) store_as(out.data() + i * sizeof(T), float_to_f16(d.get<float>(i)));
+    else store_as(out.data() + i * sizeof(T), d.get<T>(i));
+  }
+  return TensorData(std::move(out), d.shape, dtype_of<T>());
+}
+
+// Every value of the Int tensor `d` must survive narrowing to T.
+template <class T>
+void check_int_fits(const std::string& path, const TensorData& d) {
+  if constexpr (sizeof(T) < sizeof(int64_t)) {
+    for (std::size_t i = 0; i < d.num_elements(); ++i) {
+      const auto v = d.get<int64_t>(i);
+      if (v < std::numeric_limits<T>::min() || v > std::numeric_limits<T>::max())
+        throw ArgumentError(fmt::format("record: Int param '{}' value {} at element {} does not fit {} (choose a "
+                                        "wider precision)",
+                                        path, v, i, dtype_name(dtype_of<T>())));
+    }
   }
 }
+
 }  // namespace detail
 
-// Converts every param of `r` to the dtypes of `p` (Bool stays Bool).
-inline Record convert_record(const Record& r, const Precision& p) {
+// Converts every param of `r` to the element types of P (Bool stays Bool). Throws ArgumentError when an Int value
+// does not fit P::IntElem.
+template <PrecisionSettings P>
+Record convert_record(const Record& r) {
   Record out;
   out.scalars = r.scalars;
   for (const auto& [path, pr] : r.params) {
     ParamRecord c = pr;
-    const DType to = pr.kind == ParamKind::Float ? p.float_dtype : pr.kind == ParamKind::Int ? p.int_dtype : DType::Bool;
-    if (pr.kind == ParamKind::Int) detail::check_int_range(path, pr.data, to);
-    c.data = pr.data.convert(to);
+    if (pr.kind == ParamKind::Float) {
+      c.data = detail::elements_as<typename P::FloatElem>(pr.data);
+    } else if (pr.kind == ParamKind::Int) {
+      detail::check_int_fits<typename P::IntElem>(path, pr.data);
+      c.data = detail::elements_as<typename P::IntElem>(pr.data);
+    } else {
+      c.data = pr.data.convert(DType::Bool);
+    }
     out.params.emplace(path, std::move(c));
   }
   return out;

@@ -20,6 +20,8 @@
 #include <type_traits>
 #include <vector>
 
+#include <fmt/format.h>
+
 namespace ember::record_detail {
 namespace {
 
@@ -96,12 +98,12 @@ void load_string(Ar& ar, const char* name, std::string& s) {
     size_type n = 0;
     ar(make_size_tag(n));
     if (n > kRecordMaxString || n > c.remaining())
-      c.fail(std::string(name) + " claims " + std::to_string(n) + " bytes (at most " +
-             std::to_string(kRecordMaxString) + ", " + std::to_string(c.remaining()) + " left in the body)");
+      c.fail(fmt::format("{} claims {} bytes (at most {}, {} left in the body)", name, n, kRecordMaxString,
+                         c.remaining()));
     s.resize(n);
     if (n) ar(cereal::binary_data(s.data(), n));
   }
-  if (s.size() > kRecordMaxString) c.fail(std::string(name) + " longer than " + std::to_string(kRecordMaxString));
+  if (s.size() > kRecordMaxString) c.fail(fmt::format("{} longer than {}", name, kRecordMaxString));
 }
 
 struct ShapeIO {
@@ -116,7 +118,7 @@ template <class Ar>
 void load(Ar& ar, ShapeIO& s) {
   size_type n = 0;
   ar(make_size_tag(n));
-  if (n > kRecordMaxRank) ctx(ar).fail("rank " + std::to_string(n) + " exceeds " + std::to_string(kRecordMaxRank));
+  if (n > kRecordMaxRank) ctx(ar).fail(fmt::format("rank {} exceeds {}", n, kRecordMaxRank));
   s.dims->resize(n);
   for (auto& d : *s.dims) ar(d);
 }
@@ -149,11 +151,11 @@ void load(Ar& ar, ScalarsIO& s) {
   size_type n = 0;
   ar(make_size_tag(n));
   if (n > kRecordMaxScalars || (!c.json && n > c.remaining() / kMinScalarBytes))
-    c.fail("scalar count " + std::to_string(n) + " exceeds what the body can hold");
+    c.fail(fmt::format("scalar count {} exceeds what the body can hold", n));
   for (size_type i = 0; i < n; ++i) {
     ScalarItem item;
     ar(item);
-    if (!s.map->emplace(item.name, item.value).second) c.fail("duplicate scalar '" + item.name + "'");
+    if (!s.map->emplace(item.name, item.value).second) c.fail(fmt::format("duplicate scalar '{}'", item.name));
   }
 }
 
@@ -216,8 +218,8 @@ void load(Ar& ar, ValuesIO& v) {  // json only
   size_type n = 0;
   ar(make_size_tag(n));
   if (n != info.byte_count / es)
-    c.fail("param '" + info.path + "': " + std::to_string(n) + " values, shape " + info.shape.to_string() +
-           " needs " + std::to_string(info.byte_count / es));
+    c.fail(fmt::format("param '{}': {} values, shape {} needs {}", info.path, n, info.shape.to_string(),
+                       info.byte_count / es));
   if (!c.payloads) return;
   std::vector<std::byte> bytes(info.byte_count);
   for (size_type i = 0; i < n; ++i) {
@@ -240,8 +242,8 @@ void load(Ar& ar, ValuesIO& v) {  // json only
                             : info.dtype == DType::U8  ? std::pair<int64_t, int64_t>{0, 255}
                                                        : std::pair<int64_t, int64_t>{INT64_MIN, INT64_MAX};
       if (x < lo || x > hi)
-        c.fail("param '" + info.path + "': value " + std::to_string(x) + " at element " + std::to_string(i) +
-               " does not fit " + std::string(dtype_name(info.dtype)));
+        c.fail(fmt::format("param '{}': value {} at element {} does not fit {}", info.path, x, i,
+                           dtype_name(info.dtype)));
       switch (info.dtype) {
         case DType::I16: detail::store_as(p, static_cast<int16_t>(x)); break;
         case DType::I32: detail::store_as(p, static_cast<int32_t>(x)); break;
@@ -259,31 +261,31 @@ T parse_name(const ReadCtx& c, const std::string& what, const std::string& s, st
              const char* (*name)(T)) {
   for (T v : all)
     if (s == name(v)) return v;
-  c.fail(what + " '" + s + "' is unknown");
+  c.fail(fmt::format("{} '{}' is unknown", what, s));
 }
 const char* dtype_cname(DType d) { return dtype_name(d).data(); }  // dtype_name's views are literals
 
 // Shape x dtype size must equal the byte count and fit the body, checked without overflow.
 void check_entry(const ReadCtx& c, const RecordEntryInfo& i) {
-  const std::string at = "param '" + i.path + "': ";
+  auto fail = [&](const std::string& why) { c.fail(fmt::format("param '{}': {}", i.path, why)); };
+  const std::string shape = i.shape.to_string();
   const DType want = expected_dtype(i.kind, c.float_dtype, c.int_dtype);
   if (i.dtype != want)
-    c.fail(at + std::string(dtype_name(i.dtype)) + " for a " + param_kind_name(i.kind) + " param, the record's " +
-           "precision stores " + std::string(dtype_name(want)));
+    fail(fmt::format("{} for a {} param, the record's precision stores {}", dtype_name(i.dtype),
+                     param_kind_name(i.kind), dtype_name(want)));
   uint64_t n = 1;
   for (int64_t d : i.shape.dims) {
-    if (d < 0) c.fail(at + "negative dim in shape " + i.shape.to_string());
-    if (__builtin_mul_overflow(n, static_cast<uint64_t>(d), &n)) c.fail(at + "shape " + i.shape.to_string() + " overflows");
+    if (d < 0) fail(fmt::format("negative dim in shape {}", shape));
+    if (__builtin_mul_overflow(n, static_cast<uint64_t>(d), &n)) fail(fmt::format("shape {} overflows", shape));
   }
   uint64_t bytes = 0;
   if (__builtin_mul_overflow(n, static_cast<uint64_t>(dtype_size(i.dtype)), &bytes) || n > c.length)
-    c.fail(at + "shape " + i.shape.to_string() + " claims more elements than the " + std::to_string(c.length) +
-           "-byte body can hold");
+    fail(fmt::format("shape {} claims more elements than the {}-byte body can hold", shape, c.length));
   if (bytes != i.byte_count)
-    c.fail(at + "shape " + i.shape.to_string() + " of " + std::string(dtype_name(i.dtype)) + " needs " +
-           std::to_string(bytes) + " bytes, the header says " + std::to_string(i.byte_count));
+    fail(fmt::format("shape {} of {} needs {} bytes, the header says {}", shape, dtype_name(i.dtype), bytes,
+                     i.byte_count));
   if (!c.json && bytes > c.remaining())
-    c.fail(at + std::to_string(bytes) + " bytes claimed, " + std::to_string(c.remaining()) + " left in the body");
+    fail(fmt::format("{} bytes claimed, {} left in the body", bytes, c.remaining()));
 }
 
 struct EntryIO {
@@ -336,7 +338,7 @@ void load(Ar& ar, EntriesIO& s) {
   size_type n = 0;
   ar(make_size_tag(n));
   if (n > kRecordMaxEntries || (!c.json && n > c.remaining() / kMinEntryBytes))
-    c.fail("param count " + std::to_string(n) + " exceeds what the body can hold");
+    c.fail(fmt::format("param count {} exceeds what the body can hold", n));
   for (size_type k = 0; k < n; ++k) {  // grows with what was really read, never by the claimed count
     Entry e;
     EntryIO io{&e};
@@ -370,8 +372,8 @@ void load_payload(Ar& ar, std::byte* p, std::size_t n, DType dtype) {
 }
 
 template <class Ar>
-void save_all(Ar& ar, const Precision& p, std::map<std::string, double>& scalars, std::vector<Entry>& entries) {
-  ar(make_nvp("engine_version", std::string(engine_version())), make_nvp("precision", p.name),
+void save_all(Ar& ar, StoredPrecision p, std::map<std::string, double>& scalars, std::vector<Entry>& entries) {
+  ar(make_nvp("engine_version", std::string(engine_version())), make_nvp("precision", std::string(p.name)),
      make_nvp("float_dtype", std::string(dtype_name(p.float_dtype))),
      make_nvp("int_dtype", std::string(dtype_name(p.int_dtype))), make_nvp("scalars", ScalarsIO{&scalars}),
      make_nvp("params", EntriesIO{&entries}));
@@ -387,15 +389,16 @@ void load_all(Ar& ar, RecordFileInfo& info, std::vector<Entry>& entries) {
   load_string(ar, "precision", info.precision);
   load_string(ar, "float_dtype", fd);
   load_string(ar, "int_dtype", id);
-  Precision p;
-  try {
-    p = Precision::from_name(info.precision);
+  StoredPrecision p;
+  try {  // the header's name picks the policy whose dtypes the payloads must have
+    p = with_precision_named(info.precision,
+                             [](auto policy) { return StoredPrecision::of<typename decltype(policy)::type>(); });
   } catch (const ArgumentError&) {
-    c.fail("unknown precision '" + info.precision + "'");
+    c.fail(fmt::format("unknown precision '{}'", info.precision));
   }
   if (fd != dtype_name(p.float_dtype) || id != dtype_name(p.int_dtype))
-    c.fail("precision '" + p.name + "' stores " + std::string(dtype_name(p.float_dtype)) + " / " +
-           std::string(dtype_name(p.int_dtype)) + ", the header says " + fd + " / " + id);
+    c.fail(fmt::format("precision '{}' stores {} / {}, the header says {} / {}", p.name, dtype_name(p.float_dtype),
+                       dtype_name(p.int_dtype), fd, id));
   info.float_dtype = c.float_dtype = p.float_dtype;
   info.int_dtype = c.int_dtype = p.int_dtype;
   ScalarsIO scalars{&info.scalars};
@@ -407,8 +410,7 @@ void load_all(Ar& ar, RecordFileInfo& info, std::vector<Entry>& entries) {
     for (const auto& e : entries)
       if (__builtin_add_overflow(total, e.info.byte_count, &total)) c.fail("payload sizes overflow");
     if (total != c.remaining())
-      c.fail("payloads need " + std::to_string(total) + " bytes, " + std::to_string(c.remaining()) +
-             " follow the header");
+      c.fail(fmt::format("payloads need {} bytes, {} follow the header", total, c.remaining()));
     if (!c.payloads) return;
     for (auto& e : entries) {  // each allocation is within the body, checked above
       std::vector<std::byte> bytes(e.info.byte_count);
@@ -420,33 +422,34 @@ void load_all(Ar& ar, RecordFileInfo& info, std::vector<Entry>& entries) {
 
 }  // namespace
 
-void write_body(std::ostream& out, const Record& record, RecorderKind kind, const Precision& precision,
+void write_body(std::ostream& out, const Record& record, RecorderKind kind, StoredPrecision precision,
                 const std::string& file) {
-  auto fail = [&](const std::string& what) { throw RecordFormatError(file, "cannot save: " + what); };
-  if (record.params.size() > kRecordMaxEntries) fail(std::to_string(record.params.size()) + " params (at most 2^20)");
-  if (record.scalars.size() > kRecordMaxScalars) fail(std::to_string(record.scalars.size()) + " scalars");
+  auto fail = [&](const std::string& what) { throw RecordFormatError(file, fmt::format("cannot save: {}", what)); };
+  if (record.params.size() > kRecordMaxEntries) fail(fmt::format("{} params (at most 2^20)", record.params.size()));
+  if (record.scalars.size() > kRecordMaxScalars) fail(fmt::format("{} scalars", record.scalars.size()));
   std::vector<Entry> entries;
   entries.reserve(record.params.size());
   for (const auto& [path, pr] : record.params) {
-    if (path.size() > kRecordMaxString) fail("param path longer than " + std::to_string(kRecordMaxString) + " bytes");
+    if (path.size() > kRecordMaxString) fail(fmt::format("param path longer than {} bytes", kRecordMaxString));
     if (pr.data.shape.rank() > kRecordMaxRank)
-      fail("param '" + path + "' has rank " + std::to_string(pr.data.shape.rank()) + " (the format holds up to 8)");
+      fail(fmt::format("param '{}' has rank {} (the format holds up to {})", path, pr.data.shape.rank(),
+                       kRecordMaxRank));
     try {
       pr.data.validate();
     } catch (const ShapeError& e) {
-      fail("param '" + path + "': " + e.what());
+      fail(fmt::format("param '{}': {}", path, e.what()));
     }
     const DType want = expected_dtype(pr.kind, precision.float_dtype, precision.int_dtype);
     if (pr.data.dtype != want)
-      fail("param '" + path + "' is " + std::string(dtype_name(pr.data.dtype)) + ", precision '" + precision.name +
-           "' stores " + std::string(dtype_name(want)));
+      fail(fmt::format("param '{}' is {}, precision '{}' stores {}", path, dtype_name(pr.data.dtype), precision.name,
+                       dtype_name(want)));
     entries.push_back(Entry{{path, pr.id, pr.kind, pr.role, pr.data.dtype, pr.data.shape, pr.data.bytes.size()},
                             &pr.data,
                             {}});
   }
   std::map<std::string, double> scalars = record.scalars;
   for (const auto& [name, v] : scalars)
-    if (name.size() > kRecordMaxString) fail("scalar name longer than " + std::to_string(kRecordMaxString) + " bytes");
+    if (name.size() > kRecordMaxString) fail(fmt::format("scalar name longer than {} bytes", kRecordMaxString));
   try {
     if (kind == RecorderKind::Json) {
       cereal::JSONOutputArchive ar(out, cereal::JSONOutputArchive::Options(
@@ -457,7 +460,7 @@ void write_body(std::ostream& out, const Record& record, RecorderKind kind, cons
       save_all(ar, precision, scalars, entries);
     }
   } catch (const cereal::Exception& e) {
-    throw RecordIoError(file, std::string("write failed: ") + e.what());
+    throw RecordIoError(file, fmt::format("write failed: {}", e.what()));
   }
   out.flush();
   if (!out) throw RecordIoError(file, "write failed");
@@ -482,11 +485,12 @@ void read_body(std::istream& in, uint64_t length, RecorderKind kind, const std::
       load_all(static_cast<cereal::PortableBinaryInputArchive&>(ar), info, entries);
     }
   } catch (const cereal::Exception& e) {
-    c.fail(std::string(c.json ? "malformed JSON body (" : "malformed body (") + e.what() + ")");
+    c.fail(fmt::format("malformed {}body ({})", c.json ? "JSON " : "", e.what()));
   }
   std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.info.path < b.info.path; });
   for (std::size_t k = 1; k < entries.size(); ++k)
-    if (entries[k].info.path == entries[k - 1].info.path) c.fail("duplicate param '" + entries[k].info.path + "'");
+    if (entries[k].info.path == entries[k - 1].info.path)
+      c.fail(fmt::format("duplicate param '{}'", entries[k].info.path));
   info.entries.clear();
   info.entries.reserve(entries.size());
   for (auto& e : entries) {

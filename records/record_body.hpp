@@ -14,7 +14,7 @@ namespace ember::record_detail {
 // Writes the body of `record`, whose dtypes already follow `precision` (convert_record). Throws RecordFormatError
 // for a record the format cannot hold (rank > 8, over-long names, inconsistent bytes) before writing anything, and
 // RecordIoError when the stream fails.
-void write_body(std::ostream& out, const Record& record, RecorderKind kind, const Precision& precision,
+void write_body(std::ostream& out, const Record& record, RecorderKind kind, StoredPrecision precision,
                 const std::string& file);
 
 // Reads a body of `length` bytes from `in` (positioned at its first byte; its checksum already verified) into

@@ -7,12 +7,13 @@
 #include <array>
 #include <atomic>
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <functional>
 #include <ostream>
 #include <streambuf>
+
+#include <fmt/format.h>
 
 #include "records/record_body.hpp"
 #include "records/recorder.hpp"
@@ -51,10 +52,7 @@ struct Preamble {
 };
 
 std::string encode_preamble(const Preamble& p) {
-  char buf[kRecordPreambleSize + 1];
-  std::snprintf(buf, sizeof buf, "EMBERREC %08x %08x %016llx %016llx\n", p.version, p.kind,
-                static_cast<unsigned long long>(p.body_length), static_cast<unsigned long long>(p.checksum));
-  return std::string(buf, kRecordPreambleSize);
+  return fmt::format("EMBERREC {:08x} {:08x} {:016x} {:016x}\n", p.version, p.kind, p.body_length, p.checksum);
 }
 
 // Parses the preamble of a file of `total` bytes whose first min(total, 61) bytes are `head`, and checks the
@@ -65,8 +63,8 @@ Preamble decode_preamble(std::span<const std::byte> head, uint64_t total, const 
   if (n > 0 && std::memcmp(s, kMagic, std::min<std::size_t>(n, 8)) != 0)
     throw RecordFormatError(file, "not an Ember record (wrong magic; expected \"EMBERREC\")");
   if (n < kRecordPreambleSize)
-    throw RecordCorruptError(file, "truncated: " + std::to_string(total) + " bytes, the preamble alone is " +
-                                       std::to_string(kRecordPreambleSize));
+    throw RecordCorruptError(file, fmt::format("truncated: {} bytes, the preamble alone is {}", total,
+                                               kRecordPreambleSize));
   auto field = [&](std::size_t at, std::size_t digits) {
     if (s[at - 1] != ' ') throw RecordFormatError(file, "malformed preamble");
     uint64_t v = 0;
@@ -86,27 +84,25 @@ Preamble decode_preamble(std::span<const std::byte> head, uint64_t total, const 
   if (s[60] != '\n') throw RecordFormatError(file, "malformed preamble");
   if (p.version == 0) throw RecordFormatError(file, "format version 0 is not valid");
   if (p.version > kRecordFormatVersion)
-    throw RecordVersionError(file, "format version " + std::to_string(p.version) + " is newer than this Ember (" +
-                                       engine_version() + ") reads (up to " + std::to_string(kRecordFormatVersion) +
-                                       "); upgrade Ember to load it");
+    throw RecordVersionError(file, fmt::format("format version {} is newer than this Ember ({}) reads (up to {}); "
+                                               "upgrade Ember to load it",
+                                               p.version, engine_version(), kRecordFormatVersion));
   if (p.kind > static_cast<uint32_t>(RecorderKind::Json))
-    throw RecordFormatError(file, "unknown recorder kind " + std::to_string(p.kind));
+    throw RecordFormatError(file, fmt::format("unknown recorder kind {}", p.kind));
   const uint64_t body = total - kRecordPreambleSize;
   if (p.body_length > body)
-    throw RecordCorruptError(file, "truncated: the preamble announces " + std::to_string(p.body_length) +
-                                       " body bytes, the file holds " + std::to_string(body));
+    throw RecordCorruptError(file, fmt::format("truncated: the preamble announces {} body bytes, the file holds {}",
+                                               p.body_length, body));
   if (p.body_length < body)
-    throw RecordCorruptError(file, std::to_string(body - p.body_length) + " unexpected bytes after the body");
+    throw RecordCorruptError(file, fmt::format("{} unexpected bytes after the body", body - p.body_length));
   return p;
 }
 
 void check_checksum(uint64_t got, const Preamble& p, const std::string& file) {
-  if (got != p.checksum) {
-    char buf[96];
-    std::snprintf(buf, sizeof buf, "checksum mismatch (body hashes to %016llx, the preamble says %016llx)",
-                  static_cast<unsigned long long>(got), static_cast<unsigned long long>(p.checksum));
-    throw RecordCorruptError(file, std::string(buf) + ": the file is corrupt");
-  }
+  if (got != p.checksum)
+    throw RecordCorruptError(file, fmt::format("checksum mismatch (body hashes to {:016x}, the preamble says {:016x}): "
+                                               "the file is corrupt",
+                                               got, p.checksum));
 }
 
 // A read-only istream buffer over memory (with the seek support cereal's bounds checks need via tellg).
@@ -195,40 +191,22 @@ bool write_all(int fd, const char* p, std::size_t n) {
   return true;
 }
 
-// Converts to the requested precision, naming the file when an Int value would not survive.
-Record converted(const Record& record, const Precision& precision, const std::string& file) {
-  auto message = [](const ArgumentError& e) {
-    std::string m = e.what();
-    return m.rfind("record: ", 0) == 0 ? m.substr(8) : m;
-  };
-  try {
-    const Precision preset = Precision::from_name(precision.name);
-    if (preset.float_dtype != precision.float_dtype || preset.int_dtype != precision.int_dtype)
-      throw RecordPrecisionError(file, "precision '" + precision.name + "' does not store " +
-                                           std::string(dtype_name(precision.float_dtype)) + " / " +
-                                           std::string(dtype_name(precision.int_dtype)));
-    return convert_record(record, precision);
-  } catch (const ArgumentError& e) {
-    throw RecordPrecisionError(file, message(e));
-  }
-}
-
 // Writes preamble placeholder + body through `sink`, returns the real preamble.
-std::string write_container(const Record& rec, const RecorderOptions& o, const std::string& file,
-                            const HashingBuf::Sink& sink) {
+std::string write_container(const Record& rec, RecorderKind kind, StoredPrecision precision,
+                            const std::string& file, const HashingBuf::Sink& sink) {
   HashingBuf buf(sink);
   std::ostream os(&buf);
   auto io_error = [&] {
-    return RecordIoError(file, std::string("write failed: ") + std::strerror(buf.error() ? buf.error() : EIO));
+    return RecordIoError(file, fmt::format("write failed: {}", std::strerror(buf.error() ? buf.error() : EIO)));
   };
   try {
-    record_detail::write_body(os, rec, o.kind, o.precision, file);
+    record_detail::write_body(os, rec, kind, precision, file);
   } catch (const RecordIoError&) {
     if (buf.failed()) throw io_error();
     throw;
   }
   if (buf.failed()) throw io_error();
-  return encode_preamble({kRecordFormatVersion, static_cast<uint32_t>(o.kind), buf.length(), buf.hash()});
+  return encode_preamble({kRecordFormatVersion, static_cast<uint32_t>(kind), buf.length(), buf.hash()});
 }
 
 // An open file, read as: size, preamble, checksum (streamed, nothing kept), then the body from its first byte.
@@ -237,9 +215,9 @@ auto with_verified_file(const std::filesystem::path& path, F&& body) {
   const std::string file = path.string();
   std::error_code ec;
   const uint64_t total = std::filesystem::file_size(path, ec);
-  if (ec) throw RecordIoError(file, "cannot read: " + ec.message());
+  if (ec) throw RecordIoError(file, fmt::format("cannot read: {}", ec.message()));
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw RecordIoError(file, std::string("cannot open: ") + std::strerror(errno));
+  if (!in) throw RecordIoError(file, fmt::format("cannot open: {}", std::strerror(errno)));
   std::array<std::byte, kRecordPreambleSize> head{};
   const std::size_t want = static_cast<std::size_t>(std::min<uint64_t>(total, kRecordPreambleSize));
   if (!in.read(reinterpret_cast<char*>(head.data()), static_cast<std::streamsize>(want)))
@@ -268,11 +246,10 @@ auto with_verified_file(const std::filesystem::path& path, F&& body) {
 }  // namespace
 
 // ---------------------------------------------------------------- public API
-std::vector<std::byte> serialize_record(const Record& record, const RecorderOptions& options) {
-  const std::string file = "<memory>";
-  const Record rec = converted(record, options.precision, file);
+std::vector<std::byte> record_detail::write_record_bytes(const Record& record, RecorderKind kind,
+                                                      StoredPrecision precision) {
   std::vector<std::byte> out(kRecordPreambleSize);
-  const std::string pre = write_container(rec, options, file, [&](const char* p, std::size_t n) {
+  const std::string pre = write_container(record, kind, precision, kMemoryFile, [&](const char* p, std::size_t n) {
     const auto* b = reinterpret_cast<const std::byte*>(p);
     out.insert(out.end(), b, b + n);
     return true;
@@ -282,7 +259,7 @@ std::vector<std::byte> serialize_record(const Record& record, const RecorderOpti
 }
 
 Record deserialize_record(std::span<const std::byte> bytes) {
-  const std::string file = "<memory>";
+  const std::string& file = record_detail::kMemoryFile;
   const Preamble p = decode_preamble(bytes.first(std::min(bytes.size(), kRecordPreambleSize)), bytes.size(), file);
   const auto body = bytes.subspan(kRecordPreambleSize);
   check_checksum(record_checksum(body), p, file);
@@ -309,18 +286,17 @@ RecordFileInfo inspect_record_file(const std::filesystem::path& path) {
   });
 }
 
-void save_record(const Record& record, const std::filesystem::path& path, const RecorderOptions& options) {
+void record_detail::write_record_file(const Record& record, const std::filesystem::path& path, RecorderKind kind,
+                                      StoredPrecision precision) {
   const std::string file = path.string();
-  const Record rec = converted(record, options.precision, file);  // fails before any file is touched
   static std::atomic<uint64_t> counter{0};
   const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
-  char suffix[64];  // ".<name>.tmp-<pid>-<n>": hidden, unique per process and call, same directory as the target
-  std::snprintf(suffix, sizeof suffix, ".tmp-%ld-%llu", static_cast<long>(::getpid()),
-                static_cast<unsigned long long>(counter++));
-  const std::filesystem::path tmp = dir / (std::string(".").append(path.filename().string()).append(suffix));
+  // ".<name>.tmp-<pid>-<n>": hidden, unique per process and call, same directory as the target.
+  const std::filesystem::path tmp =
+      dir / fmt::format(".{}.tmp-{}-{}", path.filename().string(), static_cast<long>(::getpid()), counter++);
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0)
-    throw RecordIoError(file, "cannot create temporary file " + tmp.string() + ": " + std::strerror(errno));
+    throw RecordIoError(file, fmt::format("cannot create temporary file {}: {}", tmp.string(), std::strerror(errno)));
   bool committed = false;
   struct Cleanup {  // the temporary never outlives a failure
     int& fd;
@@ -331,10 +307,13 @@ void save_record(const Record& record, const std::filesystem::path& path, const 
       if (!committed) ::unlink(tmp.c_str());
     }
   } cleanup{fd, tmp, committed};
-  auto sys_error = [&](const char* what) { return RecordIoError(file, std::string(what) + ": " + std::strerror(errno)); };
+  auto sys_error = [&](const char* what) {
+    return RecordIoError(file, fmt::format("{}: {}", what, std::strerror(errno)));
+  };
   const std::string placeholder(kRecordPreambleSize, ' ');
   if (!write_all(fd, placeholder.data(), placeholder.size())) throw sys_error("write failed");
-  const std::string pre = write_container(rec, options, file, [fd](const char* p, std::size_t n) { return write_all(fd, p, n); });
+  const std::string pre = write_container(record, kind, precision, file,
+                                          [fd](const char* p, std::size_t n) { return write_all(fd, p, n); });
   if (::pwrite(fd, pre.data(), pre.size(), 0) != static_cast<ssize_t>(pre.size())) throw sys_error("write failed");
   if (::fsync(fd) != 0) throw sys_error("fsync failed");
   const int closing = fd;

@@ -1,9 +1,10 @@
 // format_record_tree: the human view of a record file's header (`ember inspect`). Kept apart from the container
 // because it is presentation only: it reads a RecordFileInfo and nothing else.
-#include <cstdio>
+#include <iterator>
 #include <map>
 #include <memory>
-#include <sstream>
+
+#include <fmt/format.h>
 
 #include "records/recorder.hpp"
 
@@ -30,7 +31,7 @@ struct Node {
 };
 
 std::string with_commas(uint64_t n) {
-  const std::string digits = std::to_string(n);
+  const std::string digits = fmt::format("{}", n);
   std::string s;
   for (std::size_t i = 0; i < digits.size(); ++i) {
     if (i > 0 && (digits.size() - i) % 3 == 0) s.push_back(',');
@@ -53,21 +54,24 @@ const char* role_label(ParamRole r) {
   return "unknown";
 }
 
-void print(std::ostringstream& os, const Node& node, const std::string& prefix) {
+const char* plural(std::size_t n) { return n == 1 ? "" : "s"; }
+
+void print(std::string& out, const Node& node, const std::string& prefix) {
+  auto os = std::back_inserter(out);
   std::size_t k = 0;
   for (const auto& [name, child] : node.children) {
     const bool last = ++k == node.children.size();
-    os << prefix << (last ? "└─ " : "├─ ") << name;
+    fmt::format_to(os, "{}{}{}", prefix, last ? "└─ " : "├─ ", name);
     if (const RecordEntryInfo* e = child->entry) {
-      os << "  " << param_kind_name(e->kind) << " " << dtype_name(e->dtype) << " " << e->shape.to_string() << "  "
-         << with_commas(elements_of(*e)) << "  " << role_label(e->role) << "  id " << e->id;
-      if (!child->children.empty()) os << "  (subtree " << with_commas(child->elements) << ")";
+      fmt::format_to(os, "  {} {} {}  {}  {}  id {}", param_kind_name(e->kind), dtype_name(e->dtype),
+                     e->shape.to_string(), with_commas(elements_of(*e)), role_label(e->role), e->id);
+      if (!child->children.empty()) fmt::format_to(os, "  (subtree {})", with_commas(child->elements));
     } else {
-      os << "  (" << with_commas(child->elements) << " in " << child->tensors << " tensor"
-         << (child->tensors == 1 ? "" : "s") << ")";
+      fmt::format_to(os, "  ({} in {} tensor{})", with_commas(child->elements), child->tensors,
+                     plural(child->tensors));
     }
-    os << "\n";
-    print(os, *child, prefix + (last ? "   " : "│  "));
+    out += '\n';
+    print(out, *child, prefix + (last ? "   " : "│  "));
   }
 }
 
@@ -94,19 +98,20 @@ std::string format_record_tree(const RecordFileInfo& info) {
     }
     node->entry = &e;
   }
-  std::ostringstream os;
-  os << info.file << ": Ember record, format " << info.format_version << ", engine " << info.engine_version << ", "
-     << recorder_kind_name(info.kind) << " recorder, " << with_commas(info.file_size) << " bytes\n";
-  os << "precision " << info.precision << " (float " << dtype_name(info.float_dtype) << ", int "
-     << dtype_name(info.int_dtype) << ")\n";
+  std::string out;
+  auto os = std::back_inserter(out);
+  fmt::format_to(os, "{}: Ember record, format {}, engine {}, {} recorder, {} bytes\n", info.file,
+                 info.format_version, info.engine_version, recorder_kind_name(info.kind), with_commas(info.file_size));
+  fmt::format_to(os, "precision {} (float {}, int {})\n", info.precision, dtype_name(info.float_dtype),
+                 dtype_name(info.int_dtype));
   if (!info.scalars.empty()) {
-    os << "scalars:\n";
-    for (const auto& [name, v] : info.scalars) os << "  " << name << " = " << v << "\n";
+    out += "scalars:\n";
+    // {:g}: six significant digits, enough for a person reading the tree (the record keeps every bit).
+    for (const auto& [name, v] : info.scalars) fmt::format_to(os, "  {} = {:g}\n", name, v);
   }
-  os << "params: " << with_commas(root.elements) << " in " << root.tensors << " tensor"
-     << (root.tensors == 1 ? "" : "s") << "\n";
-  print(os, root, "");
-  return os.str();
+  fmt::format_to(os, "params: {} in {} tensor{}\n", with_commas(root.elements), root.tensors, plural(root.tensors));
+  print(out, root, "");
+  return out;
 }
 
 }  // namespace ember

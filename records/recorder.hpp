@@ -1,8 +1,19 @@
 #pragma once
-// Recorders: how a Record becomes a file (and back). One record, two archives (cereal portable binary or pretty
-// JSON), three presets: binary (compact, full precision), json (readable, diffable), compact (binary + half).
-// PrecisionSettings convert on save (convert_record); loading returns the record as stored and module loading
-// converts to the backend's element types.
+// Recorders: how a Record becomes a file (and back). Typed by a PrecisionSettings policy, the way Burn does it:
+//
+//   BinFileRecorder<P>       cereal portable binary (compact, exact)           default P: FullPrecisionSettings
+//   JsonFileRecorder<P>      cereal pretty JSON (readable, diffable)           default P: FullPrecisionSettings
+//   CompactFileRecorder<P>   the binary archive with half precision by default: the same type as
+//                            BinFileRecorder<P>, because "compact" is a preset, not another file format
+//
+// save converts the record to P's element types (P::FloatElem, P::IntElem; a narrowing Int conversion that loses a
+// value throws RecordPrecisionError naming the file, before the file is touched) and writes P's name and dtypes
+// into the header. load reads any Ember record file — either archive, any precision: the preamble says which
+// archive, the header which precision, and the container checks the payloads against it — then converts to P's
+// element types, so what a recorder gives back always holds P's dtypes. Loading a file saved with another precision
+// therefore converts (half -> full widens; double -> full narrows floats by rounding, and fails for an Int value that
+// does not fit). load_record_file / deserialize_record read a record as stored, without a policy (`ember eval`,
+// `ember inspect`, the C ABI's loaders: module loading converts to the backend's element types anyway).
 //
 // The container is ours, around cereal, because cereal trusts every length prefix it reads (a 9-byte file can make
 // it allocate gigabytes) and has no notion of versions or integrity. Every size is checked before anything
@@ -41,7 +52,10 @@
 #include <map>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "records/precision.hpp"
 #include "records/record.hpp"
@@ -52,15 +66,6 @@ namespace ember {
 enum class RecorderKind : uint32_t { Binary = 0, Json = 1 };
 
 const char* recorder_kind_name(RecorderKind k);
-
-struct RecorderOptions {
-  RecorderKind kind = RecorderKind::Binary;
-  Precision precision = Precision::of<FullPrecisionSettings>();
-
-  static RecorderOptions binary() { return {RecorderKind::Binary, Precision::of<FullPrecisionSettings>()}; }
-  static RecorderOptions json() { return {RecorderKind::Json, Precision::of<FullPrecisionSettings>()}; }
-  static RecorderOptions compact() { return {RecorderKind::Binary, Precision::of<HalfPrecisionSettings>()}; }
-};
 
 // Format constants, public so that tests and tools can craft and check files.
 inline constexpr uint32_t kRecordFormatVersion = 1;
@@ -81,7 +86,7 @@ uint64_t record_checksum(std::span<const std::byte> bytes, uint64_t state = 0xcb
 class RecordError : public Error {
  public:
   RecordError(const std::string& file, const std::string& problem)
-      : Error("record " + file + ": " + problem), file_(file) {}
+      : Error(fmt::format("record {}: {}", file, problem)), file_(file) {}
   const std::string& file() const { return file_; }
 
  private:
@@ -114,20 +119,81 @@ class RecordIoError : public RecordError {
   using RecordError::RecordError;
 };
 
-// ---------------------------------------------------------------- saving and loading
-// Converts `record` to options.precision and writes it atomically: a temporary file in the same directory,
-// flushed and fsynced, then renamed over `path`. On any failure the temporary is removed and `path` keeps its old
-// contents.
-void save_record(const Record& record, const std::filesystem::path& path,
-                 const RecorderOptions& options = RecorderOptions::binary());
-
+// ---------------------------------------------------------------- reading as stored
 // The record as stored (dtypes as stored; load_record / from_data convert to the backend's element types).
 Record load_record_file(const std::filesystem::path& path);
-
-// The same container in memory (what save_record writes / load_record_file reads), for the C ABI.
-std::vector<std::byte> serialize_record(const Record& record,
-                                        const RecorderOptions& options = RecorderOptions::binary());
+// The same container in memory (what a recorder's to_bytes writes), for the C ABI.
 Record deserialize_record(std::span<const std::byte> bytes);
+
+// ---------------------------------------------------------------- typed recorders
+namespace record_detail {
+
+// The untyped halves of the recorders (record_file.cpp), kept out of the templates so that only one translation
+// unit parses cereal. `record` already holds `precision`'s dtypes.
+void write_record_file(const Record& record, const std::filesystem::path& path, RecorderKind kind,
+                       StoredPrecision precision);
+std::vector<std::byte> write_record_bytes(const Record& record, RecorderKind kind, StoredPrecision precision);
+
+// convert_record<P>, with an Int value that does not fit reported as a RecordPrecisionError naming `file`.
+template <PrecisionSettings P>
+Record converted(const Record& record, const std::string& file) {
+  try {
+    return convert_record<P>(record);
+  } catch (const ArgumentError& e) {
+    std::string_view why = e.what();
+    if (why.starts_with("record: ")) why.remove_prefix(8);  // RecordError adds its own "record <file>: "
+    throw RecordPrecisionError(file, std::string(why));
+  }
+}
+
+inline const std::string kMemoryFile = "<memory>";
+
+}  // namespace record_detail
+
+template <RecorderKind Kind, PrecisionSettings P>
+class FileRecorder {
+ public:
+  using Settings = P;
+  static constexpr RecorderKind kind = Kind;
+
+  // Converts to P (failing before any file is touched) and writes atomically: a temporary file in the same
+  // directory, flushed and fsynced, then renamed over `path`. On any failure the temporary is removed and `path`
+  // keeps its old contents.
+  void save(const Record& record, const std::filesystem::path& path) const {
+    record_detail::write_record_file(record_detail::converted<P>(record, path.string()), path, Kind,
+                                     StoredPrecision::of<P>());
+  }
+  // Any Ember record file (either archive, any precision), converted to P's element types.
+  Record load(const std::filesystem::path& path) const {
+    return record_detail::converted<P>(load_record_file(path), path.string());
+  }
+  // The same container in memory, byte for byte what save writes.
+  std::vector<std::byte> to_bytes(const Record& record) const {
+    return record_detail::write_record_bytes(record_detail::converted<P>(record, record_detail::kMemoryFile), Kind,
+                                             StoredPrecision::of<P>());
+  }
+  Record from_bytes(std::span<const std::byte> bytes) const {
+    return record_detail::converted<P>(deserialize_record(bytes), record_detail::kMemoryFile);
+  }
+};
+
+template <PrecisionSettings P = FullPrecisionSettings>
+using BinFileRecorder = FileRecorder<RecorderKind::Binary, P>;
+template <PrecisionSettings P = FullPrecisionSettings>
+using JsonFileRecorder = FileRecorder<RecorderKind::Json, P>;
+template <PrecisionSettings P = HalfPrecisionSettings>
+using CompactFileRecorder = BinFileRecorder<P>;
+using DefaultFileRecorder = BinFileRecorder<FullPrecisionSettings>;
+
+template <class R>
+concept Recorder = PrecisionSettings<typename R::Settings> &&
+                   requires(const R r, const Record& rec, const std::filesystem::path& path,
+                            std::span<const std::byte> bytes) {
+                     r.save(rec, path);
+                     { r.load(path) } -> std::same_as<Record>;
+                     { r.to_bytes(rec) } -> std::same_as<std::vector<std::byte>>;
+                     { r.from_bytes(bytes) } -> std::same_as<Record>;
+                   };
 
 // ---------------------------------------------------------------- inspecting
 struct RecordEntryInfo {

@@ -146,7 +146,7 @@ void expect_bit_identical_resume(MakeOpt make_opt) {
   auto m2 = start;
   for (int i = 0; i < 3; ++i) m2 = o2.step(s2.step(), m2, grads_of<AF>(m2, loss));
   const Record model_rec = into_record(m2);  // full precision: f32, lossless for Cpu<float>
-  const Record optim_rec = convert_record(o2.state(), Precision::of<FullPrecisionSettings>());
+  const Record optim_rec = convert_record<FullPrecisionSettings>(o2.state());
   const Record sched_rec = s2.state();
 
   auto m3 = load_record(make_mlp<AF>(99, 8), model_rec);  // other values, other ids: all replaced by the record

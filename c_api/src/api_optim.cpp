@@ -120,21 +120,25 @@ ember_status ember_optimizer_save(const ember_optimizer* optimizer, const char* 
   return guard(__func__, [&] {
     OptimizerState& o = optim_of(optimizer, "optimizer");
     if (!path || !*path) throw ArgumentError("path is NULL or empty");
-    RecorderOptions ro = RecorderOptions::binary();
-    if (options) {
-      // Same reading as records: a missing struct means binary, full precision. State is always saved at full
-      // precision or more (moments in half precision would change the next steps).
-      ember_record_options def{};
-      def.struct_size = sizeof def;
-      const auto opts = read_struct(options, def, EMBER_STRUCT_END(ember_record_options, reserved), "options");
-      if (opts.recorder == EMBER_RECORDER_JSON) ro = RecorderOptions::json();
-      else if (opts.recorder != EMBER_RECORDER_BINARY && opts.recorder != EMBER_RECORDER_COMPACT)
-        throw ArgumentError("unknown recorder " + std::to_string(opts.recorder));
-      if (opts.precision == EMBER_PRECISION_DOUBLE) ro.precision = Precision::of<DoublePrecisionSettings>();
-      else if (opts.precision < EMBER_PRECISION_DEFAULT || opts.precision > EMBER_PRECISION_DOUBLE)
-        throw ArgumentError("unknown precision " + std::to_string(opts.precision));
+    // Same reading as records: a missing struct means binary, full precision. State is always saved at full
+    // precision or more (moments in half precision would change the next steps).
+    ember_record_options opts{};
+    opts.struct_size = sizeof opts;
+    if (options) opts = read_struct(options, opts, EMBER_STRUCT_END(ember_record_options, reserved), "options");
+    if (opts.recorder != EMBER_RECORDER_BINARY && opts.recorder != EMBER_RECORDER_JSON &&
+        opts.recorder != EMBER_RECORDER_COMPACT)
+      throw ArgumentError("unknown recorder " + std::to_string(opts.recorder));
+    if (opts.precision < EMBER_PRECISION_DEFAULT || opts.precision > EMBER_PRECISION_DOUBLE)
+      throw ArgumentError("unknown precision " + std::to_string(opts.precision));
+    const Record state = optimizer_record(o);
+    const bool wide = opts.precision == EMBER_PRECISION_DOUBLE;
+    if (opts.recorder == EMBER_RECORDER_JSON) {
+      if (wide) JsonFileRecorder<DoublePrecisionSettings>{}.save(state, path);
+      else JsonFileRecorder<FullPrecisionSettings>{}.save(state, path);
+    } else {
+      if (wide) BinFileRecorder<DoublePrecisionSettings>{}.save(state, path);
+      else BinFileRecorder<FullPrecisionSettings>{}.save(state, path);
     }
-    save_record(optimizer_record(o), path, ro);
   });
 }
 

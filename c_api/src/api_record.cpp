@@ -2,6 +2,8 @@
 #include "c_api/src/boundary.hpp"
 #include "records/recorder.hpp"
 
+#include <fmt/format.h>
+
 using namespace ember;
 using namespace ember::capi;
 
@@ -17,29 +19,36 @@ ember_record_options options_defaults() {
   return o;
 }
 
-RecorderOptions to_recorder(const ember_record_options* in) {
+// Calls f(recorder) with the typed recorder that `in` selects (NULL: binary, full precision): the one place where
+// ember_recorder and ember_precision become a FileRecorder<Kind, PrecisionSettings>. The default precision is the
+// recorder's own: half for compact, full otherwise.
+template <class F>
+decltype(auto) with_recorder(const ember_record_options* in, F&& f) {
   const auto o = in ? read_struct(in, options_defaults(), kRecordOptionsV1, "options") : options_defaults();
-  RecorderOptions r;
+  auto with_precision = [&]<RecorderKind Kind, PrecisionSettings Default>() -> decltype(auto) {
+    switch (o.precision) {
+      case EMBER_PRECISION_DEFAULT: return f(FileRecorder<Kind, Default>{});
+      case EMBER_PRECISION_FULL: return f(FileRecorder<Kind, FullPrecisionSettings>{});
+      case EMBER_PRECISION_HALF: return f(FileRecorder<Kind, HalfPrecisionSettings>{});
+      case EMBER_PRECISION_DOUBLE: return f(FileRecorder<Kind, DoublePrecisionSettings>{});
+    }
+    throw ArgumentError(fmt::format("unknown precision {}", o.precision));
+  };
   switch (o.recorder) {
-    case EMBER_RECORDER_BINARY: r = RecorderOptions::binary(); break;
-    case EMBER_RECORDER_JSON: r = RecorderOptions::json(); break;
-    case EMBER_RECORDER_COMPACT: r = RecorderOptions::compact(); break;
-    default: throw ArgumentError("unknown recorder " + std::to_string(o.recorder));
+    case EMBER_RECORDER_BINARY:
+      return with_precision.template operator()<RecorderKind::Binary, FullPrecisionSettings>();
+    case EMBER_RECORDER_JSON:
+      return with_precision.template operator()<RecorderKind::Json, FullPrecisionSettings>();
+    case EMBER_RECORDER_COMPACT:
+      return with_precision.template operator()<RecorderKind::Binary, HalfPrecisionSettings>();
   }
-  switch (o.precision) {
-    case EMBER_PRECISION_DEFAULT: break;
-    case EMBER_PRECISION_FULL: r.precision = Precision::of<FullPrecisionSettings>(); break;
-    case EMBER_PRECISION_HALF: r.precision = Precision::of<HalfPrecisionSettings>(); break;
-    case EMBER_PRECISION_DOUBLE: r.precision = Precision::of<DoublePrecisionSettings>(); break;
-    default: throw ArgumentError("unknown precision " + std::to_string(o.precision));
-  }
-  return r;
+  throw ArgumentError(fmt::format("unknown recorder {}", o.recorder));
 }
 
 LoadMode to_load_mode(int32_t m) {
   if (m == EMBER_LOAD_STRICT) return LoadMode::Strict;
   if (m == EMBER_LOAD_PARTIAL) return LoadMode::Partial;
-  throw ArgumentError("unknown load mode " + std::to_string(m));
+  throw ArgumentError(fmt::format("unknown load mode {}", m));
 }
 
 const char* path_arg(const char* path) {
@@ -88,9 +97,10 @@ ember_status ember_module_load_record(ember_module* module, const ember_record* 
 ember_status ember_module_save(const ember_module* module, const char* path, const ember_record_options* options) {
   return guard(__func__, [&] {
     const ModuleState& m = *use(module, "module");  // handles first, then arguments, then the file
-    const RecorderOptions ro = to_recorder(options);
-    const char* p = path_arg(path);
-    save_record(module_record(m), p, ro);
+    with_recorder(options, [&](auto recorder) {
+      const char* p = path_arg(path);
+      recorder.save(module_record(m), p);
+    });
   });
 }
 
@@ -107,8 +117,7 @@ ember_status ember_record_write_file(const ember_record* record, const char* pat
                                      const ember_record_options* options) {
   return guard(__func__, [&] {
     const Record& r = use(record, "record");
-    const RecorderOptions ro = to_recorder(options);
-    save_record(r, path_arg(path), ro);
+    with_recorder(options, [&](auto recorder) { recorder.save(r, path_arg(path)); });
   });
 }
 
@@ -125,11 +134,10 @@ ember_status ember_record_to_bytes(const ember_record* record, const ember_recor
     auto& n = out_value(size, "size");
     n = 0;
     const Record& r = use(record, "record");
-    const auto bytes = serialize_record(r, to_recorder(options));
+    const auto bytes = with_recorder(options, [&](auto recorder) { return recorder.to_bytes(r); });
     n = bytes.size();
     if (capacity < bytes.size())
-      throw StatusError(EMBER_ERR_BUFFER_TOO_SMALL,
-                        "buffer of " + std::to_string(capacity) + " bytes for " + std::to_string(bytes.size()));
+      throw StatusError(EMBER_ERR_BUFFER_TOO_SMALL, fmt::format("buffer of {} bytes for {}", capacity, bytes.size()));
     if (!buffer) throw ArgumentError("buffer is NULL");
     std::memcpy(buffer, bytes.data(), bytes.size());
   });

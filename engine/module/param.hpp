@@ -12,6 +12,8 @@
 #include <optional>
 #include <type_traits>
 
+#include <fmt/format.h>
+
 #include "engine/tensor/tensor.hpp"
 
 namespace ember {
@@ -107,8 +109,8 @@ class Param {
     if (!state_->value) {
       T v = state_->init(state_->device);
       if (!(v.shape() == state_->shape))
-        throw ShapeError("Param: initializer produced " + v.shape().to_string() + ", expected " +
-                         state_->shape.to_string());
+        throw ShapeError(fmt::format("Param: initializer produced {}, expected {}", v.shape().to_string(),
+                                     state_->shape.to_string()));
       state_->value = apply_grad(std::move(v), state_->require_grad);
       state_->init = nullptr;  // release what the initializer captured
     }

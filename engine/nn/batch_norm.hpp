@@ -18,6 +18,8 @@
 // new stats are detached (buffers never join the autodiff graph), exactly like PyTorch's in-place buffer update.
 // Consequence: a training-mode forward on one module object must not run concurrently with another use of that
 // object (eval-mode forward writes nothing and is safe to share).
+#include <fmt/format.h>
+
 #include "engine/module/traversal.hpp"
 #include "engine/nn/init.hpp"
 #include "engine/nn/shape_util.hpp"
@@ -38,8 +40,8 @@ template <class M, Backend B, std::size_t D>
 Tensor<B, D> batch_norm_forward(const M& m, const Tensor<B, D>& x, const char* who) {
   const int64_t c = m.num_features();
   if (x.dim(1) != c)
-    throw ShapeError(std::string(who) + ": input " + x.shape().to_string() + " has " + std::to_string(x.dim(1)) +
-                     " channels (dim 1), expected " + std::to_string(c));
+    throw ShapeError(fmt::format("{}: input {} has {} channels (dim 1), expected {}", who, x.shape().to_string(),
+                                 x.dim(1), c));
   const auto cs = one_hot_shape<D>(c, 1);
   const auto g = m.gamma.val().reshape(cs), b = m.beta.val().reshape(cs);
   if (!m.mode.training) {
@@ -48,8 +50,8 @@ Tensor<B, D> batch_norm_forward(const M& m, const Tensor<B, D>& x, const char* w
   }
   const int64_t n = x.numel() / c;  // values per channel
   if (n <= 1)
-    throw ShapeError(std::string(who) + ": expected more than 1 value per channel when training, got input " +
-                     x.shape().to_string());
+    throw ShapeError(fmt::format("{}: expected more than 1 value per channel when training, got input {}", who,
+                                 x.shape().to_string()));
   const auto mean = mean_except_channel(x);
   const auto centered = x.sub(mean);
   const auto var = mean_except_channel(centered.mul(centered));  // biased: used to normalize
@@ -66,8 +68,8 @@ Tensor<B, D> batch_norm_forward(const M& m, const Tensor<B, D>& x, const char* w
 template <class M, class Config, class Device>
 M init_batch_norm(const Config& cfg, const Device& device, const char* who) {
   require_positive(who, "num_features", cfg.num_features);
-  if (!(cfg.epsilon >= 0)) throw ArgumentError(std::string(who) + ": epsilon must be >= 0");
-  if (!(cfg.momentum >= 0 && cfg.momentum <= 1)) throw ArgumentError(std::string(who) + ": momentum must be in [0, 1]");
+  if (!(cfg.epsilon >= 0)) throw ArgumentError(fmt::format("{}: epsilon must be >= 0", who));
+  if (!(cfg.momentum >= 0 && cfg.momentum <= 1)) throw ArgumentError(fmt::format("{}: momentum must be in [0, 1]", who));
   using T = typename decltype(M::gamma)::Value;
   const std::array<int64_t, 1> s{cfg.num_features};
   M m;

@@ -3,6 +3,8 @@
 // layout and default init as PyTorch (fan_in = C_in / groups * K).
 #include <optional>
 
+#include <fmt/format.h>
+
 #include "engine/module/traversal.hpp"
 #include "engine/nn/init.hpp"
 #include "engine/nn/shape_util.hpp"
@@ -40,8 +42,8 @@ struct Conv1dConfig {
     detail::require_positive(who, "groups", groups);
     if (padding < 0) throw ArgumentError("Conv1dConfig: padding must be >= 0");
     if (in_channels % groups || out_channels % groups)
-      throw ArgumentError("Conv1dConfig: in_channels " + std::to_string(in_channels) + " and out_channels " +
-                          std::to_string(out_channels) + " must be divisible by groups " + std::to_string(groups));
+      throw ArgumentError(fmt::format("Conv1dConfig: in_channels {} and out_channels {} must be divisible by groups {}",
+                                      in_channels, out_channels, groups));
     const Fans fans{in_channels / groups * kernel_size, out_channels / groups * kernel_size};
     Conv1d<B> m;
     m.weight = lazy_param<Tensor<B, 3>>(

@@ -4,6 +4,8 @@
 // weight and bias with fan_in = C_in / groups * kH * kW.
 #include <optional>
 
+#include <fmt/format.h>
+
 #include "engine/module/traversal.hpp"
 #include "engine/nn/init.hpp"
 #include "engine/nn/shape_util.hpp"
@@ -47,8 +49,8 @@ struct Conv2dConfig {
       if (padding[i] < 0) throw ArgumentError("Conv2dConfig: padding must be >= 0");
     }
     if (in_channels % groups || out_channels % groups)
-      throw ArgumentError("Conv2dConfig: in_channels " + std::to_string(in_channels) + " and out_channels " +
-                          std::to_string(out_channels) + " must be divisible by groups " + std::to_string(groups));
+      throw ArgumentError(fmt::format("Conv2dConfig: in_channels {} and out_channels {} must be divisible by groups {}",
+                                      in_channels, out_channels, groups));
     const int64_t k = kernel_size[0] * kernel_size[1];
     const Fans fans{in_channels / groups * k, out_channels / groups * k};
     Conv2d<B> m;

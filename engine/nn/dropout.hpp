@@ -4,6 +4,8 @@
 // prob == 0; all zeros when prob == 1. The mask is drawn from ember's global Rng (ember::seed), on the host, so a
 // seed reproduces it on every backend. No params: backend-independent, so one Dropout serves every backend and
 // rebind/valid carry it unchanged (valid() then switches its TrainingFlag to eval).
+#include <fmt/format.h>
+
 #include "engine/module/traversal.hpp"
 
 namespace ember::nn {
@@ -24,7 +26,7 @@ struct DropoutConfig {
   double prob = 0.5;
   Dropout init() const {
     if (!(prob >= 0.0 && prob <= 1.0))
-      throw ArgumentError("DropoutConfig: prob must be in [0, 1], got " + std::to_string(prob));
+      throw ArgumentError(fmt::format("DropoutConfig: prob must be in [0, 1], got {:f}", prob));
     Dropout d;
     d.prob = prob;
     d.mode.training = true;

@@ -16,6 +16,8 @@
 #include <string>
 #include <variant>
 
+#include <fmt/format.h>
+
 #include "engine/module/param.hpp"
 
 namespace ember::nn {
@@ -73,8 +75,8 @@ struct Fans {
 
 namespace detail {
 inline int64_t need_fan(const std::optional<int64_t>& f, const char* which, const char* who) {
-  if (!f) throw ArgumentError(std::string(who) + ": needs " + which + ", which the layer did not provide");
-  if (*f <= 0) throw ArgumentError(std::string(who) + ": " + which + " must be positive, got " + std::to_string(*f));
+  if (!f) throw ArgumentError(fmt::format("{}: needs {}, which the layer did not provide", who, which));
+  if (*f <= 0) throw ArgumentError(fmt::format("{}: {} must be positive, got {}", who, which, *f));
   return *f;
 }
 inline int64_t kaiming_fan(FanMode mode, const Fans& f, const char* who) {

@@ -1,6 +1,8 @@
 #pragma once
 // LayerNorm over the last dim (PyTorch's nn.LayerNorm(d_model)): y = (x - mean) / sqrt(var + eps) * gamma + beta
 // with the biased variance. gamma starts at ones, beta at zeros. Named gamma/beta as in Burn (PyTorch: weight/bias).
+#include <fmt/format.h>
+
 #include "engine/module/traversal.hpp"
 #include "engine/nn/init.hpp"
 #include "engine/nn/shape_util.hpp"
@@ -18,8 +20,8 @@ struct LayerNorm {
   Tensor<B, D> forward(const Tensor<B, D>& x) const {
     const int64_t d = d_model();
     if (x.dim(-1) != d)
-      throw ShapeError("LayerNorm: input " + x.shape().to_string() + " has last dim " + std::to_string(x.dim(-1)) +
-                       ", expected " + std::to_string(d));
+      throw ShapeError(
+          fmt::format("LayerNorm: input {} has last dim {}, expected {}", x.shape().to_string(), x.dim(-1), d));
     const auto centered = x.sub(x.mean_dim(-1));
     const auto var = centered.mul(centered).mean_dim(-1);  // biased, as PyTorch normalizes
     const auto normed = centered.div(var.add_scalar(epsilon).sqrt());

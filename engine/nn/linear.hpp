@@ -7,6 +7,8 @@
 // (U(+-1/sqrt(d_input)) for both weight and bias) despite the transposed layout.
 #include <optional>
 
+#include <fmt/format.h>
+
 #include "engine/module/traversal.hpp"
 #include "engine/nn/init.hpp"
 #include "engine/nn/shape_util.hpp"
@@ -29,8 +31,8 @@ struct Linear {
     } else {
       const int64_t din = d_input(), dout = d_output();
       if (x.dim(-1) != din)
-        throw ShapeError("Linear: input " + x.shape().to_string() + " has last dim " + std::to_string(x.dim(-1)) +
-                         ", expected d_input " + std::to_string(din));
+        throw ShapeError(fmt::format("Linear: input {} has last dim {}, expected d_input {}", x.shape().to_string(),
+                                     x.dim(-1), din));
       std::array<int64_t, D> ws;
       ws.fill(1);
       ws[D - 2] = din;

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "engine/tensor/error.hpp"
 
 namespace ember::nn::detail {
@@ -19,7 +21,7 @@ std::array<int64_t, D> one_hot_shape(int64_t n, std::size_t pos) {
 }
 
 inline void require_positive(const char* who, const char* what, int64_t v) {
-  if (v <= 0) throw ArgumentError(std::string(who) + ": " + what + " must be positive, got " + std::to_string(v));
+  if (v <= 0) throw ArgumentError(fmt::format("{}: {} must be positive, got {}", who, what, v));
 }
 
 }  // namespace ember::nn::detail

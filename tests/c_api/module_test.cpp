@@ -169,6 +169,42 @@ TEST(CApiModule, RecordRoundTrips) {
   EXPECT_EQ(floats(forward(c.get(), x.get()).get()), ya);
 }
 
+// Each (recorder, precision) pair of ember_record_options selects its typed recorder: the archive shows in the
+// preamble's kind field, the precision in the header (binary bodies hold the name as raw bytes, JSON as text).
+TEST(CApiModule, RecordOptionsPickTheArchiveAndPrecision) {
+  auto m = sequential({linear(2, 3)});
+  ember_record* r = nullptr;
+  EMBER_ASSERT_OK(ember_module_to_record(m.get(), &r));
+  RecordH rec(r);
+  struct Case {
+    int32_t recorder, precision;
+    char kind;
+    const char* name;
+  };
+  const Case cases[] = {{EMBER_RECORDER_BINARY, EMBER_PRECISION_DEFAULT, '0', "full"},
+                        {EMBER_RECORDER_JSON, EMBER_PRECISION_DEFAULT, '1', "full"},
+                        {EMBER_RECORDER_COMPACT, EMBER_PRECISION_DEFAULT, '0', "half"},
+                        {EMBER_RECORDER_COMPACT, EMBER_PRECISION_FULL, '0', "full"},
+                        {EMBER_RECORDER_BINARY, EMBER_PRECISION_HALF, '0', "half"},
+                        {EMBER_RECORDER_JSON, EMBER_PRECISION_DOUBLE, '1', "double"},
+                        {EMBER_RECORDER_BINARY, EMBER_PRECISION_DOUBLE, '0', "double"}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::to_string(c.recorder) + "/" + std::to_string(c.precision));
+    ember_record_options o;
+    EMBER_ASSERT_OK(ember_record_options_init(&o));
+    o.recorder = c.recorder;
+    o.precision = c.precision;
+    size_t size = 0;
+    ember_record_to_bytes(r, &o, nullptr, 0, &size);
+    std::string bytes(size, '\0');
+    EMBER_ASSERT_OK(ember_record_to_bytes(r, &o, bytes.data(), bytes.size(), &size));
+    ASSERT_GT(bytes.size(), 61u);
+    EXPECT_EQ(bytes[25], c.kind) << bytes.substr(0, 61);
+    for (const char* name : {"full", "half", "double"})
+      EXPECT_EQ(bytes.find(name, 61) != std::string::npos, std::string(name) == c.name) << name;
+  }
+}
+
 TEST(CApiModule, SgdStepMatchesTheUpdateRule) {
   auto m = sequential({linear(2, 1)});
   auto x = f32({1, 2}, {1, 2});

@@ -158,7 +158,7 @@ TEST(CApiTyped, RecordsMoveBetweenCAndTypedSequentials) {
   seed(7);
   auto other = nn::sequential<Inner>(nn::LinearConfig{4, 6}.init<Inner>(), nn::GELU{}, nn::LinearConfig{6, 2}.init<Inner>());
   TempPath back("from_typed.emr");
-  save_record(into_record(other), back.path);
+  DefaultFileRecorder{}.save(into_record(other), back.path);
   EMBER_ASSERT_OK(ember_module_load(m.get(), back.path.c_str(), EMBER_LOAD_STRICT, nullptr));
   expect_close(floats(forward(m.get(), x.get()).get()),
                other.forward(ember::Tensor<Inner, 2>::from_values(xv, {1, 4})).to_vec<float>());

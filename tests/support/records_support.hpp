@@ -92,19 +92,25 @@ inline void write_bytes(const fs::path& p, std::span<const std::byte> b) {
   out.write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
 }
 
-inline std::vector<RecorderOptions> all_options() {
-  std::vector<RecorderOptions> out;
-  for (auto kind : {RecorderKind::Binary, RecorderKind::Json})
-    for (const char* p : {"full", "half", "double"}) out.push_back({kind, Precision::from_name(p)});
-  out.push_back(RecorderOptions::compact());
-  return out;
-}
-inline std::string label(const RecorderOptions& o) { return std::string(recorder_kind_name(o.kind)) + "/" + o.precision.name; }
+// The typed recorders under test: each archive x each precision policy (CompactFileRecorder<> is
+// BinFileRecorder<HalfPrecisionSettings>, so it is among them).
+using AllRecorders =
+    ::testing::Types<BinFileRecorder<FullPrecisionSettings>, BinFileRecorder<HalfPrecisionSettings>,
+                     BinFileRecorder<DoublePrecisionSettings>, JsonFileRecorder<FullPrecisionSettings>,
+                     JsonFileRecorder<HalfPrecisionSettings>, JsonFileRecorder<DoublePrecisionSettings>>;
+struct RecorderName {
+  template <class R>
+  static std::string GetName(int) {
+    return std::string(recorder_kind_name(R::kind)) + "_" + std::string(R::Settings::name);
+  }
+};
 
+// A small record as a file in memory (half precision), from the recorder of `kind`.
 inline std::vector<std::byte> small_file(RecorderKind kind) {
   Record rec = into_record(valued_net());
   rec.scalars["step"] = 3;
-  return serialize_record(rec, {kind, Precision::from_name("half")});
+  return kind == RecorderKind::Json ? JsonFileRecorder<HalfPrecisionSettings>{}.to_bytes(rec)
+                                    : BinFileRecorder<HalfPrecisionSettings>{}.to_bytes(rec);
 }
 
 }  // namespace ember::records_test

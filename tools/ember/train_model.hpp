@@ -67,7 +67,7 @@ template <class Inner, template <class> class M>
 TrainResult train_model(const TrainOptions& o, std::ostream& log) {
   using AB = Autodiff<Inner>;
   const Split<Inner> data = load_split<Inner>(o.data);
-  const Precision precision = Precision::from_name(o.precision);
+  with_precision_named(o.precision, [](auto) {});  // an unknown --precision fails before training, not after
   seed(o.seed);  // parameter initialization draws from the global generator
   auto model = M<AB>::init();
   Adam<AB> optim(AdamConfig{});
@@ -117,9 +117,10 @@ TrainResult train_model(const TrainOptions& o, std::ostream& log) {
   record.scalars["ember.epochs"] = static_cast<double>(o.epochs);
   if (!result.epochs.empty()) record.scalars["ember.test_accuracy"] = result.epochs.back().test_accuracy;
   result.record_path = o.out.empty() ? std::filesystem::path(std::string("digits-") + model_name(o.model) + ".emr") : o.out;
-  RecorderOptions ro = RecorderOptions::binary();
-  ro.precision = precision;
-  save_record(record, result.record_path, ro);
+  // --precision names the policy of the binary recorder: BinFileRecorder<FullPrecisionSettings> for "full", ...
+  with_precision_named(o.precision, [&](auto precision) {
+    BinFileRecorder<typename decltype(precision)::type>{}.save(record, result.record_path);
+  });
 
   Series loss{"loss", "#d62728", {}, false}, train_acc{"train accuracy", "#1f77b4", {}, true},
       test_acc{"test accuracy", "#2ca02c", {}, true};

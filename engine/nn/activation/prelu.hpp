@@ -2,6 +2,8 @@
 // PReLU (PyTorch nn.PReLU): y = max(0, x) + weight * min(0, x), with a learnable weight of num_parameters
 // elements (1, shared by all elements, or one per channel), initialized to 0.25. The channel dim is dim 1 when the
 // input rank is >= 2; a rank-1 input has no channel dim, so it needs num_parameters == 1 (as in PyTorch).
+#include <fmt/format.h>
+
 #include "engine/module/traversal.hpp"
 #include "engine/nn/init.hpp"
 #include "engine/nn/shape_util.hpp"
@@ -21,8 +23,8 @@ struct PReLU {
     ws.fill(1);
     if (n != 1) {
       if (D < 2 || x.dim(1) != n)
-        throw ShapeError("PReLU: " + std::to_string(n) + " parameters need an input with " + std::to_string(n) +
-                         " channels in dim 1, got " + x.shape().to_string());
+        throw ShapeError(fmt::format("PReLU: {} parameters need an input with {} channels in dim 1, got {}", n, n,
+                                     x.shape().to_string()));
       ws[1] = n;
     }
     return x.clamp_min(0.0).add(weight.val().reshape(ws).mul(x.clamp_max(0.0)));

@@ -1,6 +1,8 @@
 #pragma once
 // nll_loss and cross_entropy with PyTorch semantics (F.nll_loss / F.cross_entropy with class-index targets).
 // Both are composed of tensor ops (log_softmax, gather, reductions), so autodiff differentiates them.
+#include <fmt/format.h>
+
 #include "engine/nn/loss/reduction.hpp"
 
 namespace ember::nn {
@@ -9,12 +11,12 @@ namespace detail {
 template <Backend B>
 void check_class_targets(const char* who, const Tensor<B, 2>& input, const Tensor<B, 1, Int>& targets) {
   if (targets.dim(0) != input.dim(0))
-    throw ShapeError(std::string(who) + ": input " + input.shape().to_string() + " and targets " +
-                     targets.shape().to_string() + " disagree on the batch size");
+    throw ShapeError(fmt::format("{}: input {} and targets {} disagree on the batch size", who,
+                                 input.shape().to_string(), targets.shape().to_string()));
   if (targets.numel() == 0) return;
   const double lo = targets.min().item(), hi = targets.max().item();
   if (lo < 0 || hi >= static_cast<double>(input.dim(1)))
-    throw IndexError(std::string(who) + ": target class out of range [0, " + std::to_string(input.dim(1)) + ")");
+    throw IndexError(fmt::format("{}: target class out of range [0, {})", who, input.dim(1)));
 }
 }  // namespace detail
 
@@ -39,7 +41,7 @@ template <Backend B>
 Tensor<B, 1> cross_entropy(const Tensor<B, 2>& logits, const Tensor<B, 1, Int>& targets,
                            const CrossEntropyOptions& o = {}) {
   if (!(o.label_smoothing >= 0.0 && o.label_smoothing <= 1.0))
-    throw ArgumentError("cross_entropy: label_smoothing must be in [0, 1], got " + std::to_string(o.label_smoothing));
+    throw ArgumentError(fmt::format("cross_entropy: label_smoothing must be in [0, 1], got {:f}", o.label_smoothing));
   detail::check_class_targets("cross_entropy", logits, targets);
   const auto logp = logits.log_softmax(1);
   const auto nll = logp.gather(1, targets.template unsqueeze<2>(1)).neg();  // [N, 1]

@@ -3,6 +3,8 @@
 //   0.5 d^2                    where |d| <= delta,
 //   delta (|d| - 0.5 delta)    elsewhere,
 // reduced. Quadratic near zero, linear (gradient +-delta) in the tails.
+#include <fmt/format.h>
+
 #include "engine/nn/loss/reduction.hpp"
 
 namespace ember::nn {
@@ -10,7 +12,7 @@ namespace ember::nn {
 template <Backend B, std::size_t D>
 Tensor<B, 1> huber_loss(const Tensor<B, D>& input, const Tensor<B, D>& target, double delta = 1.0,
                         Reduction reduction = Reduction::Mean) {
-  if (!(delta > 0)) throw ArgumentError("huber_loss: delta must be positive, got " + std::to_string(delta));
+  if (!(delta > 0)) throw ArgumentError(fmt::format("huber_loss: delta must be positive, got {:f}", delta));
   detail::check_same_shape("huber_loss", input, target);
   const auto d = input.sub(target);
   const auto ad = d.abs();

@@ -1,5 +1,7 @@
 #pragma once
 // How a loss reduces its per-element (or per-sample) values to the scalar it returns (shape [1]).
+#include <fmt/format.h>
+
 #include "engine/tensor/tensor.hpp"
 
 namespace ember::nn {
@@ -14,8 +16,8 @@ Tensor<B, 1> reduce_loss(const Tensor<B, D>& per_element, Reduction r) {
 template <Backend B, std::size_t D>
 void check_same_shape(const char* who, const Tensor<B, D>& a, const Tensor<B, D>& b) {
   if (!(a.shape() == b.shape()))
-    throw ShapeError(std::string(who) + ": input " + a.shape().to_string() + " and target " + b.shape().to_string() +
-                     " must have the same shape");
+    throw ShapeError(fmt::format("{}: input {} and target {} must have the same shape", who, a.shape().to_string(),
+                                 b.shape().to_string()));
 }
 }  // namespace detail
 
