@@ -7,8 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "engine/module/record.hpp"
 #include "engine/tensor/error.hpp"
-#include "records/record.hpp"
 
 namespace ember {
 

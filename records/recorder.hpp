@@ -43,8 +43,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/module/record.hpp"
 #include "records/precision.hpp"
-#include "records/record.hpp"
 
 namespace ember {
 
