@@ -18,8 +18,8 @@
 
 #include <fmt/format.h>
 
+#include "engine/module/record.hpp"
 #include "engine/tensor/error.hpp"
-#include "records/record.hpp"
 
 namespace ember {
 

@@ -57,8 +57,8 @@
 
 #include <fmt/format.h>
 
+#include "engine/module/record.hpp"
 #include "records/precision.hpp"
-#include "records/record.hpp"
 
 namespace ember {
 

@@ -9,6 +9,7 @@
 #include "backends/cpu/kernels.hpp"
 #include "backends/cpu/parallel.hpp"
 #include "backends/cpu/strided.hpp"
+#include "engine/backend/strided_view.hpp"
 #include "engine/tensor/error.hpp"
 
 namespace ember::cpu {
@@ -191,24 +192,10 @@ CpuTensor<T> reshape(const CpuTensor<T>& x, const Shape& shape) {
 
 template <class T>
 CpuTensor<T> permute(const CpuTensor<T>& x, const std::vector<std::size_t>& axes) {
-  Shape shape;
-  std::vector<int64_t> strides;  // x's strides read in output order
-  const auto xs = x.shape.strides();
-  for (std::size_t a : axes) {
-    shape.dims.push_back(x.shape[a]);
-    strides.push_back(xs[a]);
-  }
-  // If the dims of size > 1 keep their order (identity, or only unit dims move), the memory order is unchanged.
-  bool same_order = true;
-  std::size_t last = 0;
-  bool seen = false;
-  for (std::size_t a : axes) {
-    if (x.shape[a] == 1) continue;
-    if (seen && a < last) same_order = false;
-    last = a;
-    seen = true;
-  }
-  if (same_order || x.numel() == 0) return CpuTensor<T>(x.buffer, shape);
+  StridedView v = permuted_view(x.shape, axes);  // x's strides read in output order
+  const Shape& shape = v.shape;
+  std::vector<int64_t>& strides = v.strides;
+  if (permute_keeps_memory_order(x.shape, axes) || x.numel() == 0) return CpuTensor<T>(x.buffer, shape);
   CpuTensor<T> out(shape);
   // Unit dims do not affect layout; without them, find the dim that is contiguous in x.
   Shape dense;
@@ -234,22 +221,16 @@ CpuTensor<T> expand(const CpuTensor<T>& x, const Shape& shape) {
   // Broadcasting only repeats, so equal counts mean nothing repeats (only leading or unit dims are added).
   if (shape.num_elements() == x.numel()) return CpuTensor<T>(x.buffer, shape);
   CpuTensor<T> out(shape);
-  copy_strided(x.data(), broadcast_strides(x.shape, shape), shape, out.data());
+  copy_strided(x.data(), expanded_view(x.shape, shape).strides, shape, out.data());
   return out;
 }
 
 template <class T>
 CpuTensor<T> slice(const CpuTensor<T>& x, const std::vector<Range>& ranges) {
-  Shape shape;
-  int64_t base = 0;
-  const auto st = x.shape.strides();
-  for (std::size_t k = 0; k < ranges.size(); ++k) {
-    shape.dims.push_back(ranges[k].end - ranges[k].start);
-    base += ranges[k].start * st[k];
-  }
-  if (shape == x.shape) return x;
-  CpuTensor<T> out(shape);
-  if (out.numel() > 0) copy_strided(x.data() + base, st, shape, out.data());
+  StridedView v = sliced_view(x.shape, ranges);
+  if (v.shape == x.shape) return x;
+  CpuTensor<T> out(v.shape);
+  if (out.numel() > 0) copy_strided(x.data() + v.offset, std::move(v.strides), v.shape, out.data());
   return out;
 }
 
@@ -257,13 +238,11 @@ template <class T>
 CpuTensor<T> slice_assign(const CpuTensor<T>& x, const std::vector<Range>& ranges, const CpuTensor<T>& values) {
   CpuTensor<T> out = clone(x);
   if (values.numel() == 0) return out;
-  int64_t base = 0;
-  const auto st = x.shape.strides();
-  for (std::size_t k = 0; k < ranges.size(); ++k) base += ranges[k].start * st[k];
-  T* region = out.data() + base;
+  const StridedView view = sliced_view(x.shape, ranges);
+  T* region = out.data() + view.offset;
   const T* v = values.data();
   // Walk values (contiguous) with the region's strides: the helper's "output" here is the source.
-  for_each_strided<1>(values.shape, {st}, [&](const Strides& off, int64_t o, int64_t len, const Strides& s) {
+  for_each_strided<1>(values.shape, {view.strides}, [&](const Strides& off, int64_t o, int64_t len, const Strides& s) {
     if (s[0] == 1) {
       std::memcpy(region + off[0], v + o, static_cast<std::size_t>(len) * sizeof(T));
     } else {
@@ -309,18 +288,10 @@ CpuTensor<T> cat(const std::vector<CpuTensor<T>>& xs, std::size_t dim) {
 
 template <class T>
 CpuTensor<T> flip(const CpuTensor<T>& x, const std::vector<std::size_t>& dims) {
-  auto st = x.shape.strides();
-  int64_t base = 0;
-  bool moves = false;
-  for (std::size_t k : dims) {
-    if (x.shape[k] <= 1) continue;
-    base += (x.shape[k] - 1) * st[k];  // start at the last element along k and walk backwards
-    st[k] = -st[k];
-    moves = true;
-  }
-  if (!moves || x.numel() == 0) return x;
+  StridedView v = flipped_view(x.shape, dims);
+  if (v.offset == 0 || x.numel() == 0) return x;  // only dims of size <= 1 flipped: nothing moves
   CpuTensor<T> out(x.shape);
-  copy_strided(x.data() + base, std::move(st), x.shape, out.data());
+  copy_strided(x.data() + v.offset, std::move(v.strides), x.shape, out.data());
   return out;
 }
 

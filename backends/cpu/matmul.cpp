@@ -7,6 +7,8 @@
 
 #include "backends/cpu/kernels.hpp"
 #include "backends/cpu/parallel.hpp"
+#include "engine/backend/matmul_geometry.hpp"
+#include "engine/backend/strided_view.hpp"
 
 namespace ember::cpu {
 
@@ -63,41 +65,22 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, 
 // (autodiff's matmul backward needs g @ b^T and a^T @ g, which would otherwise copy a permuted tensor first).
 template <class T>
 CpuTensor<T> matmul(const CpuTensor<T>& a, const CpuTensor<T>& b, bool trans_a, bool trans_b) {
-  const std::size_t r = a.shape.rank();
-  const int64_t m = a.shape[r - (trans_a ? 1 : 2)], k = a.shape[r - (trans_a ? 2 : 1)];
-  const int64_t n = b.shape[r - (trans_b ? 2 : 1)];
-  const int64_t lda = trans_a ? m : k, ldb = trans_b ? k : n;
-  const Shape a_batch(std::vector<int64_t>(a.shape.dims.begin(), a.shape.dims.end() - 2));
-  const Shape b_batch(std::vector<int64_t>(b.shape.dims.begin(), b.shape.dims.end() - 2));
-  const Shape batch = broadcast_shapes("matmul", a_batch, b_batch);
-  Shape out_shape = batch;
-  out_shape.dims.push_back(m);
-  out_shape.dims.push_back(n);
-  CpuTensor<T> out(out_shape);
-  const int64_t nb = batch.num_elements();
-  if (nb == 0 || m == 0 || n == 0) return out;
+  const MatmulGeometry g = matmul_geometry(a.shape, b.shape, trans_a, trans_b);
+  const int64_t m = g.m, n = g.n, k = g.k, nb = g.batches();
+  CpuTensor<T> out(g.out_shape());
+  if (g.empty()) return out;
 
-  // b shared by every batch (rank 2 included): a's batch folds into the rows of one big GEMM (its rows are only
-  // contiguous when a is not transposed).
-  if (b_batch.num_elements() == 1 && (!trans_a || nb == 1)) {
-    gemm<T>(trans_a, trans_b, nb * m, n, k, T(1), a.data(), lda, b.data(), ldb, T(0), out.data(), n);
+  if (g.batch_folds_into_rows(trans_a)) {
+    gemm<T>(trans_a, trans_b, nb * m, n, k, T(1), a.data(), g.lda, b.data(), g.ldb, T(0), out.data(), n);
     return out;
   }
 
-  // General case: one GEMM per batch entry, with broadcast (stride-0) batch dims mapped to offsets.
-  const auto sa = broadcast_strides(a_batch, batch), sb = broadcast_strides(b_batch, batch);
-  const int64_t mk = m * k, kn = k * n, mn = m * n;
+  // General case: one GEMM per batch entry, broadcast (stride-0) batch dims mapped to offsets.
+  const int64_t mn = m * n;
   const auto run = [&](int64_t lo, int64_t hi) {
     for (int64_t i = lo; i < hi; ++i) {
-      int64_t oa = 0, ob = 0, rem = i;
-      for (std::size_t d = batch.rank(); d-- > 0;) {
-        const int64_t idx = rem % batch[d];
-        rem /= batch[d];
-        oa += idx * sa[d];
-        ob += idx * sb[d];
-      }
-      gemm<T>(trans_a, trans_b, m, n, k, T(1), a.data() + oa * mk, lda, b.data() + ob * kn, ldb, T(0),
-              out.data() + i * mn, n);
+      gemm<T>(trans_a, trans_b, m, n, k, T(1), a.data() + strided_offset(i, g.batch.dims, g.a_strides), g.lda,
+              b.data() + strided_offset(i, g.batch.dims, g.b_strides), g.ldb, T(0), out.data() + i * mn, n);
     }
   };
   // Small matrices: OpenBLAS runs them single-threaded, so spread the batch over our pool instead.

@@ -6,6 +6,7 @@
 
 #include "backends/cpu/kernels.hpp"
 #include "backends/cpu/parallel.hpp"
+#include "engine/backend/pool_geometry.hpp"
 
 namespace ember::cpu {
 namespace {
@@ -21,10 +22,6 @@ Span taps(int64_t start, int64_t size, int64_t k, int64_t d) {
   const int64_t hi = start >= size ? 0 : (size - 1 - start) / d + 1;
   const int64_t l = std::min(lo, k), h = std::min(hi, k);
   return {l, std::max(l, h)};
-}
-
-int64_t out_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d) {
-  return (in + 2 * p - d * (k - 1) - 1) / s + 1;
 }
 
 // Runs fn(plane) for every (n, c) plane, in parallel when the total work is large.
@@ -43,37 +40,17 @@ CpuTensor<T> zeros(const Shape& s) {
   return t;
 }
 
-// PyTorch's average window for output o: the divisor counts padding (but not overhang past it) when
-// count_include_pad, else only the in-image part.
-struct AvgWindow {
-  int64_t h0, h1, w0, w1;
-  int64_t divisor;
-};
-AvgWindow avg_window(int64_t oh, int64_t ow, int64_t H, int64_t W, const Pool2dOptions& o) {
-  int64_t h0 = oh * o.stride[0] - o.padding[0], w0 = ow * o.stride[1] - o.padding[1];
-  int64_t h1 = std::min(h0 + o.kernel[0], H + o.padding[0]), w1 = std::min(w0 + o.kernel[1], W + o.padding[1]);
-  const int64_t padded = (h1 - h0) * (w1 - w0);
-  h0 = std::max<int64_t>(h0, 0), w0 = std::max<int64_t>(w0, 0);
-  h1 = std::min(h1, H), w1 = std::min(w1, W);
-  return {h0, h1, w0, w1, o.count_include_pad ? padded : (h1 - h0) * (w1 - w0)};
-}
-
-// Adaptive windows: [floor(i*in/out), ceil((i+1)*in/out)).
-int64_t adaptive_start(int64_t i, int64_t in, int64_t out) { return (i * in) / out; }
-int64_t adaptive_end(int64_t i, int64_t in, int64_t out) { return ((i + 1) * in + out - 1) / out; }
-
 }  // namespace
 
 template <class T>
 MaxPoolResult<CpuTensor<T>, Index> max_pool2d(const CpuTensor<T>& x, const Pool2dOptions& o) {
-  const int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
+  const Pool2dGeometry g = pool2d_geometry(x.shape, o);
   // Plain locals rather than structured bindings: lambdas capturing bindings need clang >= 16.
-  const int64_t kh = o.kernel[0], kw = o.kernel[1], sh = o.stride[0], sw = o.stride[1];
-  const int64_t ph = o.padding[0], pw = o.padding[1], dh = o.dilation[0], dw = o.dilation[1];
-  const int64_t Ho = out_size(H, kh, sh, ph, dh), Wo = out_size(W, kw, sw, pw, dw);
-  CpuTensor<T> out(Shape{N, C, Ho, Wo});
-  Index idx(Shape{N, C, Ho, Wo});
-  for_planes(N * C, Ho * Wo * kh * kw, [&](int64_t p) {
+  const int64_t H = g.h, W = g.w, Ho = g.ho, Wo = g.wo;
+  const int64_t kh = g.kh, kw = g.kw, sh = g.sh, sw = g.sw, ph = g.ph, pw = g.pw, dh = g.dh, dw = g.dw;
+  CpuTensor<T> out(g.out_shape());
+  Index idx(g.out_shape());
+  for_planes(g.planes(), Ho * Wo * kh * kw, [&](int64_t p) {
     const T* src = x.data() + p * H * W;
     T* dst = out.data() + p * Ho * Wo;
     int64_t* di = idx.data() + p * Ho * Wo;
@@ -124,16 +101,15 @@ CpuTensor<T> max_pool2d_backward(const CpuTensor<T>& x, const CpuTensor<T>& grad
 
 template <class T>
 CpuTensor<T> avg_pool2d(const CpuTensor<T>& x, const Pool2dOptions& o) {
-  const int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
-  const int64_t Ho = out_size(H, o.kernel[0], o.stride[0], o.padding[0], 1);
-  const int64_t Wo = out_size(W, o.kernel[1], o.stride[1], o.padding[1], 1);
-  CpuTensor<T> out(Shape{N, C, Ho, Wo});
-  for_planes(N * C, Ho * Wo * o.kernel[0] * o.kernel[1], [&](int64_t p) {
+  const Pool2dGeometry g = pool2d_geometry(x.shape, o);
+  const int64_t H = g.h, W = g.w, Ho = g.ho, Wo = g.wo;
+  CpuTensor<T> out(g.out_shape());
+  for_planes(g.planes(), Ho * Wo * g.kh * g.kw, [&](int64_t p) {
     const T* src = x.data() + p * H * W;
     T* dst = out.data() + p * Ho * Wo;
     for (int64_t oh = 0; oh < Ho; ++oh) {
       for (int64_t ow = 0; ow < Wo; ++ow) {
-        const AvgWindow a = avg_window(oh, ow, H, W, o);
+        const AvgPoolWindow a = avg_pool_window(g, oh, ow);
         T s = T(0);
         for (int64_t h = a.h0; h < a.h1; ++h)
           for (int64_t w = a.w0; w < a.w1; ++w) s += src[h * W + w];
@@ -146,15 +122,16 @@ CpuTensor<T> avg_pool2d(const CpuTensor<T>& x, const Pool2dOptions& o) {
 
 template <class T>
 CpuTensor<T> avg_pool2d_backward(const CpuTensor<T>& x, const CpuTensor<T>& grad, const Pool2dOptions& o) {
-  const int64_t H = x.shape[2], W = x.shape[3], Ho = grad.shape[2], Wo = grad.shape[3];
+  const Pool2dGeometry g = pool2d_geometry(x.shape, o, grad.shape[2], grad.shape[3]);
+  const int64_t H = g.h, W = g.w, Ho = g.ho, Wo = g.wo;
   CpuTensor<T> gx = zeros<T>(x.shape);
-  for_planes(x.shape[0] * x.shape[1], Ho * Wo * o.kernel[0] * o.kernel[1], [&](int64_t p) {
+  for_planes(g.planes(), Ho * Wo * g.kh * g.kw, [&](int64_t p) {
     T* d = gx.data() + p * H * W;
-    const T* g = grad.data() + p * Ho * Wo;
+    const T* gp = grad.data() + p * Ho * Wo;
     for (int64_t oh = 0; oh < Ho; ++oh) {
       for (int64_t ow = 0; ow < Wo; ++ow) {
-        const AvgWindow a = avg_window(oh, ow, H, W, o);
-        const T v = g[oh * Wo + ow] / static_cast<T>(a.divisor);
+        const AvgPoolWindow a = avg_pool_window(g, oh, ow);
+        const T v = gp[oh * Wo + ow] / static_cast<T>(a.divisor);
         for (int64_t h = a.h0; h < a.h1; ++h)
           for (int64_t w = a.w0; w < a.w1; ++w) d[h * W + w] += v;
       }

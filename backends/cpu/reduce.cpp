@@ -8,6 +8,7 @@
 
 #include "backends/cpu/kernels.hpp"
 #include "backends/cpu/parallel.hpp"
+#include "engine/backend/reduce_geometry.hpp"
 #include "engine/tensor/error.hpp"
 
 namespace ember::cpu {
@@ -75,27 +76,12 @@ T reduce_contig(const T* x, int64_t n, ReduceOp op) {
   return T(0);
 }
 
-struct View3 {
-  int64_t outer = 1, len = 1, inner = 1;
-};
-View3 view3(const Shape& s, std::size_t dim) {
-  View3 v;
-  for (std::size_t i = 0; i < s.rank(); ++i) {
-    if (i < dim) v.outer *= s[i];
-    else if (i == dim) v.len = s[i];
-    else v.inner *= s[i];
-  }
-  return v;
-}
-
 }  // namespace
 
 template <class T>
 CpuTensor<T> reduce(const CpuTensor<T>& x, ReduceOp op, std::size_t dim) {
-  Shape os = x.shape;
-  os[dim] = 1;
-  CpuTensor<T> y(os);
-  const View3 v = view3(x.shape, dim);
+  CpuTensor<T> y(reduced_shape(x.shape, dim));
+  const ReduceView v = reduce_view(x.shape, dim);
   const T* px = x.data();
   T* py = y.data();
   if (v.inner == 1) {
@@ -178,10 +164,8 @@ CpuTensor<T> reduce_all(const CpuTensor<T>& x, ReduceOp op) {
 
 template <class T>
 Index arg_reduce(const CpuTensor<T>& x, ArgReduceOp op, std::size_t dim) {
-  Shape os = x.shape;
-  os[dim] = 1;
-  Index y(os);
-  const View3 v = view3(x.shape, dim);
+  Index y(reduced_shape(x.shape, dim));
+  const ReduceView v = reduce_view(x.shape, dim);
   const T* px = x.data();
   int64_t* py = y.data();
   const bool want_max = op == ArgReduceOp::ArgMax;

@@ -1,11 +1,13 @@
 #pragma once
 // N-d iteration over a broadcast output shape with per-input strides. Dims that are contiguous for every input
-// are merged first, so same-shape inputs become one flat loop and the callback sees long inner runs.
+// are merged first (merge_contiguous_dims), so same-shape inputs become one flat loop and the callback sees long
+// inner runs.
 #include <array>
 #include <cstdint>
 #include <vector>
 
 #include "backends/cpu/parallel.hpp"
+#include "engine/backend/strided_view.hpp"
 #include "engine/tensor/shape.hpp"
 
 namespace ember::cpu {
@@ -13,29 +15,12 @@ namespace ember::cpu {
 // Calls inner(offsets, out_offset, len, inner_strides) for runs of the last (merged) dim. offsets[i] is the
 // element offset of input i; the output is contiguous. Parallel over runs (or within a single long run).
 template <std::size_t N, class F>
-void for_each_strided(const Shape& out, std::array<std::vector<int64_t>, N> strides, F&& inner) {
-  std::vector<int64_t> dims = out.dims;
+void for_each_strided(const Shape& out, const std::array<std::vector<int64_t>, N>& strides, F&& inner) {
   const int64_t numel = out.num_elements();
   if (numel == 0) return;
-  // Drop size-1 dims, then merge neighbours that are contiguous for every input.
-  std::vector<int64_t> d2;
-  std::array<std::vector<int64_t>, N> s2;
-  for (std::size_t k = 0; k < dims.size(); ++k) {
-    if (dims[k] == 1) continue;
-    bool merge = !d2.empty();
-    for (std::size_t i = 0; i < N && merge; ++i) merge = s2[i].back() == strides[i][k] * dims[k];
-    if (merge) {
-      d2.back() *= dims[k];
-      for (std::size_t i = 0; i < N; ++i) s2[i].back() = strides[i][k];
-    } else {
-      d2.push_back(dims[k]);
-      for (std::size_t i = 0; i < N; ++i) s2[i].push_back(strides[i][k]);
-    }
-  }
-  if (d2.empty()) {
-    d2.push_back(1);
-    for (std::size_t i = 0; i < N; ++i) s2[i].push_back(0);
-  }
+  const MergedDims<N> merged = merge_contiguous_dims<N>(out.dims, strides);
+  const std::vector<int64_t>& d2 = merged.dims;
+  const std::array<std::vector<int64_t>, N>& s2 = merged.strides;
   const std::size_t r = d2.size();
   const int64_t len = d2[r - 1];
   std::array<int64_t, N> inner_st;

@@ -8,6 +8,7 @@
 #include "backends/cuda/kernels.hpp"
 #include "backends/cuda/runtime.cuh"
 #include "backends/cuda/strided.cuh"
+#include "engine/backend/strided_view.hpp"
 
 namespace ember::cuda {
 namespace {
@@ -205,55 +206,33 @@ CudaTensor<T> reshape(const CudaTensor<T>& x, const Shape& shape) {
 
 template <class T>
 CudaTensor<T> permute(const CudaTensor<T>& x, const std::vector<std::size_t>& axes) {
-  Shape shape;
-  std::vector<int64_t> strides;  // x's strides read in output order
-  const auto xs = x.shape.strides();
-  for (std::size_t a : axes) {
-    shape.dims.push_back(x.shape[a]);
-    strides.push_back(xs[a]);
-  }
+  StridedView v = permuted_view(x.shape, axes);
   // If the dims of size > 1 keep their order, the memory order is unchanged: share the buffer.
-  bool same_order = true, seen = false;
-  std::size_t last = 0;
-  for (std::size_t a : axes) {
-    if (x.shape[a] == 1) continue;
-    if (seen && a < last) same_order = false;
-    last = a;
-    seen = true;
-  }
-  if (same_order || x.numel() == 0) return CudaTensor<T>(x.buffer, shape);
-  return read_strided(x.data(), std::move(strides), shape, x.device());
+  if (permute_keeps_memory_order(x.shape, axes) || x.numel() == 0) return CudaTensor<T>(x.buffer, v.shape);
+  return read_strided(x.data(), std::move(v.strides), v.shape, x.device());
 }
 
 template <class T>
 CudaTensor<T> expand(const CudaTensor<T>& x, const Shape& shape) {
   // Broadcasting only repeats, so equal counts mean nothing repeats (only leading or unit dims are added).
   if (shape.num_elements() == x.numel()) return CudaTensor<T>(x.buffer, shape);
-  return read_strided(x.data(), broadcast_strides(x.shape, shape), shape, x.device());
+  return read_strided(x.data(), expanded_view(x.shape, shape).strides, shape, x.device());
 }
 
 template <class T>
 CudaTensor<T> slice(const CudaTensor<T>& x, const std::vector<Range>& ranges) {
-  Shape shape;
-  int64_t base = 0;
-  const auto st = x.shape.strides();
-  for (std::size_t k = 0; k < ranges.size(); ++k) {
-    shape.dims.push_back(ranges[k].end - ranges[k].start);
-    base += ranges[k].start * st[k];
-  }
-  if (shape == x.shape) return x;
-  if (shape.num_elements() == 0) return CudaTensor<T>(shape, x.device());
-  return read_strided(x.data() + base, st, shape, x.device());
+  StridedView v = sliced_view(x.shape, ranges);
+  if (v.shape == x.shape) return x;
+  if (v.shape.num_elements() == 0) return CudaTensor<T>(v.shape, x.device());
+  return read_strided(x.data() + v.offset, std::move(v.strides), v.shape, x.device());
 }
 
 template <class T>
 CudaTensor<T> slice_assign(const CudaTensor<T>& x, const std::vector<Range>& ranges, const CudaTensor<T>& values) {
   CudaTensor<T> out = clone(x);
   if (values.numel() == 0) return out;
-  int64_t base = 0;
-  const auto st = x.shape.strides();
-  for (std::size_t k = 0; k < ranges.size(); ++k) base += ranges[k].start * st[k];
-  write_strided(values, st, out.data() + base);
+  StridedView region = sliced_view(x.shape, ranges);
+  write_strided(values, std::move(region.strides), out.data() + region.offset);
   return out;
 }
 
@@ -275,17 +254,9 @@ CudaTensor<T> cat(const std::vector<CudaTensor<T>>& xs, std::size_t dim) {
 
 template <class T>
 CudaTensor<T> flip(const CudaTensor<T>& x, const std::vector<std::size_t>& dims) {
-  auto st = x.shape.strides();
-  int64_t base = 0;
-  bool moves = false;
-  for (std::size_t k : dims) {
-    if (x.shape[k] <= 1) continue;
-    base += (x.shape[k] - 1) * st[k];  // start at the last element along k and walk backwards
-    st[k] = -st[k];
-    moves = true;
-  }
-  if (!moves || x.numel() == 0) return x;
-  return read_strided(x.data() + base, std::move(st), x.shape, x.device());
+  StridedView v = flipped_view(x.shape, dims);
+  if (v.offset == 0 || x.numel() == 0) return x;  // only dims of size <= 1 flipped: nothing moves
+  return read_strided(x.data() + v.offset, std::move(v.strides), x.shape, x.device());
 }
 
 template <class T>

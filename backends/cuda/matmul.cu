@@ -4,30 +4,21 @@
 // first. A transposed operand (float_matmul_transposed, autodiff's backward) is read in place.
 #include "backends/cuda/kernels.hpp"
 #include "backends/cuda/runtime.cuh"
+#include "engine/backend/matmul_geometry.hpp"
 
 namespace ember::cuda {
 
 CudaTensor<float> matmul(const CudaTensor<float>& a, const CudaTensor<float>& b, bool trans_a, bool trans_b) {
-  const std::size_t r = a.shape.rank();
-  const int64_t m = a.shape[r - (trans_a ? 1 : 2)], k = a.shape[r - (trans_a ? 2 : 1)];
-  const int64_t n = b.shape[r - (trans_b ? 2 : 1)];
-  const int64_t lda = trans_a ? m : k, ldb = trans_b ? k : n;
-  const Shape a_batch(std::vector<int64_t>(a.shape.dims.begin(), a.shape.dims.end() - 2));
-  const Shape b_batch(std::vector<int64_t>(b.shape.dims.begin(), b.shape.dims.end() - 2));
-  const Shape batch = broadcast_shapes("matmul", a_batch, b_batch);
-  Shape out_shape = batch;
-  out_shape.dims.push_back(m);
-  out_shape.dims.push_back(n);
+  const MatmulGeometry g = matmul_geometry(a.shape, b.shape, trans_a, trans_b);
+  const int64_t m = g.m, n = g.n, k = g.k, lda = g.lda, ldb = g.ldb, nb = g.batches();
+  const Shape& batch = g.batch;
   const int dev = a.device();
   DeviceContext& ctx = context(dev);
-  CudaTensor<float> out(out_shape, dev);
-  const int64_t nb = batch.num_elements();
-  if (nb == 0 || m == 0 || n == 0) return out;
-  if (k == 0) return full<float>(out_shape, 0.0f, dev);  // an empty sum: cuBLAS may leave C untouched
+  CudaTensor<float> out(g.out_shape(), dev);
+  if (g.empty()) return out;
+  if (k == 0) return full<float>(g.out_shape(), 0.0f, dev);  // an empty sum: cuBLAS may leave C untouched
 
-  // b shared by every batch entry (rank 2 included) and a not transposed: a's batch folds into the rows of one
-  // GEMM, which cuBLAS runs far better than many small ones.
-  if (b_batch.num_elements() == 1 && (!trans_a || nb == 1)) {
+  if (g.batch_folds_into_rows(trans_a)) {
     gemm_rm(ctx, trans_a, trans_b, nb * m, n, k, 1.0f, a.data(), lda, 0, b.data(), ldb, 0, 0.0f, out.data(), n, 0, 1);
     return out;
   }
@@ -55,8 +46,9 @@ CudaTensor<float> matmul(const CudaTensor<float>& a, const CudaTensor<float>& b,
   };
   CudaTensor<float> a_full, b_full;
   int64_t sa = 0, sb = 0;
-  const float* pa = operand(a, a_batch, a.shape[r - 2], a.shape[r - 1], a_full, sa);
-  const float* pb = operand(b, b_batch, b.shape[r - 2], b.shape[r - 1], b_full, sb);
+  const std::size_t r = a.shape.rank();
+  const float* pa = operand(a, g.a_batch, a.shape[r - 2], a.shape[r - 1], a_full, sa);
+  const float* pb = operand(b, g.b_batch, b.shape[r - 2], b.shape[r - 1], b_full, sb);
   gemm_rm(ctx, trans_a, trans_b, m, n, k, 1.0f, pa, lda, sa, pb, ldb, sb, 0.0f, out.data(), n, m * n, nb);
   return out;
 }

@@ -6,26 +6,14 @@
 
 #include "backends/cuda/kernels.hpp"
 #include "backends/cuda/runtime.cuh"
+#include "engine/backend/pool_geometry.hpp"
 
 namespace ember::cuda {
 namespace {
 
-int64_t out_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d) { return (in + 2 * p - d * (k - 1) - 1) / s + 1; }
-
-struct PoolGeom {
-  int64_t planes, h, w, ho, wo;
-  int64_t kh, kw, sh, sw, ph, pw, dh, dw;
-  bool count_include_pad;
-};
-
-PoolGeom pool_geom(const Shape& x, const Pool2dOptions& o, int64_t ho, int64_t wo) {
-  return {x[0] * x[1], x[2], x[3], ho, wo, o.kernel[0], o.kernel[1], o.stride[0], o.stride[1], o.padding[0],
-          o.padding[1], o.dilation[0], o.dilation[1], o.count_include_pad};
-}
-
 __global__ void max_pool_kernel(const float* __restrict__ x, float* __restrict__ y, int64_t* __restrict__ idx,
-                                PoolGeom g) {
-  const int64_t total = g.planes * g.ho * g.wo;
+                                Pool2dGeometry g) {
+  const int64_t total = g.planes() * g.ho * g.wo;
   EMBER_CUDA_LOOP(t, total) {
     const int64_t ow = t % g.wo, oh = (t / g.wo) % g.ho, p = t / (g.wo * g.ho);
     const float* src = x + p * g.h * g.w;
@@ -61,26 +49,12 @@ __global__ void max_pool_backward_kernel(const float* __restrict__ grad, const i
   }
 }
 
-// PyTorch's average window for output (oh, ow): the divisor counts padding (not overhang past it) when
-// count_include_pad, else only the in-image part.
-struct AvgWindow {
-  int64_t h0, h1, w0, w1, divisor;
-};
-__device__ AvgWindow avg_window(int64_t oh, int64_t ow, const PoolGeom& g) {
-  int64_t h0 = oh * g.sh - g.ph, w0 = ow * g.sw - g.pw;
-  int64_t h1 = min(h0 + g.kh, g.h + g.ph), w1 = min(w0 + g.kw, g.w + g.pw);
-  const int64_t padded = (h1 - h0) * (w1 - w0);
-  h0 = max(h0, int64_t{0}), w0 = max(w0, int64_t{0});
-  h1 = min(h1, g.h), w1 = min(w1, g.w);
-  return {h0, h1, w0, w1, g.count_include_pad ? padded : (h1 - h0) * (w1 - w0)};
-}
-
-__global__ void avg_pool_kernel(const float* __restrict__ x, float* __restrict__ y, PoolGeom g) {
-  const int64_t total = g.planes * g.ho * g.wo;
+__global__ void avg_pool_kernel(const float* __restrict__ x, float* __restrict__ y, Pool2dGeometry g) {
+  const int64_t total = g.planes() * g.ho * g.wo;
   EMBER_CUDA_LOOP(t, total) {
     const int64_t ow = t % g.wo, oh = (t / g.wo) % g.ho, p = t / (g.wo * g.ho);
     const float* src = x + p * g.h * g.w;
-    const AvgWindow a = avg_window(oh, ow, g);
+    const AvgPoolWindow a = avg_pool_window(g, oh, ow);
     float s = 0.0f;
     for (int64_t h = a.h0; h < a.h1; ++h)
       for (int64_t w = a.w0; w < a.w1; ++w) s += src[h * g.w + w];
@@ -95,8 +69,8 @@ __device__ void covering(int64_t i, int64_t k, int64_t s, int64_t p, int64_t out
   hi = min(out, t / s + 1);
 }
 
-__global__ void avg_pool_backward_kernel(const float* __restrict__ grad, float* __restrict__ gx, PoolGeom g) {
-  const int64_t total = g.planes * g.h * g.w;
+__global__ void avg_pool_backward_kernel(const float* __restrict__ grad, float* __restrict__ gx, Pool2dGeometry g) {
+  const int64_t total = g.planes() * g.h * g.w;
   EMBER_CUDA_LOOP(t, total) {
     const int64_t wi = t % g.w, hi = (t / g.w) % g.h, p = t / (g.w * g.h);
     const float* gp = grad + p * g.ho * g.wo;
@@ -106,7 +80,7 @@ __global__ void avg_pool_backward_kernel(const float* __restrict__ grad, float* 
     float s = 0.0f;
     for (int64_t oh = oh0; oh < oh1; ++oh) {
       for (int64_t ow = ow0; ow < ow1; ++ow) {
-        const AvgWindow a = avg_window(oh, ow, g);
+        const AvgPoolWindow a = avg_pool_window(g, oh, ow);
         if (hi >= a.h0 && hi < a.h1 && wi >= a.w0 && wi < a.w1) s += gp[oh * g.wo + ow] / static_cast<float>(a.divisor);
       }
     }
@@ -114,14 +88,8 @@ __global__ void avg_pool_backward_kernel(const float* __restrict__ grad, float* 
   }
 }
 
-// Adaptive windows: [floor(i*in/out), ceil((i+1)*in/out)).
-__device__ __forceinline__ int64_t adaptive_start(int64_t i, int64_t in, int64_t out) { return (i * in) / out; }
-__device__ __forceinline__ int64_t adaptive_end(int64_t i, int64_t in, int64_t out) {
-  return ((i + 1) * in + out - 1) / out;
-}
-
-__global__ void adaptive_avg_kernel(const float* __restrict__ x, float* __restrict__ y, PoolGeom g) {
-  const int64_t total = g.planes * g.ho * g.wo;
+__global__ void adaptive_avg_kernel(const float* __restrict__ x, float* __restrict__ y, Pool2dGeometry g) {
+  const int64_t total = g.planes() * g.ho * g.wo;
   EMBER_CUDA_LOOP(t, total) {
     const int64_t ow = t % g.wo, oh = (t / g.wo) % g.ho, p = t / (g.wo * g.ho);
     const float* src = x + p * g.h * g.w;
@@ -141,8 +109,8 @@ __device__ void adaptive_covering(int64_t i, int64_t in, int64_t out, int64_t& l
   hi = min(out, ((i + 1) * out + in - 1) / in + 1);
 }
 
-__global__ void adaptive_avg_backward_kernel(const float* __restrict__ grad, float* __restrict__ gx, PoolGeom g) {
-  const int64_t total = g.planes * g.h * g.w;
+__global__ void adaptive_avg_backward_kernel(const float* __restrict__ grad, float* __restrict__ gx, Pool2dGeometry g) {
+  const int64_t total = g.planes() * g.h * g.w;
   EMBER_CUDA_LOOP(t, total) {
     const int64_t wi = t % g.w, hi = (t / g.w) % g.h, p = t / (g.w * g.h);
     const float* gp = grad + p * g.ho * g.wo;
@@ -166,16 +134,13 @@ __global__ void adaptive_avg_backward_kernel(const float* __restrict__ grad, flo
 }  // namespace
 
 MaxPoolResult<CudaTensor<float>, Index> max_pool2d(const CudaTensor<float>& x, const Pool2dOptions& o) {
-  const int64_t ho = out_size(x.shape[2], o.kernel[0], o.stride[0], o.padding[0], o.dilation[0]);
-  const int64_t wo = out_size(x.shape[3], o.kernel[1], o.stride[1], o.padding[1], o.dilation[1]);
+  const Pool2dGeometry g = pool2d_geometry(x.shape, o);
   const int dev = x.device();
   DeviceContext& ctx = context(dev);
-  const Shape os{x.shape[0], x.shape[1], ho, wo};
-  CudaTensor<float> y(os, dev);
-  Index idx(os, dev);
+  CudaTensor<float> y(g.out_shape(), dev);
+  Index idx(g.out_shape(), dev);
   if (y.numel() > 0) {
-    max_pool_kernel<<<grid_for(y.numel(), ctx), kThreads, 0, ctx.stream>>>(x.data(), y.data(), idx.data(),
-                                                                           pool_geom(x.shape, o, ho, wo));
+    max_pool_kernel<<<grid_for(y.numel(), ctx), kThreads, 0, ctx.stream>>>(x.data(), y.data(), idx.data(), g);
     check_launch("max_pool_kernel");
   }
   return {std::move(y), std::move(idx)};
@@ -196,14 +161,12 @@ CudaTensor<float> max_pool2d_backward(const CudaTensor<float>& x, const CudaTens
 }
 
 CudaTensor<float> avg_pool2d(const CudaTensor<float>& x, const Pool2dOptions& o) {
-  const int64_t ho = out_size(x.shape[2], o.kernel[0], o.stride[0], o.padding[0], 1);
-  const int64_t wo = out_size(x.shape[3], o.kernel[1], o.stride[1], o.padding[1], 1);
+  const Pool2dGeometry g = pool2d_geometry(x.shape, o);
   const int dev = x.device();
   DeviceContext& ctx = context(dev);
-  CudaTensor<float> y(Shape{x.shape[0], x.shape[1], ho, wo}, dev);
+  CudaTensor<float> y(g.out_shape(), dev);
   if (y.numel() > 0) {
-    avg_pool_kernel<<<grid_for(y.numel(), ctx), kThreads, 0, ctx.stream>>>(x.data(), y.data(),
-                                                                           pool_geom(x.shape, o, ho, wo));
+    avg_pool_kernel<<<grid_for(y.numel(), ctx), kThreads, 0, ctx.stream>>>(x.data(), y.data(), g);
     check_launch("avg_pool_kernel");
   }
   return y;
@@ -217,7 +180,7 @@ CudaTensor<float> avg_pool2d_backward(const CudaTensor<float>& x, const CudaTens
   if (gx.numel() == 0) return gx;
   if (grad.numel() == 0) return full<float>(x.shape, 0.0f, dev);
   avg_pool_backward_kernel<<<grid_for(gx.numel(), ctx), kThreads, 0, ctx.stream>>>(
-      grad.data(), gx.data(), pool_geom(x.shape, o, grad.shape[2], grad.shape[3]));
+      grad.data(), gx.data(), pool2d_geometry(x.shape, o, grad.shape[2], grad.shape[3]));
   check_launch("avg_pool_backward_kernel");
   return gx;
 }
@@ -228,7 +191,7 @@ CudaTensor<float> adaptive_avg_pool2d(const CudaTensor<float>& x, std::array<int
   CudaTensor<float> y(Shape{x.shape[0], x.shape[1], out_hw[0], out_hw[1]}, dev);
   if (y.numel() > 0) {
     adaptive_avg_kernel<<<grid_for(y.numel(), ctx), kThreads, 0, ctx.stream>>>(
-        x.data(), y.data(), pool_geom(x.shape, Pool2dOptions{}, out_hw[0], out_hw[1]));
+        x.data(), y.data(), pool2d_geometry(x.shape, Pool2dOptions{}, out_hw[0], out_hw[1]));
     check_launch("adaptive_avg_kernel");
   }
   return y;
@@ -241,7 +204,7 @@ CudaTensor<float> adaptive_avg_pool2d_backward(const CudaTensor<float>& x, const
   if (gx.numel() == 0) return gx;
   if (grad.numel() == 0) return full<float>(x.shape, 0.0f, dev);
   adaptive_avg_backward_kernel<<<grid_for(gx.numel(), ctx), kThreads, 0, ctx.stream>>>(
-      grad.data(), gx.data(), pool_geom(x.shape, Pool2dOptions{}, grad.shape[2], grad.shape[3]));
+      grad.data(), gx.data(), pool2d_geometry(x.shape, Pool2dOptions{}, grad.shape[2], grad.shape[3]));
   check_launch("adaptive_avg_backward_kernel");
   return gx;
 }

@@ -10,6 +10,7 @@
 #include "backends/cuda/int_math.cuh"
 #include "backends/cuda/kernels.hpp"
 #include "backends/cuda/runtime.cuh"
+#include "engine/backend/reduce_geometry.hpp"
 
 namespace ember::cuda {
 namespace {
@@ -113,28 +114,13 @@ __global__ void reduce_finish_kernel(const typename Reducer<T, Op>::Acc* __restr
   if (threadIdx.x == 0) y[0] = R::finish(acc, n);
 }
 
-struct View3 {
-  int64_t outer = 1, len = 1, inner = 1;
-};
-View3 view3(const Shape& s, std::size_t dim) {
-  View3 v;
-  for (std::size_t i = 0; i < s.rank(); ++i) {
-    if (i < dim) v.outer *= s[i];
-    else if (i == dim) v.len = s[i];
-    else v.inner *= s[i];
-  }
-  return v;
-}
-
 unsigned rows_grid(int64_t rows) { return static_cast<unsigned>(rows < 65535 ? (rows < 1 ? 1 : rows) : 65535); }
 
 template <class T, ReduceOp Op>
 CudaTensor<T> reduce_dim(const CudaTensor<T>& x, std::size_t dim) {
-  Shape os = x.shape;
-  os[dim] = 1;
   DeviceContext& ctx = context(x.device());
-  CudaTensor<T> y(os, x.device());
-  const View3 v = view3(x.shape, dim);
+  CudaTensor<T> y(reduced_shape(x.shape, dim), x.device());
+  const ReduceView v = reduce_view(x.shape, dim);
   if (y.numel() == 0) return y;
   if (v.inner == 1) {
     reduce_rows_kernel<T, Op><<<rows_grid(v.outer), kThreads, 0, ctx.stream>>>(x.data(), y.data(), v.outer, v.len,
@@ -264,11 +250,9 @@ CudaTensor<T> reduce_all(const CudaTensor<T>& x, ReduceOp op) {
 
 template <class T>
 Index arg_reduce(const CudaTensor<T>& x, ArgReduceOp op, std::size_t dim) {
-  Shape os = x.shape;
-  os[dim] = 1;
   DeviceContext& ctx = context(x.device());
-  Index y(os, x.device());
-  const View3 v = view3(x.shape, dim);
+  Index y(reduced_shape(x.shape, dim), x.device());
+  const ReduceView v = reduce_view(x.shape, dim);
   if (y.numel() == 0 || v.len == 0) return y;
   const bool want_max = op == ArgReduceOp::ArgMax;
   if (v.inner == 1) {

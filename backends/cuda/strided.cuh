@@ -3,11 +3,13 @@
 // an element offset in each of N inputs through per-input strides (0 for broadcast dims, negative for flips).
 // Dims that are contiguous for every input are merged on the host first, so same-layout operands become rank 1
 // and most copies need one or two divisions per element.
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "backends/cuda/cuda_api.hpp"
+#include "engine/backend/strided_view.hpp"
 #include "engine/tensor/shape.hpp"
 
 namespace ember::cuda {
@@ -34,36 +36,23 @@ struct StridedMap {
   }
 };
 
-// Builds the map for output `shape` and the inputs' strides (one per dim of shape). Unit dims are dropped and
-// neighbours merged where every input steps contiguously across them.
+// Builds the map for output `shape` and the inputs' strides (one per dim of shape), merged by
+// merge_contiguous_dims.
 template <int N>
 StridedMap<N> make_strided_map(const Shape& shape, const std::vector<int64_t> (&strides)[N]) {
   StridedMap<N> m;
-  std::vector<int64_t> dims;
-  std::vector<int64_t> st[N];
-  for (std::size_t k = 0; k < shape.rank(); ++k) {
-    if (shape[k] == 1) continue;
-    bool merge = !dims.empty();
-    for (int t = 0; t < N && merge; ++t) merge = st[t].back() == strides[t][k] * shape[k];
-    if (merge) {
-      dims.back() *= shape[k];
-      for (int t = 0; t < N; ++t) st[t].back() = strides[t][k];
-    } else {
-      dims.push_back(shape[k]);
-      for (int t = 0; t < N; ++t) st[t].push_back(strides[t][k]);
-    }
-  }
-  if (dims.empty()) {
-    dims.push_back(1);
-    for (int t = 0; t < N; ++t) st[t].push_back(0);
-  }
+  std::array<std::vector<int64_t>, N> per_input;
+  for (int t = 0; t < N; ++t) per_input[static_cast<std::size_t>(t)] = strides[t];
+  const MergedDims<N> merged = merge_contiguous_dims<N>(shape.dims, per_input);
+  const std::vector<int64_t>& dims = merged.dims;
+  const auto& st = merged.strides;
   if (dims.size() > static_cast<std::size_t>(kMaxDims))
     throw CudaError("cuda: strided access over " + std::to_string(dims.size()) + " non-mergeable dims (shape " +
                     shape.to_string() + ") exceeds the backend's limit of " + std::to_string(kMaxDims));
   m.rank = static_cast<int>(dims.size());
   for (int d = 0; d < m.rank; ++d) {
     m.dims[d] = dims[static_cast<std::size_t>(d)];
-    for (int t = 0; t < N; ++t) m.strides[t][d] = st[t][static_cast<std::size_t>(d)];
+    for (int t = 0; t < N; ++t) m.strides[t][d] = st[static_cast<std::size_t>(t)][static_cast<std::size_t>(d)];
   }
   return m;
 }

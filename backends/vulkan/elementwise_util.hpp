@@ -23,10 +23,10 @@ VulkanTensor<Out> broadcast_op(const Shader& shader, const VulkanTensor<T>& a, c
                                name);
   BroadcastPush p{};
   p.n = static_cast<uint32_t>(n);
-  p.rank = static_cast<uint32_t>(s.shape.size());
+  p.rank = static_cast<uint32_t>(s.dims.size());
   p.op = op;
-  for (std::size_t d = 0; d < s.shape.size(); ++d) {
-    p.shape[d] = static_cast<uint32_t>(s.shape[d]);
+  for (std::size_t d = 0; d < s.dims.size(); ++d) {
+    p.shape[d] = static_cast<uint32_t>(s.dims[d]);
     p.astride[d] = static_cast<uint32_t>(s.strides[0][d]);
     p.bstride[d] = static_cast<uint32_t>(s.strides[1][d]);
   }

@@ -45,11 +45,11 @@ void copy_strided(const VulkanTensor<T>& src, int64_t src_off, const std::vector
   const auto s = merge_dims<2>(shape, {istride, ostride}, "copy");
   CopyPush p{};
   p.n = static_cast<uint32_t>(n);
-  p.rank = static_cast<uint32_t>(s.shape.size());
+  p.rank = static_cast<uint32_t>(s.dims.size());
   p.in_off = static_cast<int32_t>(src_off);
   p.out_off = static_cast<int32_t>(dst_off);
-  for (std::size_t d = 0; d < s.shape.size(); ++d) {
-    p.shape[d] = static_cast<uint32_t>(s.shape[d]);
+  for (std::size_t d = 0; d < s.dims.size(); ++d) {
+    p.shape[d] = static_cast<uint32_t>(s.dims[d]);
     p.istride[d] = static_cast<int32_t>(s.strides[0][d]);
     p.ostride[d] = static_cast<int32_t>(s.strides[1][d]);
   }
@@ -63,51 +63,39 @@ VulkanTensor<T> reshape(const VulkanTensor<T>& x, const Shape& shape) {
   return {x.ctx, x.alloc, shape};
 }
 
+// A strided view of x, materialized contiguous.
+template <class T>
+VulkanTensor<T> copy_view(const VulkanTensor<T>& x, const StridedView& v) {
+  auto y = empty<T>(x.ctx, v.shape);
+  copy_strided(x, v.offset, v.strides, y, 0, v.shape.strides(), v.shape.dims);
+  return y;
+}
+
 template <class T>
 VulkanTensor<T> permute(const VulkanTensor<T>& x, const std::vector<std::size_t>& axes) {
-  Shape shape;
-  std::vector<int64_t> istride;
-  const auto st = x.shape.strides();
-  for (auto a : axes) {
-    shape.dims.push_back(x.shape.dims[a]);
-    istride.push_back(st[a]);
-  }
-  auto y = empty<T>(x.ctx, shape);
-  copy_strided(x, 0, istride, y, 0, shape.strides(), shape.dims);
-  return y;
+  const StridedView v = permuted_view(x.shape, axes);
+  if (permute_keeps_memory_order(x.shape, axes)) return {x.ctx, x.alloc, v.shape};
+  return copy_view(x, v);
 }
 
 template <class T>
 VulkanTensor<T> expand(const VulkanTensor<T>& x, const Shape& shape) {
   if (shape.num_elements() == x.numel()) return {x.ctx, x.alloc, shape};  // only unit/leading dims added
-  auto y = empty<T>(x.ctx, shape);
-  copy_strided(x, 0, broadcast_strides(x.shape, shape), y, 0, shape.strides(), shape.dims);
-  return y;
+  return copy_view(x, expanded_view(x.shape, shape));
 }
 
 template <class T>
 VulkanTensor<T> slice(const VulkanTensor<T>& x, const std::vector<Range>& ranges) {
-  Shape shape;
-  int64_t base = 0;
-  const auto st = x.shape.strides();
-  for (std::size_t k = 0; k < ranges.size(); ++k) {
-    shape.dims.push_back(ranges[k].end - ranges[k].start);
-    base += ranges[k].start * st[k];
-  }
-  for (std::size_t k = ranges.size(); k < x.shape.rank(); ++k) shape.dims.push_back(x.shape.dims[k]);
-  if (shape == x.shape) return x;
-  auto y = empty<T>(x.ctx, shape);
-  copy_strided(x, base, st, y, 0, shape.strides(), shape.dims);
-  return y;
+  const StridedView v = sliced_view(x.shape, ranges);
+  if (v.shape == x.shape) return x;
+  return copy_view(x, v);
 }
 
 template <class T>
 VulkanTensor<T> slice_assign(const VulkanTensor<T>& x, const std::vector<Range>& ranges, const VulkanTensor<T>& v) {
   auto y = copy_of(x);
-  int64_t base = 0;
-  const auto st = x.shape.strides();
-  for (std::size_t k = 0; k < ranges.size(); ++k) base += ranges[k].start * st[k];
-  copy_strided(v, 0, v.shape.strides(), y, base, st, v.shape.dims);
+  const StridedView region = sliced_view(x.shape, ranges);
+  copy_strided(v, 0, v.shape.strides(), y, region.offset, region.strides, v.shape.dims);
   return y;
 }
 
@@ -128,16 +116,9 @@ VulkanTensor<T> cat(const std::vector<VulkanTensor<T>>& xs, std::size_t dim) {
 
 template <class T>
 VulkanTensor<T> flip(const VulkanTensor<T>& x, const std::vector<std::size_t>& dims) {
-  auto st = x.shape.strides();
-  int64_t base = 0;
-  for (auto d : dims) {
-    if (x.shape.dims[d] == 0) continue;
-    base += (x.shape.dims[d] - 1) * st[d];
-    st[d] = -st[d];
-  }
-  auto y = empty<T>(x.ctx, x.shape);
-  copy_strided(x, base, st, y, 0, x.shape.strides(), x.shape.dims);
-  return y;
+  const StridedView v = flipped_view(x.shape, dims);
+  if (v.offset == 0 || x.numel() == 0) return x;  // only dims of size <= 1 flipped: nothing moves
+  return copy_view(x, v);
 }
 
 #define EMBER_INSTANTIATE(T)                                                                                     \

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "backends/vulkan/strided.hpp"
+#include "engine/backend/matmul_geometry.hpp"
 
 namespace ember::vk {
 namespace {
@@ -89,58 +90,37 @@ void gemm(Context& ctx, const Gemm& g) {
 }
 
 FloatT matmul(const FloatT& a, const FloatT& b, bool trans_a, bool trans_b) {
-  const std::size_t r = a.shape.rank();
-  const int64_t m = a.shape[r - (trans_a ? 1 : 2)], k = a.shape[r - (trans_a ? 2 : 1)];
-  const int64_t n = b.shape[r - (trans_b ? 2 : 1)];
-  const Shape a_batch(std::vector<int64_t>(a.shape.dims.begin(), a.shape.dims.end() - 2));
-  const Shape b_batch(std::vector<int64_t>(b.shape.dims.begin(), b.shape.dims.end() - 2));
-  const Shape batch = broadcast_shapes("matmul", a_batch, b_batch);
-  Shape out_shape = batch;
-  out_shape.dims.push_back(m);
-  out_shape.dims.push_back(n);
-  auto out = empty<float>(a.ctx, out_shape);
-  const int64_t nb = batch.num_elements();
-  if (nb == 0 || m == 0 || n == 0) return out;
+  const MatmulGeometry mg = matmul_geometry(a.shape, b.shape, trans_a, trans_b);
+  auto out = empty<float>(a.ctx, mg.out_shape());
+  if (mg.empty()) return out;
 
   Gemm g;
-  g.m = m, g.n = n, g.k = k;
-  g.a = {a.alloc, 0, trans_a ? m : k, trans_a};
-  g.b = {b.alloc, 0, trans_b ? k : n, trans_b};
-  g.c = {out.alloc, 0, n, false};
+  g.m = mg.m, g.n = mg.n, g.k = mg.k;
+  g.a = {a.alloc, 0, mg.lda, trans_a};
+  g.b = {b.alloc, 0, mg.ldb, trans_b};
+  g.c = {out.alloc, 0, mg.n, false};
 
-  // b shared by every batch (rank 2 included): a's batch folds into the rows of one GEMM (a's rows are only
-  // contiguous across batches when a is not transposed).
-  if (b_batch.num_elements() == 1 && (!trans_a || nb == 1)) {
-    g.m = nb * m;
+  if (mg.batch_folds_into_rows(trans_a)) {
+    g.m = mg.batches() * mg.m;
     gemm(*a.ctx, g);
     return out;
   }
 
   // Batch dims as strided index space (stride 0 = broadcast), merged where contiguous in all three operands. The
   // last two merged dims are the shader's batch levels; any further ones are walked here.
-  std::vector<int64_t> sa = broadcast_strides(a_batch, batch), sb = broadcast_strides(b_batch, batch);
-  std::vector<int64_t> sc(batch.rank());
-  int64_t c_step = m * n;
-  for (std::size_t d = batch.rank(); d-- > 0;) {
-    sa[d] *= m * k, sb[d] *= k * n, sc[d] = c_step;
-    c_step *= batch[d];
-  }
-  const auto s = merge_dims<3>(batch.dims, {sa, sb, sc}, "matmul");
-  const std::size_t levels = std::min<std::size_t>(2, s.shape.size()), host_dims = s.shape.size() - levels;
+  const auto s = merge_contiguous_dims<3>(mg.batch.dims, {mg.a_strides, mg.b_strides, mg.c_strides});
+  const std::size_t levels = std::min<std::size_t>(2, s.dims.size()), host_dims = s.dims.size() - levels;
   for (std::size_t l = 0; l < levels; ++l) {
     const std::size_t d = host_dims + l;
-    g.batch[2 - levels + l] = {s.shape[d], {s.strides[0][d], s.strides[1][d], s.strides[2][d]}};
+    g.batch[2 - levels + l] = {s.dims[d], {s.strides[0][d], s.strides[1][d], s.strides[2][d]}};
   }
+  const std::vector<int64_t> host_shape(s.dims.begin(), s.dims.begin() + static_cast<std::ptrdiff_t>(host_dims));
   int64_t host_count = 1;
-  for (std::size_t d = 0; d < host_dims; ++d) host_count *= s.shape[d];
+  for (int64_t d : host_shape) host_count *= d;
   for (int64_t i = 0; i < host_count; ++i) {
-    int64_t rem = i;
-    g.a.offset = g.b.offset = g.c.offset = 0;
-    for (std::size_t d = host_dims; d-- > 0;) {
-      const int64_t idx = rem % s.shape[d];
-      rem /= s.shape[d];
-      g.a.offset += idx * s.strides[0][d], g.b.offset += idx * s.strides[1][d], g.c.offset += idx * s.strides[2][d];
-    }
+    g.a.offset = strided_offset(i, host_shape, s.strides[0]);
+    g.b.offset = strided_offset(i, host_shape, s.strides[1]);
+    g.c.offset = strided_offset(i, host_shape, s.strides[2]);
     gemm(*a.ctx, g);
   }
   return out;

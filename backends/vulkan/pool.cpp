@@ -4,6 +4,7 @@
 // need no atomics and are deterministic. max_pool2d_backward only gets the argmax indices, not the window
 // geometry, so it first derives from them which output rows / columns can reach each input row / column.
 #include "backends/vulkan/launch.hpp"
+#include "engine/backend/pool_geometry.hpp"
 
 namespace ember::vk {
 namespace {
@@ -41,10 +42,6 @@ EMBER_SHADER_WORDS(kAdaptiveAvgPool2dBackward)
 ;
 EMBER_SHADER_DEF(kAdaptiveAvgPool2dBackward)
 
-int64_t out_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d) {
-  return (in + 2 * p - d * (k - 1) - 1) / s + 1;
-}
-
 // Plane sizes shared by every pooling push block: n work items, input H x W, output Ho x Wo.
 struct Planes {
   uint32_t n;
@@ -64,38 +61,20 @@ struct AvgPoolPush {
   int32_t kh, kw, sh, sw, ph, pw;
   uint32_t count_include_pad;
 };
-AvgPoolPush avg_push(const Planes& s, const Pool2dOptions& o) {
-  return {s,
-          static_cast<int32_t>(o.kernel[0]),
-          static_cast<int32_t>(o.kernel[1]),
-          static_cast<int32_t>(o.stride[0]),
-          static_cast<int32_t>(o.stride[1]),
-          static_cast<int32_t>(o.padding[0]),
-          static_cast<int32_t>(o.padding[1]),
-          o.count_include_pad ? 1u : 0u};
-}
-
-Shape avg_out_shape(const Shape& x, const Pool2dOptions& o) {
-  return Shape{x[0], x[1], out_size(x[2], o.kernel[0], o.stride[0], o.padding[0], 1),
-               out_size(x[3], o.kernel[1], o.stride[1], o.padding[1], 1)};
+int32_t i32(int64_t v) { return static_cast<int32_t>(v); }
+AvgPoolPush avg_push(const Planes& s, const Pool2dGeometry& g) {
+  return {s, i32(g.kh), i32(g.kw), i32(g.sh), i32(g.sw), i32(g.ph), i32(g.pw), g.count_include_pad ? 1u : 0u};
 }
 
 }  // namespace
 
 MaxPoolResult<FloatT, Index> max_pool2d(const FloatT& x, const Pool2dOptions& o) {
-  const Shape shape{x.shape[0], x.shape[1], out_size(x.shape[2], o.kernel[0], o.stride[0], o.padding[0], o.dilation[0]),
-                    out_size(x.shape[3], o.kernel[1], o.stride[1], o.padding[1], o.dilation[1])};
+  const Pool2dGeometry g = pool2d_geometry(x.shape, o);
+  const Shape shape = g.out_shape();
   auto y = empty<float>(x.ctx, shape);
   auto indices = empty<int64_t>(x.ctx, shape);
-  const MaxPoolPush p{planes(y.numel(), x.shape, shape),
-                      static_cast<int32_t>(o.kernel[0]),
-                      static_cast<int32_t>(o.kernel[1]),
-                      static_cast<int32_t>(o.stride[0]),
-                      static_cast<int32_t>(o.stride[1]),
-                      static_cast<int32_t>(o.padding[0]),
-                      static_cast<int32_t>(o.padding[1]),
-                      static_cast<int32_t>(o.dilation[0]),
-                      static_cast<int32_t>(o.dilation[1])};
+  const MaxPoolPush p{planes(y.numel(), x.shape, shape), i32(g.kh), i32(g.kw), i32(g.sh), i32(g.sw), i32(g.ph),
+                      i32(g.pw), i32(g.dh), i32(g.dw)};
   launch(*x.ctx, kMaxPool2d, {in(x), out(y), out(indices)}, p, y.numel());
   return {std::move(y), std::move(indices)};
 }
@@ -118,14 +97,16 @@ FloatT max_pool2d_backward(const FloatT& x, const FloatT& grad, const Index& ind
 }
 
 FloatT avg_pool2d(const FloatT& x, const Pool2dOptions& o) {
-  auto y = empty<float>(x.ctx, avg_out_shape(x.shape, o));
-  launch(*x.ctx, kAvgPool2d, {in(x), out(y)}, avg_push(planes(y.numel(), x.shape, y.shape), o), y.numel());
+  const Pool2dGeometry g = pool2d_geometry(x.shape, o);
+  auto y = empty<float>(x.ctx, g.out_shape());
+  launch(*x.ctx, kAvgPool2d, {in(x), out(y)}, avg_push(planes(y.numel(), x.shape, y.shape), g), y.numel());
   return y;
 }
 
 FloatT avg_pool2d_backward(const FloatT& x, const FloatT& grad, const Pool2dOptions& o) {
   auto gx = empty<float>(x.ctx, x.shape);
-  launch(*x.ctx, kAvgPool2dBackward, {in(grad), out(gx)}, avg_push(planes(gx.numel(), x.shape, grad.shape), o),
+  const Pool2dGeometry g = pool2d_geometry(x.shape, o, grad.shape[2], grad.shape[3]);
+  launch(*x.ctx, kAvgPool2dBackward, {in(grad), out(gx)}, avg_push(planes(gx.numel(), x.shape, grad.shape), g),
          gx.numel());
   return gx;
 }

@@ -3,16 +3,17 @@
 // take the first index, Int sums/products wrap, Int mean truncates toward zero (0 over an empty dim), Float mean
 // over an empty dim is NaN, sum/prod of nothing are 0/1. Empty max/min/arg dims are refused by the tensor layer.
 //
-// A reduction views x as [outer, r, inner]. Each pass is one dispatch whose workgroups tile that view (see the
-// shader); when r is long compared with the work available, a pass reduces chunks of r into [outer, splits, inner]
-// partials and another pass reduces those, so a reduce_all over millions of elements keeps every workgroup busy
-// and float sums are combined pairwise rather than in one long serial chain.
+// A reduction views x as [outer, r, inner] (ReduceView, r = len). Each pass is one dispatch whose workgroups tile
+// that view (see the shader); when r is long compared with the work available, a pass reduces chunks of r into
+// [outer, splits, inner] partials and another pass reduces those, so a reduce_all over millions of elements keeps
+// every workgroup busy and float sums are combined pairwise rather than in one long serial chain.
 #include <algorithm>
 #include <bit>
 #include <optional>
 #include <type_traits>
 
 #include "backends/vulkan/launch.hpp"
+#include "engine/backend/reduce_geometry.hpp"
 
 namespace ember::vk {
 namespace {
@@ -48,20 +49,6 @@ constexpr int64_t kMaxRowsPerLane = 64;
 // Lanes along inner: 32 adjacent elements are one 128-byte transaction for f32.
 constexpr int64_t kMaxInnerLanes = 32;
 
-struct View3 {
-  int64_t outer = 1, r = 1, inner = 1;
-};
-
-View3 view3(const Shape& s, std::size_t dim) {
-  View3 v;
-  for (std::size_t i = 0; i < s.rank(); ++i) {
-    if (i < dim) v.outer *= s[i];
-    else if (i == dim) v.r = s[i];
-    else v.inner *= s[i];
-  }
-  return v;
-}
-
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t pow2_at_least(int64_t n) {
   return static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(std::max<int64_t>(n, 1))));
@@ -74,27 +61,27 @@ struct Pass {
   uint32_t groups = 1;
 };
 
-Pass plan_pass(const Context& ctx, const View3& v) {
+Pass plan_pass(const Context& ctx, const ReduceView& v) {
   Pass p;
   p.tx = v.inner == 1 ? 1 : std::min(pow2_at_least(v.inner), kMaxInnerLanes);
-  p.ty = std::min<int64_t>(kWorkgroup / p.tx, pow2_at_least(v.r));
+  p.ty = std::min<int64_t>(kWorkgroup / p.tx, pow2_at_least(v.len));
   const int64_t tiles_per_group = kWorkgroup / (p.tx * p.ty);
   const int64_t columns = v.outer * ceil_div(v.inner, p.tx);
-  const int64_t rows_per_lane = ceil_div(v.r, p.ty);
+  const int64_t rows_per_lane = ceil_div(v.len, p.ty);
   if (rows_per_lane > kMinRowsPerLane) {
     const int64_t groups = ceil_div(columns, tiles_per_group);
     const int64_t for_occupancy = groups < kTargetGroups ? ceil_div(kTargetGroups, groups) : 1;
     const int64_t for_accuracy = ceil_div(rows_per_lane, kMaxRowsPerLane);
     p.splits = std::min(std::max(for_occupancy, for_accuracy), ceil_div(rows_per_lane, kMinRowsPerLane));
   }
-  p.chunk = std::max<int64_t>(ceil_div(v.r, p.splits), 1);  // r == 0: one empty split
-  p.splits = std::max<int64_t>(ceil_div(v.r, p.chunk), 1);
+  p.chunk = std::max<int64_t>(ceil_div(v.len, p.splits), 1);  // len == 0: one empty split
+  p.splits = std::max<int64_t>(ceil_div(v.len, p.chunk), 1);
   p.groups = groups_for(ctx, static_cast<uint64_t>(columns * p.splits), static_cast<uint32_t>(tiles_per_group));
   return p;
 }
 
-ReducePush push_for(const View3& v, const Pass& pass, uint32_t op, int64_t mean_div, uint32_t flags) {
-  return {static_cast<uint32_t>(v.outer),       static_cast<uint32_t>(v.r),
+ReducePush push_for(const ReduceView& v, const Pass& pass, uint32_t op, int64_t mean_div, uint32_t flags) {
+  return {static_cast<uint32_t>(v.outer),       static_cast<uint32_t>(v.len),
           static_cast<uint32_t>(v.inner),       static_cast<uint32_t>(pass.splits),
           static_cast<uint32_t>(pass.chunk),    op,
           static_cast<uint32_t>(mean_div),      flags};
@@ -106,11 +93,11 @@ std::array<uint32_t, Pipelines::kMaxSpec> spec_for(const Pass& pass) {
 
 // Reduces view v of x into a tensor of out_shape (outer * inner elements), pass after pass until one split is left.
 template <class T>
-VulkanTensor<T> reduce_view(const VulkanTensor<T>& x, View3 v, ReduceOp op, const Shape& out_shape) {
+VulkanTensor<T> reduce_in_passes(const VulkanTensor<T>& x, ReduceView v, ReduceOp op, const Shape& out_shape) {
   check_elements(x.numel(), "reduce");
   if (v.outer * v.inner == 0) return empty<T>(x.ctx, out_shape);
   const Shader& shader = std::is_same_v<T, float> ? kReduceF32 : kReduceI64;
-  const int64_t mean_div = v.r;
+  const int64_t mean_div = v.len;
   VulkanTensor<T> cur = x;
   for (;;) {
     const Pass pass = plan_pass(*x.ctx, v);
@@ -122,7 +109,7 @@ VulkanTensor<T> reduce_view(const VulkanTensor<T>& x, View3 v, ReduceOp op, cons
                 {pass.groups, 1, 1}, spec_for(pass));
     if (last) return y;
     cur = std::move(y);
-    v.r = pass.splits;
+    v.len = pass.splits;
   }
 }
 
@@ -130,22 +117,19 @@ VulkanTensor<T> reduce_view(const VulkanTensor<T>& x, View3 v, ReduceOp op, cons
 
 template <class T>
 VulkanTensor<T> reduce(const VulkanTensor<T>& x, ReduceOp op, std::size_t dim) {
-  Shape os = x.shape;
-  os[dim] = 1;
-  return reduce_view(x, view3(x.shape, dim), op, os);
+  return reduce_in_passes(x, reduce_view(x.shape, dim), op, reduced_shape(x.shape, dim));
 }
 
 template <class T>
 VulkanTensor<T> reduce_all(const VulkanTensor<T>& x, ReduceOp op) {
-  return reduce_view(x, View3{1, x.numel(), 1}, op, Shape{1});
+  return reduce_in_passes(x, reduce_all_view(x.shape), op, Shape{1});
 }
 
 template <class T>
 Index arg_reduce(const VulkanTensor<T>& x, ArgReduceOp op, std::size_t dim) {
   check_elements(x.numel(), "arg_reduce");
-  Shape os = x.shape;
-  os[dim] = 1;
-  View3 v = view3(x.shape, dim);
+  const Shape os = reduced_shape(x.shape, dim);
+  ReduceView v = reduce_view(x.shape, dim);
   if (v.outer * v.inner == 0) return empty<int64_t>(x.ctx, os);
   const Shader& shader = std::is_same_v<T, float> ? kArgReduceF32 : kArgReduceI64;
   const auto code = static_cast<uint32_t>(op);
@@ -167,7 +151,7 @@ Index arg_reduce(const VulkanTensor<T>& x, ArgReduceOp op, std::size_t dim) {
     if (last) return yi;
     vals = std::move(y);
     idx = std::move(yi);
-    v.r = pass.splits;
+    v.len = pass.splits;
   }
 }
 

@@ -4,42 +4,24 @@
 // dims that are contiguous in every operand are merged, so any ordinary tensor fits the shaders' 8 dims.
 #include <array>
 #include <cstdint>
-#include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "backends/vulkan/launch.hpp"
+#include "engine/backend/strided_view.hpp"
 
 namespace ember::vk {
 
+// merge_contiguous_dims (engine/backend/strided_view.hpp), refused when more dims remain than the shaders take.
 template <std::size_t N>
-struct StridedSpace {
-  std::vector<int64_t> shape;
-  std::array<std::vector<int64_t>, N> strides;
-};
-
-template <std::size_t N>
-StridedSpace<N> merge_dims(const std::vector<int64_t>& shape, const std::array<std::vector<int64_t>, N>& strides,
-                           const char* op) {
-  StridedSpace<N> s;
-  for (std::size_t d = 0; d < shape.size(); ++d) {
-    if (shape[d] == 1) continue;
-    const bool mergeable = !s.shape.empty() && [&] {
-      for (std::size_t k = 0; k < N; ++k)
-        if (s.strides[k].back() != strides[k][d] * shape[d]) return false;
-      return true;
-    }();
-    if (mergeable) {
-      s.shape.back() *= shape[d];
-      for (std::size_t k = 0; k < N; ++k) s.strides[k].back() = strides[k][d];
-    } else {
-      s.shape.push_back(shape[d]);
-      for (std::size_t k = 0; k < N; ++k) s.strides[k].push_back(strides[k][d]);
-    }
-  }
-  if (s.shape.size() > kMaxDims)
-    throw ShapeError(std::string("vulkan ") + op + ": more than 8 dims remain after merging contiguous dims (" +
-                     std::to_string(s.shape.size()) + ")");
-  return s;
+MergedDims<N> merge_dims(const std::vector<int64_t>& shape, const std::array<std::vector<int64_t>, N>& strides,
+                         const char* op) {
+  MergedDims<N> m = merge_contiguous_dims<N>(shape, strides);
+  if (m.dims.size() > kMaxDims)
+    throw ShapeError(fmt::format("vulkan {}: more than {} dims remain after merging contiguous dims ({})", op,
+                                 kMaxDims, m.dims.size()));
+  return m;
 }
 
 // Raw strided copy between two allocations: dst[dst_off + sum idx*ostride] = src[src_off + sum idx*istride],

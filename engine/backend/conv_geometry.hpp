@@ -3,14 +3,10 @@
 // output's spatial size, shared by every backend's conv kernels (on CUDA also inside device code).
 #include <cstdint>
 
+#include "engine/backend/host_device.hpp"
 #include "engine/backend/ops.hpp"
+#include "engine/backend/sliding_window.hpp"
 #include "engine/tensor/shape.hpp"
-
-#ifdef __CUDACC__
-#define EMBER_HOST_DEVICE __host__ __device__
-#else
-#define EMBER_HOST_DEVICE
-#endif
 
 namespace ember {
 
@@ -33,8 +29,8 @@ inline Conv2dGeometry conv2d_geometry(const Shape& x, const Shape& w, const Conv
   g.sh = o.stride[0], g.sw = o.stride[1];
   g.ph = o.padding[0], g.pw = o.padding[1];
   g.dh = o.dilation[0], g.dw = o.dilation[1];
-  g.ho = (g.h + 2 * g.ph - g.dh * (g.kh - 1) - 1) / g.sh + 1;
-  g.wo = (g.w + 2 * g.pw - g.dw * (g.kw - 1) - 1) / g.sw + 1;
+  g.ho = window_out_size(g.h, g.kh, g.sh, g.ph, g.dh);
+  g.wo = window_out_size(g.w, g.kw, g.sw, g.pw, g.dw);
   return g;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // The module API, derived once for every reflected module from visit/map/rebind (traversal.hpp).
-// Records (into_record / load_record) live in records/module_record.hpp.
+// The Record type is engine/module/record.hpp; into_record / load_record live in records/module_record.hpp because
+// they convert elements by PrecisionSettings.
 #include <functional>
 #include <string>
 #include <vector>

@@ -19,7 +19,7 @@
 
 #include "engine/optim/grads.hpp"
 #include "engine/optim/param_options.hpp"
-#include "records/record.hpp"
+#include "engine/module/record.hpp"
 
 namespace ember {
 

@@ -13,7 +13,7 @@
 #include <string>
 
 #include "engine/tensor/error.hpp"
-#include "records/record.hpp"
+#include "engine/module/record.hpp"
 
 namespace ember {
 

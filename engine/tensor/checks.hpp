@@ -9,7 +9,10 @@
 
 #include <fmt/format.h>
 
+#include "engine/backend/matmul_geometry.hpp"
 #include "engine/backend/ops.hpp"
+#include "engine/backend/pool_geometry.hpp"
+#include "engine/backend/sliding_window.hpp"
 #include "engine/tensor/error.hpp"
 #include "engine/tensor/shape.hpp"
 
@@ -113,18 +116,12 @@ inline Shape matmul(const Shape& a, const Shape& b) {
   const std::size_t r = a.rank();
   if (a[r - 1] != b[r - 2])
     throw ShapeError(fmt::format("matmul: inner dims differ: {} @ {}", a.to_string(), b.to_string()));
-  Shape ba(std::vector<int64_t>(a.dims.begin(), a.dims.end() - 2));
-  Shape bb(std::vector<int64_t>(b.dims.begin(), b.dims.end() - 2));
-  Shape out;
   try {
-    out = broadcast_shapes("matmul", ba, bb);
+    return matmul_geometry(a, b, false, false).out_shape();
   } catch (const ShapeError&) {
     throw ShapeError(
         fmt::format("matmul: batch dims of {} and {} are not broadcastable", a.to_string(), b.to_string()));
   }
-  out.dims.push_back(a[r - 2]);
-  out.dims.push_back(b[r - 1]);
-  return out;
 }
 
 // gather/scatter_add: indices of the same rank as x; every dim other than `dim` no larger than x's.
@@ -171,14 +168,13 @@ inline Shape conv2d(const Shape& x, const Shape& w, const Shape* bias, const Con
     const int64_t span = o.dilation[i] * (w[2 + i] - 1) + 1;
     const int64_t padded = x[2 + i] + 2 * o.padding[i];
     if (padded < span) throw ShapeError(fmt::format("conv2d: kernel larger than padded input {}", args));
-    out[2 + i] = (padded - span) / o.stride[i] + 1;
+    out[2 + i] = window_out_size(x[2 + i], w[2 + i], o.stride[i], o.padding[i], o.dilation[i]);
   }
   return out;
 }
 
 inline Shape pool2d(const char* op, const Shape& x, const Pool2dOptions& o) {
   if (x.rank() != 4) throw ShapeError(fmt::format("{}: input must be 4-D, got {}", op, x.to_string()));
-  Shape out{x[0], x[1], 0, 0};
   for (int i = 0; i < 2; ++i) {
     if (o.kernel[i] < 1 || o.stride[i] < 1 || o.dilation[i] < 1 || o.padding[i] < 0)
       throw ArgumentError(fmt::format("{}: kernel, stride and dilation must be >= 1 and padding >= 0", op));
@@ -189,9 +185,9 @@ inline Shape pool2d(const char* op, const Shape& x, const Pool2dOptions& o) {
     const int64_t span = o.dilation[i] * (o.kernel[i] - 1) + 1;
     const int64_t padded = x[2 + i] + 2 * o.padding[i];
     if (padded < span) throw ShapeError(fmt::format("{}: kernel larger than padded input {}", op, x.to_string()));
-    out[2 + i] = (padded - span) / o.stride[i] + 1;
   }
-  return out;
+  const auto hw = pool2d_out_hw(x, o);
+  return Shape{x[0], x[1], hw[0], hw[1]};
 }
 
 }  // namespace ember::checks

@@ -4,6 +4,8 @@
 // DESIGN.md's "struct of the members' records": C++ cannot synthesize those struct types from Hana reflection
 // without heavy metaprogramming, and the path-keyed form is what strict loading, partial loading, `ember inspect`
 // and the C ABI's runtime-composed modules all need anyway.
+// It lives in the engine (not records/) because optimizers and schedulers keep their state as a Record, and engine/
+// includes nothing from records/ (tests/engine_without_records.sh checks that).
 #include <cstdint>
 #include <map>
 #include <string>
