@@ -3,6 +3,8 @@
 // backend), see behind a handle of dyn.hpp. A DynTensor of B's runtime holds a BackendTensor<B>, itself a variant
 // over B's Float, Int and Bool primitives; the visit_* helpers unwrap handles after checking they belong to B's
 // runtime, so an op on tensors of two backends or two devices is an ArgumentError, never a bad cast.
+#include <fmt/format.h>
+
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -141,7 +143,7 @@ R visit_same(const DynTensor& a, const DynTensor& b, const char* op, F&& f) {
 template <class B, class F>
 decltype(auto) on_backend(const DynDevice& dev, F&& f) {
   if (dev.runtime != &runtime_instance<B>())
-    throw ArgumentError(std::string("device: not a ") + BackendTraits<B>::name + " device");
+    throw ArgumentError(fmt::format("device: not a {} device", BackendTraits<B>::name));
   return f(std::type_identity<B>{});
 }
 

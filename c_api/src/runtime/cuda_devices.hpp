@@ -1,6 +1,8 @@
 #pragma once
 // CUDA devices of the C ABI: the CUDA runtime's device numbers. Without a usable GPU the backend reports 0
 // devices and opening one is UNSUPPORTED with the runtime's reason.
+#include <fmt/format.h>
+
 #include <string>
 
 #include "backends/cuda/cuda_backend.hpp"
@@ -17,14 +19,13 @@ struct DeviceGlue<Cuda> {
   static int32_t count() { return cuda::device_count(); }
   static Device open(int32_t index) {
     const int32_t n = count();
-    if (n == 0) throw UnsupportedError("cuda: " + cuda::unavailable_reason());
+    if (n == 0) throw UnsupportedError(fmt::format("cuda: {}", cuda::unavailable_reason()));
     if (index < 0 || index >= n)
-      throw IndexError("device: cuda has " + std::to_string(n) + " device(s) (index 0.." + std::to_string(n - 1) +
-                       "), got " + std::to_string(index));
+      throw IndexError(fmt::format("device: cuda has {} device(s) (index 0..{}), got {}", n, n - 1, index));
     return Device{index};
   }
   static int32_t index_of(const Device& d) { return d.index; }
-  static std::string name(const Device&, int32_t index) { return "cuda:" + std::to_string(index); }
+  static std::string name(const Device&, int32_t index) { return fmt::format("cuda:{}", index); }
 };
 
 }  // namespace ember::capi

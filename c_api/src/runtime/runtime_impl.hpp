@@ -2,6 +2,8 @@
 // RuntimeImpl<B>: the one implementation of BackendRuntime, forwarding each op_list.hpp row to the op template
 // for B and the devices to DeviceGlue. Included by the file that makes a backend's runtime (runtime_cpu.cpp in
 // libember, plugin_<name>.cpp in a plugin), which instantiates it for that backend only.
+#include <fmt/format.h>
+
 #include "c_api/src/runtime/backend_ops.hpp"
 
 namespace ember::capi {
@@ -19,7 +21,7 @@ class RuntimeImpl final : public BackendRuntime {
     return a.runtime == this && b.runtime == this && Traits::device(a) == Traits::device(b);
   }
   std::string device_name(const DynDevice& d) const override {
-    if (d.runtime != this) throw ArgumentError(std::string("device: not a ") + Traits::name + " device");
+    if (d.runtime != this) throw ArgumentError(fmt::format("device: not a {} device", Traits::name));
     return Traits::Glue::name(Traits::device(d), d.index);
   }
 
