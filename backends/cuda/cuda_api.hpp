@@ -10,16 +10,17 @@
 namespace ember::cuda {
 
 // A CUDA runtime, cuBLAS or cuFFT call failed (launch failure, illegal address, no device, ...). The message names
-// the call and the library's own description of the status.
-class CudaError : public Error {
+// the call and the library's own description of the status. An engine DeviceError (engine/tensor/error.hpp).
+class CudaError : public DeviceError {
  public:
-  using Error::Error;
+  using DeviceError::DeviceError;
 };
 
-// A device allocation failed even after the allocator released every cached block.
-class OutOfMemory : public CudaError {
+// A device allocation failed even after the allocator released every cached block. An engine OutOfMemoryError,
+// not a CudaError: callers handle both through the engine's types.
+class OutOfMemory : public OutOfMemoryError {
  public:
-  using CudaError::CudaError;
+  using OutOfMemoryError::OutOfMemoryError;
 };
 
 // Number of usable CUDA devices; 0 (never an exception) when there is no driver, no device or no permission.

@@ -1,6 +1,7 @@
 #pragma once
-// Vulkan results become ember errors (never aborts): VulkanError for API failures, OutOfMemoryError when the
-// device or host runs out of memory, so callers (and the C ABI) can tell the two apart.
+// Vulkan results become ember errors (never aborts): VulkanError for API failures, DeviceOutOfMemory when the
+// device or host runs out of memory, so callers can tell the two apart. Both derive from the engine's DeviceError /
+// OutOfMemoryError (engine/tensor/error.hpp), which is all the C ABI needs to know of them.
 #include <vulkan/vulkan.h>
 
 #include <string>
@@ -9,11 +10,11 @@
 
 namespace ember {
 
-struct VulkanError : Error {
-  using Error::Error;
+struct VulkanError : DeviceError {
+  using DeviceError::DeviceError;
 };
-struct DeviceOutOfMemory : VulkanError {
-  using VulkanError::VulkanError;
+struct DeviceOutOfMemory : OutOfMemoryError {
+  using OutOfMemoryError::OutOfMemoryError;
 };
 
 namespace vk {

@@ -1,4 +1,6 @@
 // ember.h: status names, versions, global settings, backends and devices.
+#include <fmt/format.h>
+
 #include "backends/cpu/parallel.hpp"
 #include "c_api/src/boundary.hpp"
 #include "records/recorder.hpp"
@@ -8,17 +10,11 @@ using namespace ember::capi;
 
 namespace {
 
-// Static backend table; index == ember_backend.
-struct BackendRow {
-  const char* name;
-  bool compiled;
-};
-constexpr BackendRow kBackends[] = {{"cpu", true}, {"vulkan", EMBER_HAS_VULKAN != 0}, {"cuda", false}};
-constexpr int32_t kBackendCount = 3;
-
-const BackendRow& backend_row(int32_t b) {
-  if (b < 0 || b >= kBackendCount) throw ArgumentError("unknown backend " + std::to_string(b));
-  return kBackends[b];
+// The row of backends/backend_list.hpp for an ember_backend value.
+const BackendInfo& backend_row(int32_t b) {
+  for (const BackendInfo& row : kBackends)
+    if (static_cast<int32_t>(row.id) == b) return row;
+  throw ArgumentError(fmt::format("unknown backend {}", b));
 }
 
 constexpr std::size_t kBackendInfoV1 = EMBER_STRUCT_END(ember_backend_info, name);
@@ -41,7 +37,7 @@ const char* ember_version(void) { return ember::engine_version(); }
 int32_t ember_abi_version(void) { return EMBER_ABI_VERSION; }
 
 ember_status ember_seed(uint64_t seed) {
-  return guard(__func__, [&] { ember::seed(seed); });
+  return guard(__func__, [&] { seed_all(seed); });
 }
 
 ember_status ember_set_num_threads(int32_t n) {
@@ -53,14 +49,15 @@ ember_status ember_set_num_threads(int32_t n) {
 
 ember_status ember_backend_query(int32_t backend, ember_backend_info* info) {
   return guard(__func__, [&] {
-    const BackendRow& row = backend_row(backend);
+    const BackendInfo& row = backend_row(backend);
     ember_backend_info v{};
     v.backend = backend;
     v.compiled = row.compiled;
-    v.device_count = row.compiled ? device_count(static_cast<BackendId>(backend)) : 0;  // GPUs: probed once
+    // A GPU backend's plugin is loaded here (the count is probed once); 0 when it cannot be loaded.
+    v.device_count = row.compiled ? device_count(row.id) : 0;
     v.usable = v.device_count > 0;
     v.float_dtype = static_cast<int32_t>(DType::F32);  // every backend stores floats as f32
-    v.name = row.name;
+    v.name = row.name.data();  // a NUL-terminated literal of the list
     write_struct(info, v, kBackendInfoV1, "info");
   });
 }
@@ -70,9 +67,9 @@ ember_status ember_backend_list(int32_t* backends, size_t capacity, size_t* coun
     auto& n = out_value(count, "count");
     if (!backends && capacity > 0) throw ArgumentError("backends is NULL with capacity " + std::to_string(capacity));
     std::size_t k = 0;
-    for (int32_t b = 0; b < kBackendCount; ++b) {
-      if (!kBackends[b].compiled) continue;
-      if (k < capacity) backends[k] = b;
+    for (const BackendInfo& row : kBackends) {
+      if (!row.compiled) continue;
+      if (k < capacity) backends[k] = static_cast<int32_t>(row.id);
       ++k;
     }
     n = k;
@@ -84,9 +81,7 @@ ember_status ember_backend_list(int32_t* backends, size_t capacity, size_t* coun
 ember_status ember_device_create(int32_t backend, int32_t index, ember_device** out) {
   return guard(__func__, [&] {
     auto& o = out_handle(out);
-    const BackendRow& row = backend_row(backend);
-    if (!row.compiled) throw UnsupportedError(std::string("backend ") + row.name + " is not compiled into this library");
-    o = make_handle<ember_device>(make_device(static_cast<BackendId>(backend), index));
+    o = make_handle<ember_device>(make_device(backend_row(backend).id, index));  // loads a GPU backend's plugin
   });
 }
 

@@ -7,10 +7,9 @@
 #include <system_error>
 #include <unordered_map>
 
+#include <fmt/format.h>
+
 #include "records/recorder.hpp"
-#if EMBER_HAS_VULKAN
-#include "backends/vulkan/vk_check.hpp"
-#endif
 
 namespace ember::capi {
 namespace {
@@ -21,7 +20,9 @@ constexpr std::size_t kMessageSize = 4096;
 thread_local char t_message[kMessageSize];
 
 ember_status set_message(ember_status s, const char* fn, const char* what) noexcept {
-  std::snprintf(t_message, kMessageSize, "%s: %s", fn, what);
+  // format_to_n writes into the fixed buffer without allocating; the result is cut to fit with room for the NUL.
+  const auto r = fmt::format_to_n(t_message, kMessageSize - 1, "{}: {}", fn, what);
+  *r.out = '\0';
   return s;
 }
 
@@ -65,14 +66,13 @@ ember_status fail(const char* fn) noexcept {
     return set_message(e.status, fn, e.what());
   } catch (const UnsupportedError& e) {
     return set_message(EMBER_ERR_UNSUPPORTED, fn, e.what());
-#if EMBER_HAS_VULKAN
-  } catch (const DeviceOutOfMemory& e) {
+  } catch (const OutOfMemoryError& e) {
     return set_message(EMBER_ERR_OUT_OF_MEMORY, fn, e.what());
-  } catch (const VulkanError& e) {
+  } catch (const DeviceError& e) {
     // The device cannot do it (a lost device, a missing feature, an op the backend does not have yet): the host
-    // can fall back to another backend, which is what UNSUPPORTED tells it.
+    // can fall back to another backend, which is what UNSUPPORTED tells it. Backends (plugins included) raise the
+    // engine's error types only (engine/tensor/error.hpp), so no backend header is needed here.
     return set_message(EMBER_ERR_UNSUPPORTED, fn, e.what());
-#endif
   } catch (const LoadError& e) {
     return set_message(EMBER_ERR_RECORD, fn, e.what());
   } catch (const RecordIoError& e) {
@@ -113,16 +113,16 @@ void register_handle(const void* p, HandleKind k) {
 }
 
 void check_handle(const void* p, HandleKind k, const char* arg) {
-  if (!p) throw StatusError(EMBER_ERR_NULL_HANDLE, std::string(arg) + " is NULL (expected an " + handle_type_name(k) + ")");
+  if (!p) throw StatusError(EMBER_ERR_NULL_HANDLE, fmt::format("{} is NULL (expected an {})", arg, handle_type_name(k)));
   Shard& s = shard_of(p);
   std::shared_lock lock(s.mu);
   auto it = s.live.find(p);
   if (it == s.live.end())
-    throw StatusError(EMBER_ERR_INVALID_HANDLE, std::string(arg) + " is not a live " + handle_type_name(k) +
-                                                    " (already freed, or not a handle)");
+    throw StatusError(EMBER_ERR_INVALID_HANDLE,
+                      fmt::format("{} is not a live {} (already freed, or not a handle)", arg, handle_type_name(k)));
   if (it->second != k)
-    throw StatusError(EMBER_ERR_INVALID_HANDLE, std::string(arg) + " is an " + handle_type_name(it->second) +
-                                                    ", expected an " + handle_type_name(k));
+    throw StatusError(EMBER_ERR_INVALID_HANDLE,
+                      fmt::format("{} is an {}, expected an {}", arg, handle_type_name(it->second), handle_type_name(k)));
 }
 
 bool unregister_handle(const void* p, HandleKind k) {
@@ -136,7 +136,7 @@ bool unregister_handle(const void* p, HandleKind k) {
 
 void write_text(const std::string& text, char* buf, std::size_t capacity, std::size_t* length) {
   if (!length) throw ArgumentError("length is NULL");
-  if (!buf && capacity > 0) throw ArgumentError("buf is NULL with capacity " + std::to_string(capacity));
+  if (!buf && capacity > 0) throw ArgumentError(fmt::format("buf is NULL with capacity {}", capacity));
   *length = text.size();
   if (capacity > 0) {
     const std::size_t n = std::min(text.size(), capacity - 1);
@@ -144,25 +144,25 @@ void write_text(const std::string& text, char* buf, std::size_t capacity, std::s
     buf[n] = '\0';
   }
   if (capacity < text.size() + 1)
-    throw StatusError(EMBER_ERR_BUFFER_TOO_SMALL, "buffer of " + std::to_string(capacity) + " bytes for " +
-                                                      std::to_string(text.size() + 1) + " (text and NUL)");
+    throw StatusError(EMBER_ERR_BUFFER_TOO_SMALL,
+                      fmt::format("buffer of {} bytes for {} (text and NUL)", capacity, text.size() + 1));
 }
 
 DType to_dtype(int32_t v, const char* what) {
   if (v < 0 || v > static_cast<int32_t>(DType::I16))
-    throw ArgumentError(std::string("unknown ") + what + " " + std::to_string(v));
+    throw ArgumentError(fmt::format("unknown {} {}", what, v));
   return static_cast<DType>(v);
 }
 
-DynDevice device_or_default(const ember_device* d) {
-  if (!d) return DynDevice{};
+const DynDevice& device_or_default(const ember_device* d) {
+  if (!d) return cpu_device();
   return use(d, "device");
 }
 
 Shape to_shape(const int64_t* dims, std::size_t rank, const char* what) {
   if (rank < 1 || rank > kMaxRank)
-    throw ShapeError(std::string(what) + ": rank " + std::to_string(rank) + " is outside 1.." + std::to_string(kMaxRank));
-  if (!dims) throw ArgumentError(std::string(what) + " is NULL");
+    throw ShapeError(fmt::format("{}: rank {} is outside 1..{}", what, rank, kMaxRank));
+  if (!dims) throw ArgumentError(fmt::format("{} is NULL", what));
   return Shape(std::vector<int64_t>(dims, dims + rank));
 }
 

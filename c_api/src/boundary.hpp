@@ -157,7 +157,7 @@ void write_text(const std::string& text, char* buf, std::size_t capacity, std::s
 
 // ---------------------------------------------------------------- enum conversion (range-checked)
 DType to_dtype(int32_t v, const char* what = "dtype");
-DynDevice device_or_default(const ember_device* d);
+const DynDevice& device_or_default(const ember_device* d);
 Shape to_shape(const int64_t* dims, std::size_t rank, const char* what = "shape");
 
 }  // namespace ember::capi

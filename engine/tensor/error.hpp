@@ -35,4 +35,18 @@ class ArgumentError : public Error {
   using Error::Error;
 };
 
+// A device backend failed or cannot do what was asked (a lost device, a missing feature, a driver error). Backends
+// derive their own error types from it, so callers (the C ABI among them) handle device failures without knowing
+// which backend raised them.
+class DeviceError : public Error {
+ public:
+  using Error::Error;
+};
+
+// A device backend ran out of device or host memory (or a tensor exceeds what the device can address).
+class OutOfMemoryError : public DeviceError {
+ public:
+  using DeviceError::DeviceError;
+};
+
 }  // namespace ember

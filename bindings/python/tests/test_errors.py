@@ -30,6 +30,15 @@ class ErrorMappingTest(unittest.TestCase):
         self.assertEqual(str(e), _lib.last_error().decode())
         self.assertStillWorks()
 
+    def test_cuda_device_is_accepted_and_fails_cleanly_without_a_gpu(self):
+        # "cuda" is a device name like "vulkan"; without a GPU (or without the CUDA plugin) libember says so.
+        if ember.backends()["cuda"]["usable"]:
+            self.skipTest("a CUDA device is present")
+        with self.assertRaises(ember.UnsupportedError) as cm:
+            ember.zeros(2, device="cuda")
+        self.assertIn("cuda", str(cm.exception))
+        self.assertStillWorks()
+
     def test_matmul_and_reshape_shapes(self):
         with self.assertRaisesRegex(ember.ShapeError, "ember_tensor_matmul"):
             ember.ones(2, 3) @ ember.ones(2, 3)

@@ -1,7 +1,8 @@
-// Autodiff on runtime tensors: require grad, backward (optionally seeded), reading gradients, no-grad scopes.
+// Autodiff on runtime tensors: require grad, backward (optionally seeded), reading gradients (no-grad scopes are in
+// grad_mode.cpp).
 #include <vector>
 
-#include "c_api/src/runtime/tensor_ops.hpp"
+#include "c_api/src/runtime/backend_ops.hpp"
 
 namespace ember::capi {
 namespace {
@@ -9,18 +10,14 @@ namespace {
 template <class B>
 constexpr bool kTracks = detail::HasGradTracking<B>;
 
-// This thread's open ember_no_grad_enter scopes: the flag each one found, restored by its exit. A plain array
-// (not a vector) so the thread-local needs no destructor; scopes deeper than this are refused.
-constexpr int kMaxNoGradDepth = 64;
-thread_local bool t_saved[kMaxNoGradDepth];
-thread_local int t_depth = 0;
-
 }  // namespace
 
+namespace ops {
+
+template <class B>
 DynTensor set_requires_grad(const DynTensor& x, bool on) {
-  return std::visit(
+  return visit_backend<B>(
       [&](const auto& t) -> DynTensor {
-        using B = typename std::decay_t<decltype(t)>::Backend;
         const auto& p = float_of(t, "set_requires_grad: tensor");
         if constexpr (kTracks<B>) return wrap<B, Float>(B::float_require_grad(p, on));
         else throw UnsupportedError("set_requires_grad: this backend does not record gradients");
@@ -28,10 +25,10 @@ DynTensor set_requires_grad(const DynTensor& x, bool on) {
       x);
 }
 
+template <class B>
 bool requires_grad(const DynTensor& x) {
-  return std::visit(
+  return visit_backend<B>(
       [&](const auto& t) -> bool {
-        using B = typename std::decay_t<decltype(t)>::Backend;
         if (t.kind() != Kind::Float) return false;
         if constexpr (kTracks<B>) return B::float_is_require_grad(std::get<0>(t.prim));
         else return false;
@@ -39,10 +36,10 @@ bool requires_grad(const DynTensor& x) {
       x);
 }
 
+template <class B>
 DynTensor detach(const DynTensor& x) {
-  return std::visit(
+  return visit_backend<B>(
       [&](const auto& t) -> DynTensor {
-        using B = typename std::decay_t<decltype(t)>::Backend;
         if constexpr (kTracks<B>) {
           if (t.kind() == Kind::Float) return wrap<B, Float>(B::float_detach(std::get<0>(t.prim)));
         }
@@ -51,10 +48,10 @@ DynTensor detach(const DynTensor& x) {
       x);
 }
 
+template <class B>
 DynGrads backward(const DynTensor& x, const DynTensor* grad) {
-  return std::visit(
+  return visit_backend<B>(
       [&](const auto& t) -> DynGrads {
-        using B = typename std::decay_t<decltype(t)>::Backend;
         const auto& p = float_of(t, "backward: tensor");
         if constexpr (kTracks<B>) {
           if (!grad) return BackendGrads<B>{B::backward(p)};
@@ -81,10 +78,10 @@ DynGrads backward(const DynTensor& x, const DynTensor* grad) {
       x);
 }
 
+template <class B>
 std::optional<DynTensor> grad(const DynGrads& grads, const DynTensor& x) {
-  return std::visit(
+  return visit_backend<B>(
       [&](const auto& g) -> std::optional<DynTensor> {
-        using B = typename std::decay_t<decltype(g)>::Backend;
         const auto& t = as_backend<B>(x, "grad");
         const auto& p = float_of(t, "grad: tensor");
         auto r = B::grad(p, g.grads);
@@ -94,18 +91,8 @@ std::optional<DynTensor> grad(const DynGrads& grads, const DynTensor& x) {
       grads);
 }
 
-void no_grad_enter() {
-  if (t_depth >= kMaxNoGradDepth)
-    throw ArgumentError("no_grad_enter: more than " + std::to_string(kMaxNoGradDepth) + " nested scopes");
-  t_saved[t_depth++] = autodiff::no_grad_flag();
-  autodiff::no_grad_flag() = true;
-}
+}  // namespace ops
 
-void no_grad_exit() {
-  if (t_depth == 0) throw ArgumentError("no_grad_exit: no open no-grad scope on this thread");
-  autodiff::no_grad_flag() = t_saved[--t_depth];
-}
-
-bool grad_enabled() { return !autodiff::no_grad_flag(); }
+EMBER_RUNTIME_AUTOGRAD_OPS(EMBER_INSTANTIATE_OP)
 
 }  // namespace ember::capi

@@ -1,12 +1,13 @@
 // Layout and indexing ops on runtime tensors: kind-generic, straight on the backend primitives.
-#include "c_api/src/runtime/tensor_ops.hpp"
+#include "c_api/src/runtime/backend_ops.hpp"
 
 namespace ember::capi {
+namespace ops {
 
+template <class B>
 DynTensor reshape(const DynTensor& x, const std::vector<int64_t>& dims) {
-  return std::visit(
+  return visit_backend<B>(
       [&](const auto& t) -> DynTensor {
-        using B = typename std::decay_t<decltype(t)>::Backend;
         const Shape from = tensor_shape(t);
         if (dims.empty() || dims.size() > kMaxRank)
           throw ShapeError("reshape: rank " + std::to_string(dims.size()) + " is outside 1.." + std::to_string(kMaxRank));
@@ -22,10 +23,10 @@ DynTensor reshape(const DynTensor& x, const std::vector<int64_t>& dims) {
       x);
 }
 
+template <class B>
 DynTensor permute(const DynTensor& x, const std::vector<int64_t>& axes) {
-  return std::visit(
+  return visit_backend<B>(
       [&](const auto& t) -> DynTensor {
-        using B = typename std::decay_t<decltype(t)>::Backend;
         const auto perm = checks::permutation("permute", axes, tensor_shape(t).rank());
         return visit_kind(t, [&](auto k, const auto& p) -> DynTensor {
           using K = decltype(k);
@@ -35,18 +36,10 @@ DynTensor permute(const DynTensor& x, const std::vector<int64_t>& axes) {
       x);
 }
 
-DynTensor transpose(const DynTensor& x, int64_t d0, int64_t d1) {
-  const std::size_t r = shape(x).rank();
-  std::vector<int64_t> axes(r);
-  for (std::size_t i = 0; i < r; ++i) axes[i] = static_cast<int64_t>(i);
-  std::swap(axes[wrap_dim("transpose", d0, r)], axes[wrap_dim("transpose", d1, r)]);
-  return permute(x, axes);
-}
-
+template <class B>
 DynTensor slice(const DynTensor& x, const std::vector<checks::SliceArg>& ranges) {
-  return std::visit(
+  return visit_backend<B>(
       [&](const auto& t) -> DynTensor {
-        using B = typename std::decay_t<decltype(t)>::Backend;
         const auto r = checks::slice_ranges("slice", tensor_shape(t), ranges);
         return visit_kind(t, [&](auto k, const auto& p) -> DynTensor {
           using K = decltype(k);
@@ -56,11 +49,11 @@ DynTensor slice(const DynTensor& x, const std::vector<checks::SliceArg>& ranges)
       x);
 }
 
+template <class B>
 DynTensor cat(const std::vector<const DynTensor*>& xs, int64_t dim) {
   if (xs.empty()) throw ArgumentError("cat: empty list of tensors");
-  return std::visit(
+  return visit_backend<B>(
       [&](const auto& first) -> DynTensor {
-        using B = typename std::decay_t<decltype(first)>::Backend;
         std::vector<const BackendTensor<B>*> ts;
         std::vector<Shape> shapes;
         for (const DynTensor* x : xs) {
@@ -91,10 +84,10 @@ DynTensor cat(const std::vector<const DynTensor*>& xs, int64_t dim) {
       *xs[0]);
 }
 
+template <class B>
 DynTensor index_select(const DynTensor& x, int64_t dim, const DynTensor& indices) {
-  return std::visit(
+  return visit_backend<B>(
       [&](const auto& t) -> DynTensor {
-        using B = typename std::decay_t<decltype(t)>::Backend;
         const auto& idx = int_of(same_backend<B>(indices, t, "index_select"), "index_select: indices");
         const Shape is = B::template shape<Int>(idx);
         if (is.rank() != 1) throw ShapeError("index_select: indices must be rank 1, got " + is.to_string());
@@ -107,10 +100,10 @@ DynTensor index_select(const DynTensor& x, int64_t dim, const DynTensor& indices
       x);
 }
 
+template <class B>
 DynTensor gather(const DynTensor& x, int64_t dim, const DynTensor& indices) {
-  return std::visit(
+  return visit_backend<B>(
       [&](const auto& t) -> DynTensor {
-        using B = typename std::decay_t<decltype(t)>::Backend;
         const auto& idx = int_of(same_backend<B>(indices, t, "gather"), "gather: indices");
         const Shape xs = tensor_shape(t);
         const std::size_t w = wrap_dim("gather", dim, xs.rank());
@@ -123,5 +116,9 @@ DynTensor gather(const DynTensor& x, int64_t dim, const DynTensor& indices) {
       },
       x);
 }
+
+}  // namespace ops
+
+EMBER_RUNTIME_LAYOUT_OPS(EMBER_INSTANTIATE_OP)
 
 }  // namespace ember::capi

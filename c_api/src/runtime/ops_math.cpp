@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "c_api/src/runtime/tensor_ops.hpp"
+#include "c_api/src/runtime/backend_ops.hpp"
 
 namespace ember::capi {
 namespace {
@@ -54,10 +54,12 @@ Primitive<B, K> drop_dim(Primitive<B, K> p, std::size_t w, bool keepdim) {
 
 }  // namespace
 
+namespace ops {
+
+template <class B>
 DynTensor unary(const DynTensor& x, UnaryOp op) {
-  return std::visit(
+  return visit_backend<B>(
       [&](const auto& t) -> DynTensor {
-        using B = typename std::decay_t<decltype(t)>::Backend;
         if (t.kind() == Kind::Float) return wrap<B, Float>(B::float_unary(std::get<0>(t.prim), op));
         if (t.kind() == Kind::Int && (op == UnaryOp::Neg || op == UnaryOp::Abs || op == UnaryOp::Sign))
           return wrap<B, Int>(B::int_unary(std::get<1>(t.prim), op));
@@ -67,10 +69,10 @@ DynTensor unary(const DynTensor& x, UnaryOp op) {
       x);
 }
 
+template <class B>
 DynTensor binary(const DynTensor& a, const DynTensor& b, BinaryOp op) {
   const char* name = binary_name(op);
-  return visit_same<DynTensor>(a, b, name, [&](const auto& x, const auto& y) -> DynTensor {
-    using B = typename std::decay_t<decltype(x)>::Backend;
+  return visit_same<B, DynTensor>(a, b, name, [&](const auto& x, const auto& y) -> DynTensor {
     same_kind(x, y, name);
     const std::size_t r = broadcast_rank(x, y, name);
     if (x.kind() == Kind::Float)
@@ -84,10 +86,10 @@ DynTensor binary(const DynTensor& a, const DynTensor& b, BinaryOp op) {
   });
 }
 
+template <class B>
 DynTensor scalar(const DynTensor& x, ScalarOp op, double s) {
-  return std::visit(
+  return visit_backend<B>(
       [&](const auto& t) -> DynTensor {
-        using B = typename std::decay_t<decltype(t)>::Backend;
         if (t.kind() == Kind::Float) return wrap<B, Float>(B::float_scalar(std::get<0>(t.prim), op, s));
         if (t.kind() == Kind::Int) {
           check_int_scalar("scalar", s);
@@ -100,10 +102,10 @@ DynTensor scalar(const DynTensor& x, ScalarOp op, double s) {
       x);
 }
 
+template <class B>
 DynTensor compare(const DynTensor& a, const DynTensor& b, CompareOp op) {
   const char* name = compare_name(op);
-  return visit_same<DynTensor>(a, b, name, [&](const auto& x, const auto& y) -> DynTensor {
-    using B = typename std::decay_t<decltype(x)>::Backend;
+  return visit_same<B, DynTensor>(a, b, name, [&](const auto& x, const auto& y) -> DynTensor {
     same_kind(x, y, name);
     const std::size_t r = broadcast_rank(x, y, name);
     switch (x.kind()) {
@@ -123,10 +125,10 @@ DynTensor compare(const DynTensor& a, const DynTensor& b, CompareOp op) {
   });
 }
 
+template <class B>
 DynTensor compare_scalar(const DynTensor& x, CompareOp op, double s) {
-  return std::visit(
+  return visit_backend<B>(
       [&](const auto& t) -> DynTensor {
-        using B = typename std::decay_t<decltype(t)>::Backend;
         if (t.kind() == Kind::Float) return wrap<B, Bool>(B::float_compare_scalar(std::get<0>(t.prim), op, s));
         if (t.kind() == Kind::Int) return wrap<B, Bool>(B::int_compare_scalar(std::get<1>(t.prim), op, s));
         throw KindError(std::string(compare_name(op)) + ": compare a bool tensor with another tensor");
@@ -134,9 +136,9 @@ DynTensor compare_scalar(const DynTensor& x, CompareOp op, double s) {
       x);
 }
 
+template <class B>
 DynTensor logical(const DynTensor& a, const DynTensor& b, LogicOp op) {
-  return visit_same<DynTensor>(a, b, "logical", [&](const auto& x, const auto& y) -> DynTensor {
-    using B = typename std::decay_t<decltype(x)>::Backend;
+  return visit_same<B, DynTensor>(a, b, "logical", [&](const auto& x, const auto& y) -> DynTensor {
     const auto& p = bool_of(x, "logical: a");
     const auto& q = bool_of(y, "logical: b");
     const std::size_t r = broadcast_rank(x, y, "logical");
@@ -144,18 +146,18 @@ DynTensor logical(const DynTensor& a, const DynTensor& b, LogicOp op) {
   });
 }
 
+template <class B>
 DynTensor logical_not(const DynTensor& x) {
-  return std::visit(
+  return visit_backend<B>(
       [&](const auto& t) -> DynTensor {
-        using B = typename std::decay_t<decltype(t)>::Backend;
         return wrap<B, Bool>(B::bool_not(bool_of(t, "logical_not: x")));
       },
       x);
 }
 
+template <class B>
 DynTensor where(const DynTensor& cond, const DynTensor& a, const DynTensor& b) {
-  return visit_same<DynTensor>(a, b, "where", [&](const auto& x, const auto& y) -> DynTensor {
-    using B = typename std::decay_t<decltype(x)>::Backend;
+  return visit_same<B, DynTensor>(a, b, "where", [&](const auto& x, const auto& y) -> DynTensor {
     const auto& c = same_backend<B>(cond, x, "where");
     const auto& cp = bool_of(c, "where: cond");
     same_kind(x, y, "where");
@@ -171,11 +173,11 @@ DynTensor where(const DynTensor& cond, const DynTensor& a, const DynTensor& b) {
   });
 }
 
+template <class B>
 DynTensor reduce(const DynTensor& x, ReduceOp op, int64_t dim, bool keepdim) {
   const char* name = reduce_name(op);
-  return std::visit(
+  return visit_backend<B>(
       [&](const auto& t) -> DynTensor {
-        using B = typename std::decay_t<decltype(t)>::Backend;
         const Shape s = tensor_shape(t);
         const std::size_t w = wrap_dim(name, dim, s.rank());
         if (op == ReduceOp::Max || op == ReduceOp::Min) checks::nonempty(name, s, w);
@@ -188,11 +190,11 @@ DynTensor reduce(const DynTensor& x, ReduceOp op, int64_t dim, bool keepdim) {
       x);
 }
 
+template <class B>
 DynTensor reduce_all(const DynTensor& x, ReduceOp op) {
   const char* name = reduce_name(op);
-  return std::visit(
+  return visit_backend<B>(
       [&](const auto& t) -> DynTensor {
-        using B = typename std::decay_t<decltype(t)>::Backend;
         if (op == ReduceOp::Max || op == ReduceOp::Min) checks::nonempty(name, tensor_shape(t));
         if (t.kind() == Kind::Float) return wrap<B, Float>(B::float_reduce_all(std::get<0>(t.prim), op));
         if (t.kind() == Kind::Int) return wrap<B, Int>(B::int_reduce_all(std::get<1>(t.prim), op));
@@ -201,11 +203,11 @@ DynTensor reduce_all(const DynTensor& x, ReduceOp op) {
       x);
 }
 
+template <class B>
 DynTensor arg_reduce(const DynTensor& x, ArgReduceOp op, int64_t dim, bool keepdim) {
   const char* name = op == ArgReduceOp::ArgMax ? "argmax" : "argmin";
-  return std::visit(
+  return visit_backend<B>(
       [&](const auto& t) -> DynTensor {
-        using B = typename std::decay_t<decltype(t)>::Backend;
         const Shape s = tensor_shape(t);
         const std::size_t w = wrap_dim(name, dim, s.rank());
         checks::nonempty(name, s, w);
@@ -218,9 +220,9 @@ DynTensor arg_reduce(const DynTensor& x, ArgReduceOp op, int64_t dim, bool keepd
       x);
 }
 
+template <class B>
 DynTensor matmul(const DynTensor& a, const DynTensor& b) {
-  return visit_same<DynTensor>(a, b, "matmul", [&](const auto& x, const auto& y) -> DynTensor {
-    using B = typename std::decay_t<decltype(x)>::Backend;
+  return visit_same<B, DynTensor>(a, b, "matmul", [&](const auto& x, const auto& y) -> DynTensor {
     const auto& p = float_of(x, "matmul: a");
     const auto& q = float_of(y, "matmul: b");
     const Shape sa = tensor_shape(x), sb = tensor_shape(y);
@@ -233,10 +235,10 @@ DynTensor matmul(const DynTensor& a, const DynTensor& b) {
   });
 }
 
+template <class B>
 DynTensor softmax(const DynTensor& x, int64_t dim, bool log) {
-  return std::visit(
+  return visit_backend<B>(
       [&](const auto& t) -> DynTensor {
-        using B = typename std::decay_t<decltype(t)>::Backend;
         const auto& p = float_of(t, log ? "log_softmax: x" : "softmax: x");
         return with_rank("softmax", tensor_shape(t).rank(), [&](auto d) -> DynTensor {
           const auto tt = typed<B, decltype(d)::value>(p);
@@ -245,5 +247,9 @@ DynTensor softmax(const DynTensor& x, int64_t dim, bool log) {
       },
       x);
 }
+
+}  // namespace ops
+
+EMBER_RUNTIME_MATH_OPS(EMBER_INSTANTIATE_OP)
 
 }  // namespace ember::capi

@@ -2,7 +2,7 @@
 // checked, so they share the engine's validation, kernels and gradients.
 #include <optional>
 
-#include "c_api/src/runtime/tensor_ops.hpp"
+#include "c_api/src/runtime/backend_ops.hpp"
 #include "engine/nn/loss/cross_entropy.hpp"
 #include "engine/nn/loss/mse.hpp"
 
@@ -18,9 +18,11 @@ void need_rank(const BackendTensor<B>& t, std::size_t rank, const std::string& w
 
 }  // namespace
 
+namespace ops {
+
+template <class B>
 DynTensor conv2d(const DynTensor& x, const DynTensor& w, const DynTensor* bias, const Conv2dOptions& o) {
-  return visit_same<DynTensor>(x, w, "conv2d", [&](const auto& xt, const auto& wt) -> DynTensor {
-    using B = typename std::decay_t<decltype(xt)>::Backend;
+  return visit_same<B, DynTensor>(x, w, "conv2d", [&](const auto& xt, const auto& wt) -> DynTensor {
     const auto& xp = float_of(xt, "conv2d: input");
     const auto& wp = float_of(wt, "conv2d: weight");
     need_rank(xt, 4, "conv2d: input");
@@ -40,10 +42,10 @@ DynTensor conv2d(const DynTensor& x, const DynTensor& w, const DynTensor* bias, 
   });
 }
 
+template <class B>
 DynTensor max_pool2d(const DynTensor& x, const Pool2dOptions& o) {
-  return std::visit(
+  return visit_backend<B>(
       [&](const auto& t) -> DynTensor {
-        using B = typename std::decay_t<decltype(t)>::Backend;
         const auto& p = float_of(t, "max_pool2d: input");
         need_rank(t, 4, "max_pool2d: input");
         return wrap<B, Float>(ember::max_pool2d<B>(typed<B, 4>(p), o).primitive());
@@ -51,10 +53,10 @@ DynTensor max_pool2d(const DynTensor& x, const Pool2dOptions& o) {
       x);
 }
 
+template <class B>
 DynTensor avg_pool2d(const DynTensor& x, const Pool2dOptions& o) {
-  return std::visit(
+  return visit_backend<B>(
       [&](const auto& t) -> DynTensor {
-        using B = typename std::decay_t<decltype(t)>::Backend;
         const auto& p = float_of(t, "avg_pool2d: input");
         need_rank(t, 4, "avg_pool2d: input");
         return wrap<B, Float>(ember::avg_pool2d<B>(typed<B, 4>(p), o).primitive());
@@ -62,9 +64,9 @@ DynTensor avg_pool2d(const DynTensor& x, const Pool2dOptions& o) {
       x);
 }
 
+template <class B>
 DynTensor cross_entropy(const DynTensor& logits, const DynTensor& targets, nn::Reduction r) {
-  return visit_same<DynTensor>(logits, targets, "cross_entropy", [&](const auto& lt, const auto& tt) -> DynTensor {
-    using B = typename std::decay_t<decltype(lt)>::Backend;
+  return visit_same<B, DynTensor>(logits, targets, "cross_entropy", [&](const auto& lt, const auto& tt) -> DynTensor {
     const auto& lp = float_of(lt, "cross_entropy: logits");
     const auto& tp = int_of(tt, "cross_entropy: targets");
     need_rank(lt, 2, "cross_entropy: logits");
@@ -75,9 +77,9 @@ DynTensor cross_entropy(const DynTensor& logits, const DynTensor& targets, nn::R
   });
 }
 
+template <class B>
 DynTensor mse_loss(const DynTensor& input, const DynTensor& target, nn::Reduction r) {
-  return visit_same<DynTensor>(input, target, "mse_loss", [&](const auto& it, const auto& tt) -> DynTensor {
-    using B = typename std::decay_t<decltype(it)>::Backend;
+  return visit_same<B, DynTensor>(input, target, "mse_loss", [&](const auto& it, const auto& tt) -> DynTensor {
     const auto& ip = float_of(it, "mse_loss: input");
     const auto& tp = float_of(tt, "mse_loss: target");
     const Shape is = tensor_shape(it), ts = tensor_shape(tt);
@@ -90,5 +92,9 @@ DynTensor mse_loss(const DynTensor& input, const DynTensor& target, nn::Reductio
     });
   });
 }
+
+}  // namespace ops
+
+EMBER_RUNTIME_NN_OPS(EMBER_INSTANTIATE_OP)
 
 }  // namespace ember::capi

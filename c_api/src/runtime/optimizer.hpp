@@ -2,6 +2,7 @@
 // Optimizers over a runtime Sequential (sequential.hpp), for the C ABI: the engine's Sgd / Adam / AdamW, a
 // gradient accumulator for the pending gradients (PyTorch's .grad between backward and step), and the module they
 // update, kept alive by shared ownership.
+#include <cmath>
 #include <memory>
 #include <mutex>
 
@@ -25,12 +26,14 @@ struct BackendOptimizer {
   std::variant<Sgd<B>, Adam<B>, AdamW<B>> opt;
   GradientsAccumulator<B> pending{AccumulateMode::Add};
 };
-// One alternative per compiled backend.
-#if EMBER_HAS_VULKAN
-using DynOptimizer = std::variant<BackendOptimizer<CpuAd>, BackendOptimizer<VulkanAd>>;
-#else
-using DynOptimizer = std::variant<BackendOptimizer<CpuAd>>;
-#endif
+// A BackendOptimizer<B> of the module's runtime (type-erased: only that runtime reads it).
+struct DynOptimizer {
+  std::shared_ptr<void> payload;
+};
+template <class B, class F>
+decltype(auto) visit_backend(F&& f, DynOptimizer& o) {
+  return f(*static_cast<BackendOptimizer<B>*>(o.payload.get()));
+}
 
 // Lock order: the optimizer's mutex, then the module's. Steps hold both, so an optimizer serializes its own calls.
 struct OptimizerState {
@@ -40,15 +43,14 @@ struct OptimizerState {
   std::mutex mu;
 };
 
-std::shared_ptr<OptimizerState> make_optimizer(std::shared_ptr<ModuleState> module, const OptimSpec& spec);
-void accumulate(OptimizerState& o, const DynGrads& grads);
-void step(OptimizerState& o, const DynGrads* grads);
-void zero_grad(OptimizerState& o);
-void reset(OptimizerState& o);
+// The runtime's optimizer functions are op_list.hpp's EMBER_RUNTIME_OPTIMIZER_OPS (declared in tensor_ops.hpp;
+// load_optimizer_record validates against the module's params, and a failure changes nothing). The learning rate
+// is the same for every backend:
+inline void check_lr(double lr) {
+  if (!(lr >= 0) || !std::isfinite(lr))
+    throw ArgumentError("optimizer: lr must be finite and >= 0, got " + std::to_string(lr));
+}
 void set_lr(OptimizerState& o, double lr);
 double get_lr(OptimizerState& o);
-Record optimizer_record(OptimizerState& o);
-// Validates against the module's params; a failure changes nothing.
-void load_optimizer_record(OptimizerState& o, const Record& r);
 
 }  // namespace ember::capi

@@ -1,6 +1,8 @@
 // Runtime Sequential: building layers from specs, forward with runtime rank, params and records.
 #include "c_api/src/runtime/sequential.hpp"
 
+#include "c_api/src/runtime/backend_ops.hpp"
+
 #include <mutex>
 
 namespace ember::capi {
@@ -167,11 +169,14 @@ struct Forward {
 
 }  // namespace
 
+namespace ops {
+
+template <class B>
 std::shared_ptr<ModuleState> make_sequential(const DynDevice& dev, const std::vector<LayerSpec>& specs) {
   if (specs.empty()) throw ArgumentError("sequential: needs at least one layer");
   auto state = std::make_shared<ModuleState>();
-  state->module = on_backend(dev, [&](auto tag) -> DynSequential {
-    using B = typename decltype(tag)::type;
+  state->runtime = &runtime_instance<B>();
+  state->module = on_backend<B>(dev, [&](auto) -> DynSequential {
     Sequential<B> seq;
     for (std::size_t i = 0; i < specs.size(); ++i) {
       try {
@@ -183,25 +188,27 @@ std::shared_ptr<ModuleState> make_sequential(const DynDevice& dev, const std::ve
     // Shapes first (a hostile size must fail here, not overflow an allocation), then values in order.
     visit_params(seq, [](const std::string& path, const auto& p) { check_shape(path.c_str(), p.shape()); });
     visit_params(seq, [](const std::string&, const auto& p) { (void)p.val(); });
-    return seq;
+    return DynSequential{std::make_shared<Sequential<B>>(std::move(seq))};
   });
   state->device = dev;
   for (const auto& s : specs) state->has_batch_norm = state->has_batch_norm || s.kind == 18 || s.kind == 19;
   return state;
 }
 
+template <class B>
 DynTensor forward(ModuleState& m, const DynTensor& x, bool train) {
   std::shared_lock shared(m.mu, std::defer_lock);
   std::unique_lock exclusive(m.mu, std::defer_lock);
   if (train && m.has_batch_norm) exclusive.lock();
   else shared.lock();
-  return std::visit(
+  return visit_backend<B>(
       [&](auto& seq) -> DynTensor {
-        using B = typename std::decay_t<decltype(seq)>::Backend;
         BackendTensor<B> h = as_backend<B>(x, "forward");
-        if (!(tensor_device(h) == BackendTraits<B>::device(m.device)))
-          throw ArgumentError("forward: the input lives on " + device_name(BackendTraits<B>::dyn_device(tensor_device(h))) + ", the module on " +
-                              device_name(m.device));
+        if (!(tensor_device(h) == BackendTraits<B>::device(m.device))) {
+          const BackendRuntime& rt = runtime_instance<B>();
+          throw ArgumentError("forward: the input lives on " + rt.device_name(BackendTraits<B>::dyn_device(tensor_device(h))) +
+                              ", the module on " + rt.device_name(m.device));
+        }
         for (std::size_t i = 0; i < seq.layers.size(); ++i) {
           try {
             h = std::visit(Forward<B>{h, train}, seq.layers[i]);
@@ -218,11 +225,11 @@ DynTensor forward(ModuleState& m, const DynTensor& x, bool train) {
       m.module);
 }
 
+template <class B>
 std::vector<ParamDesc> parameters(const ModuleState& m) {
   std::shared_lock lock(m.mu);
-  return std::visit(
+  return visit_backend<B>(
       [&](const auto& seq) {
-        using B = typename std::decay_t<decltype(seq)>::Backend;
         std::vector<ParamDesc> out;
         for (auto& info : named_parameters(seq)) {
           const DType d = info.kind == ParamKind::Float ? kind_dtype<B, Float>()
@@ -235,11 +242,11 @@ std::vector<ParamDesc> parameters(const ModuleState& m) {
       m.module);
 }
 
+template <class B>
 DynTensor param_value(const ModuleState& m, std::size_t index) {
   std::shared_lock lock(m.mu);
-  return std::visit(
+  return visit_backend<B>(
       [&](const auto& seq) -> DynTensor {
-        using B = typename std::decay_t<decltype(seq)>::Backend;
         std::optional<BackendTensor<B>> found;
         std::size_t i = 0;
         visit_params(seq, [&](const std::string&, const auto& p) {
@@ -254,14 +261,16 @@ DynTensor param_value(const ModuleState& m, std::size_t index) {
       m.module);
 }
 
+template <class B>
 Record module_record(const ModuleState& m) {
   std::shared_lock lock(m.mu);
-  return std::visit([](const auto& seq) { return into_record(seq); }, m.module);
+  return visit_backend<B>([](const auto& seq) { return into_record(seq); }, m.module);
 }
 
+template <class B>
 LoadReport load_module_record(ModuleState& m, const Record& r, LoadMode mode) {
   std::unique_lock lock(m.mu);
-  return std::visit(
+  return visit_backend<B>(
       [&](auto& seq) {
         LoadReport report;
         // load_record works on a copy and throws before anything is assigned, so a failure leaves `seq` as it was.
@@ -270,5 +279,9 @@ LoadReport load_module_record(ModuleState& m, const Record& r, LoadMode mode) {
       },
       m.module);
 }
+
+}  // namespace ops
+
+EMBER_RUNTIME_SEQUENTIAL_OPS(EMBER_INSTANTIATE_OP)
 
 }  // namespace ember::capi

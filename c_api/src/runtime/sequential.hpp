@@ -71,17 +71,24 @@ struct LayerSpec {
   bool bias = true, gelu_tanh = false, count_include_pad = true;
 };
 
-// One alternative per compiled backend.
-#if EMBER_HAS_VULKAN
-using DynSequential = std::variant<Sequential<CpuAd>, Sequential<VulkanAd>>;
-#else
-using DynSequential = std::variant<Sequential<CpuAd>>;
-#endif
+// A Sequential<B> of the module's runtime (type-erased: only that runtime reads it).
+struct DynSequential {
+  std::shared_ptr<void> payload;
+};
+template <class B, class F>
+decltype(auto) visit_backend(F&& f, DynSequential& m) {
+  return f(*static_cast<Sequential<B>*>(m.payload.get()));
+}
+template <class B, class F>
+decltype(auto) visit_backend(F&& f, const DynSequential& m) {
+  return f(*static_cast<const Sequential<B>*>(m.payload.get()));
+}
 
 // What a C module handle owns. The mutex makes the module safe to share: forwards take it shared; anything that
 // replaces params (load, optimizer step) and train-mode forwards of modules with BatchNorm (which update running
 // statistics) take it exclusively.
 struct ModuleState {
+  const BackendRuntime* runtime = nullptr;  // the runtime of `device`, which made `module`
   DynSequential module;
   DynDevice device;  // where the params live; inputs must live there too
   bool has_batch_norm = false;
@@ -93,13 +100,9 @@ struct ParamDesc {
   DType dtype = DType::F32;
 };
 
-// Builds the layers on `dev` and materializes every param in order (deterministic under ember::seed).
-std::shared_ptr<ModuleState> make_sequential(const DynDevice& dev, const std::vector<LayerSpec>& specs);
-DynTensor forward(ModuleState& m, const DynTensor& x, bool train);
-std::vector<ParamDesc> parameters(const ModuleState& m);
-DynTensor param_value(const ModuleState& m, std::size_t index);
-Record module_record(const ModuleState& m);
-// Strict mismatch: throws LoadError (carrying the report) and leaves the module unchanged.
-LoadReport load_module_record(ModuleState& m, const Record& r, LoadMode mode);
+// The module functions (op_list.hpp's EMBER_RUNTIME_SEQUENTIAL_OPS), dispatched to the module's runtime:
+// make_sequential builds the layers on `dev` and materializes every param in order (deterministic under
+// ember::seed); load_module_record on a strict mismatch throws LoadError (carrying the report) and leaves the
+// module unchanged. Declared in tensor_ops.hpp with the others.
 
 }  // namespace ember::capi

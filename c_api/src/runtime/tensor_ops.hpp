@@ -1,67 +1,41 @@
 #pragma once
-// Tensor functions of the runtime-dispatch layer (dyn.hpp): creation, queries, the engine's ops with runtime rank,
-// and autodiff. Every function validates its arguments and throws the engine's typed errors (ShapeError,
-// KindError, ...) or UnsupportedError; none of them crashes on bad input.
+// The runtime-dispatch layer's functions (dyn.hpp), as api_*.cpp call them: creation, queries, the engine's ops
+// with runtime rank, autodiff, modules and optimizers. Every function validates its arguments and throws the
+// engine's typed errors (ShapeError, KindError, ...) or UnsupportedError; none of them crashes on bad input.
+//
+// The backend-specific ones are op_list.hpp's rows: each runs on the runtime of its first handle (dispatch.cpp).
+// Float dtypes give Float tensors, integer dtypes Int, Bool Bool; values convert to the backend's element types.
+// backward is seeded with ones, or with `grad` (same shape): the gradients of sum(x * grad).
 #include <optional>
 #include <vector>
 
-#include "c_api/src/runtime/dyn.hpp"
-#include "engine/nn/loss/reduction.hpp"
+#include "c_api/src/runtime/backend_runtime.hpp"
 
 namespace ember::capi {
 
-// ---------------------------------------------------------------- creation and host transfer
-// Float dtypes give Float tensors, integer dtypes Int, Bool Bool; values convert to the backend's element types.
-DynTensor from_data(const DynDevice& dev, const TensorData& data);
-DynTensor full(const DynDevice& dev, DType dtype, const Shape& shape, double value);
+#define EMBER_X(R, name, params, args, from) R name params;
+EMBER_RUNTIME_OPS(EMBER_X)
+#undef EMBER_X
+
+// ---------------------------------------------------------------- devices (dispatch.cpp)
+// Devices of each backend: device_count is what can run here (0 when the backend is compiled but finds no device,
+// or its plugin cannot be loaded); make_device validates the index and opens (or reuses) the device.
+int32_t device_count(BackendId backend);
+DynDevice make_device(BackendId backend, int32_t index);
+const DynDevice& cpu_device();  // the default device (ember.h: a NULL device)
+// Same backend and, for GPU backends, the same context.
+bool same_device(const DynDevice& a, const DynDevice& b);
+std::string device_name(const DynDevice& d);
+
+// ---------------------------------------------------------------- backend-independent (dispatch.cpp)
 DynTensor arange(const DynDevice& dev, DType dtype, int64_t start, int64_t end, int64_t step);
 DynTensor random(const DynDevice& dev, const Distribution& dist, uint64_t seed, const Shape& shape);
-TensorData to_data(const DynTensor& t);
-
-DType dtype(const DynTensor& t);
-Shape shape(const DynTensor& t);
-DynDevice device(const DynTensor& t);
-
-// ---------------------------------------------------------------- math
-DynTensor unary(const DynTensor& x, UnaryOp op);
-DynTensor binary(const DynTensor& a, const DynTensor& b, BinaryOp op);
-DynTensor scalar(const DynTensor& x, ScalarOp op, double s);
-DynTensor compare(const DynTensor& a, const DynTensor& b, CompareOp op);
-DynTensor compare_scalar(const DynTensor& x, CompareOp op, double s);
-DynTensor logical(const DynTensor& a, const DynTensor& b, LogicOp op);
-DynTensor logical_not(const DynTensor& x);
-DynTensor where(const DynTensor& cond, const DynTensor& a, const DynTensor& b);
-DynTensor reduce(const DynTensor& x, ReduceOp op, int64_t dim, bool keepdim);
-DynTensor reduce_all(const DynTensor& x, ReduceOp op);
-DynTensor arg_reduce(const DynTensor& x, ArgReduceOp op, int64_t dim, bool keepdim);
-DynTensor matmul(const DynTensor& a, const DynTensor& b);
-DynTensor softmax(const DynTensor& x, int64_t dim, bool log);
-DynTensor cast(const DynTensor& x, DType dtype);
-DynTensor conv2d(const DynTensor& x, const DynTensor& w, const DynTensor* bias, const Conv2dOptions& o);
-DynTensor max_pool2d(const DynTensor& x, const Pool2dOptions& o);
-DynTensor avg_pool2d(const DynTensor& x, const Pool2dOptions& o);
-DynTensor cross_entropy(const DynTensor& logits, const DynTensor& targets, nn::Reduction r);
-DynTensor mse_loss(const DynTensor& input, const DynTensor& target, nn::Reduction r);
-
-// ---------------------------------------------------------------- layout
-DynTensor reshape(const DynTensor& x, const std::vector<int64_t>& dims);
-DynTensor permute(const DynTensor& x, const std::vector<int64_t>& axes);
 DynTensor transpose(const DynTensor& x, int64_t d0, int64_t d1);
-DynTensor slice(const DynTensor& x, const std::vector<checks::SliceArg>& ranges);
-DynTensor cat(const std::vector<const DynTensor*>& xs, int64_t dim);
-DynTensor index_select(const DynTensor& x, int64_t dim, const DynTensor& indices);
-DynTensor gather(const DynTensor& x, int64_t dim, const DynTensor& indices);
-
-// ---------------------------------------------------------------- autodiff
-DynTensor set_requires_grad(const DynTensor& x, bool on);
-bool requires_grad(const DynTensor& x);
-DynTensor detach(const DynTensor& x);
-// Seeded with ones, or with `grad` (same shape): the gradients of sum(x * grad).
-DynGrads backward(const DynTensor& x, const DynTensor* grad);
-std::optional<DynTensor> grad(const DynGrads& grads, const DynTensor& x);
 // Per-thread nestable no-grad scope. exit without enter throws ArgumentError.
 void no_grad_enter();
 void no_grad_exit();
 bool grad_enabled();
+// Seeds the global RNG of every runtime, loaded now or later.
+void seed_all(uint64_t seed);
 
 }  // namespace ember::capi

@@ -5,7 +5,7 @@
 #include <mutex>
 
 #include "backends/vulkan/context.hpp"
-#include "c_api/src/runtime/dyn.hpp"
+#include "c_api/src/runtime/vulkan_devices.hpp"
 
 namespace ember::capi {
 namespace {
@@ -61,7 +61,7 @@ std::map<int32_t, std::shared_ptr<vk::Context>>& contexts() {
 
 int32_t vulkan_device_count() { return probe().count; }
 
-DynDevice vulkan_device(int32_t index) {
+VulkanDevice vulkan_device(int32_t index) {
   const Probe& p = probe();
   if (p.count == 0) throw UnsupportedError("vulkan: " + p.why_none);
   if (index < 0 || index >= p.count)
@@ -74,13 +74,13 @@ DynDevice vulkan_device(int32_t index) {
     options.device_index = index;
     try {
       ctx = std::make_shared<vk::Context>(options);
-    } catch (const VulkanError& e) {
+    } catch (const DeviceError& e) {
       // The device exists but cannot run Ember (no shaderInt64 / timelineSemaphore, Vulkan < 1.2, ...).
       contexts().erase(index);
       throw UnsupportedError(std::string("vulkan device ") + std::to_string(index) + " cannot be used: " + e.what());
     }
   }
-  return DynDevice{BackendId::Vulkan, index, VulkanDevice{ctx}};
+  return VulkanDevice{ctx};
 }
 
 int32_t vulkan_device_index(const VulkanDevice& d) {

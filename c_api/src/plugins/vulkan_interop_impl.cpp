@@ -1,0 +1,118 @@
+// The Vulkan plugin's side of ember.h's ember_vulkan_* functions: converting the C handles (void* / uint64_t) to
+// Vulkan's and calling the backend's interop (backends/vulkan/interop.hpp). api_vulkan.cpp has validated the
+// arguments and checked that devices and tensors are of this runtime.
+#include "c_api/src/plugins/vulkan_interop_impl.hpp"
+
+#include <fmt/format.h>
+
+#include <type_traits>
+
+#include "backends/vulkan/interop.hpp"
+#include "c_api/src/runtime/backend_tensor.hpp"
+
+namespace ember::capi {
+namespace {
+
+using VulkanAd = Autodiff<Vulkan>;
+
+// Non-dispatchable handles are pointers on 64-bit platforms and uint64_t on 32-bit ones.
+template <class H>
+H handle_from_u64(uint64_t v) {
+  if constexpr (std::is_pointer_v<H>) return reinterpret_cast<H>(static_cast<std::uintptr_t>(v));
+  else return static_cast<H>(v);
+}
+template <class H>
+uint64_t handle_to_u64(H h) {
+  if constexpr (std::is_pointer_v<H>) return static_cast<uint64_t>(reinterpret_cast<std::uintptr_t>(h));
+  else return static_cast<uint64_t>(h);
+}
+
+// What requirements() lists, kept for the process: ember.h hands out the names with static storage.
+const std::vector<const char*>& required_extensions() {
+  static const std::vector<const char*> names = vulkan::requirements().device_extensions;
+  return names;
+}
+
+const VulkanDevice& vulkan_of(const DynDevice& d) {
+  on_backend<VulkanAd>(d, [](auto) {});
+  return BackendTraits<VulkanAd>::device(d);
+}
+
+class VulkanInteropImpl final : public VulkanInterop {
+ public:
+  ember_vulkan_requirements requirements() const override {
+    const vulkan::Requirements r = vulkan::requirements();
+    ember_vulkan_requirements v{};
+    v.api_version = r.api_version;
+    v.queue_flags = r.queue_flags;
+    v.shader_int64 = r.shader_int64 ? 1 : 0;
+    v.timeline_semaphore = r.timeline_semaphore ? 1 : 0;
+    v.device_extension_count = static_cast<uint32_t>(required_extensions().size());
+    v.device_extensions = required_extensions().empty() ? nullptr : required_extensions().data();
+    return v;
+  }
+
+  DynDevice adopt(const ember_vulkan_device_desc& d) const override {
+    vulkan::ExternalDevice ext;
+    ext.instance = static_cast<VkInstance>(d.instance);
+    ext.physical_device = static_cast<VkPhysicalDevice>(d.physical_device);
+    ext.device = static_cast<VkDevice>(d.device);
+    ext.queue_family = d.queue_family;
+    ext.queue_index = d.queue_index;
+    ext.get_instance_proc_addr = reinterpret_cast<PFN_vkGetInstanceProcAddr>(d.get_instance_proc_addr);
+    ext.lock_queue = d.lock_queue;
+    ext.unlock_queue = d.unlock_queue;
+    ext.user = d.user;
+    vulkan::ContextOptions options;
+    if (d.pipeline_cache_size > 0) {
+      const auto* bytes = static_cast<const uint8_t*>(d.pipeline_cache_data);
+      options.pipeline_cache.assign(bytes, bytes + d.pipeline_cache_size);
+    }
+    return BackendTraits<VulkanAd>::dyn_device(vulkan::adopt(ext, options));
+  }
+
+  VulkanBufferView tensor_buffer(const DynTensor& t) const override {
+    const vulkan::BufferView view = visit_kind(as_backend<VulkanAd>(t, "tensor"), [](auto k, const auto& p) {
+      if constexpr (std::is_same_v<decltype(k), Float>) return vulkan::buffer_of(p.value);  // the autodiff value
+      else return vulkan::buffer_of(p);
+    });
+    return {handle_to_u64(view.buffer), view.offset, view.size};
+  }
+
+  DynTensor wrap_buffer(const DynDevice& d, uint64_t buffer_u64, uint64_t offset, DType dtype,
+                        const Shape& s) const override {
+    const VulkanDevice& dev = vulkan_of(d);
+    const auto buffer = handle_from_u64<VkBuffer>(buffer_u64);
+    switch (dtype) {
+      case DType::F32:
+        return wrap<VulkanAd, Float>(VulkanAd::from_inner(vulkan::wrap_buffer<float>(dev, buffer, offset, s)));
+      case DType::I64: return wrap<VulkanAd, Int>(vulkan::wrap_buffer<int64_t>(dev, buffer, offset, s));
+      case DType::Bool: return wrap<VulkanAd, Bool>(vulkan::wrap_buffer<uint32_t>(dev, buffer, offset, s));
+      default: break;
+    }
+    throw KindError(fmt::format("dtype {} cannot be wrapped: Vulkan tensors store F32, I64 and BOOL (as 32-bit words)",
+                                dtype_name(dtype)));
+  }
+
+  uint64_t submit(const DynDevice& d) const override { return vulkan::submit(vulkan_of(d)); }
+  uint64_t timeline_semaphore(const DynDevice& d) const override {
+    return handle_to_u64(vulkan::timeline(vulkan_of(d)));
+  }
+  void wait_semaphore(const DynDevice& d, uint64_t semaphore, uint64_t value) const override {
+    vulkan::wait_for(vulkan_of(d), handle_from_u64<VkSemaphore>(semaphore), value);
+  }
+  void host_wait(const DynDevice& d, uint64_t value) const override { vulkan::host_wait(vulkan_of(d), value); }
+  void synchronize(const DynDevice& d) const override { vulkan::synchronize(vulkan_of(d)); }
+  std::vector<uint8_t> pipeline_cache_data(const DynDevice& d) const override {
+    return vulkan_of(d).get()->save_pipeline_cache();
+  }
+};
+
+}  // namespace
+
+const VulkanInterop& vulkan_interop_impl() {
+  static const auto* impl = new VulkanInteropImpl;  // leaked: see runtime_instance
+  return *impl;
+}
+
+}  // namespace ember::capi

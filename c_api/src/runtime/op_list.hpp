@@ -1,0 +1,94 @@
+#pragma once
+// The runtime's backend-specific functions, one row each: the single list that the BackendRuntime interface
+// (backend_runtime.hpp), its implementation RuntimeImpl<B> (runtime_impl.hpp), the dispatch functions of
+// tensor_ops.hpp / sequential.hpp / optimizer.hpp (dispatch.cpp) and the explicit instantiations at the end of each
+// ops file derive from. Adding an op: a row in the group of the file that defines its template, nothing else.
+//
+// X(Result, name, (params), (args), from): `from` is the argument whose runtime runs the call (the first handle).
+// Grouped by the file that defines the templates, so each file instantiates its own group.
+
+// creation.cpp
+#define EMBER_RUNTIME_CREATION_OPS(X)                                                                         \
+  X(DynTensor, from_data, (const DynDevice& dev, const TensorData& data), (dev, data), dev)                    \
+  X(DynTensor, full, (const DynDevice& dev, DType dtype, const Shape& shape, double value),                    \
+    (dev, dtype, shape, value), dev)                                                                           \
+  X(TensorData, to_data, (const DynTensor& t), (t), t)                                                         \
+  X(DType, dtype, (const DynTensor& t), (t), t)                                                                \
+  X(Shape, shape, (const DynTensor& t), (t), t)                                                                \
+  X(DynDevice, device, (const DynTensor& t), (t), t)                                                           \
+  X(DynTensor, cast, (const DynTensor& x, DType to), (x, to), x)
+
+// ops_math.cpp
+#define EMBER_RUNTIME_MATH_OPS(X)                                                                             \
+  X(DynTensor, unary, (const DynTensor& x, UnaryOp op), (x, op), x)                                           \
+  X(DynTensor, binary, (const DynTensor& a, const DynTensor& b, BinaryOp op), (a, b, op), a)                  \
+  X(DynTensor, scalar, (const DynTensor& x, ScalarOp op, double s), (x, op, s), x)                            \
+  X(DynTensor, compare, (const DynTensor& a, const DynTensor& b, CompareOp op), (a, b, op), a)                \
+  X(DynTensor, compare_scalar, (const DynTensor& x, CompareOp op, double s), (x, op, s), x)                   \
+  X(DynTensor, logical, (const DynTensor& a, const DynTensor& b, LogicOp op), (a, b, op), a)                  \
+  X(DynTensor, logical_not, (const DynTensor& x), (x), x)                                                     \
+  X(DynTensor, where, (const DynTensor& cond, const DynTensor& a, const DynTensor& b), (cond, a, b), a)       \
+  X(DynTensor, reduce, (const DynTensor& x, ReduceOp op, int64_t dim, bool keepdim), (x, op, dim, keepdim), x) \
+  X(DynTensor, reduce_all, (const DynTensor& x, ReduceOp op), (x, op), x)                                     \
+  X(DynTensor, arg_reduce, (const DynTensor& x, ArgReduceOp op, int64_t dim, bool keepdim),                   \
+    (x, op, dim, keepdim), x)                                                                                  \
+  X(DynTensor, matmul, (const DynTensor& a, const DynTensor& b), (a, b), a)                                   \
+  X(DynTensor, softmax, (const DynTensor& x, int64_t dim, bool log), (x, dim, log), x)
+
+// ops_nn.cpp
+#define EMBER_RUNTIME_NN_OPS(X)                                                                               \
+  X(DynTensor, conv2d, (const DynTensor& x, const DynTensor& w, const DynTensor* bias, const Conv2dOptions& o), \
+    (x, w, bias, o), x)                                                                                        \
+  X(DynTensor, max_pool2d, (const DynTensor& x, const Pool2dOptions& o), (x, o), x)                           \
+  X(DynTensor, avg_pool2d, (const DynTensor& x, const Pool2dOptions& o), (x, o), x)                           \
+  X(DynTensor, cross_entropy, (const DynTensor& logits, const DynTensor& targets, nn::Reduction r),           \
+    (logits, targets, r), logits)                                                                              \
+  X(DynTensor, mse_loss, (const DynTensor& input, const DynTensor& target, nn::Reduction r),                  \
+    (input, target, r), input)
+
+// ops_layout.cpp
+#define EMBER_RUNTIME_LAYOUT_OPS(X)                                                                           \
+  X(DynTensor, reshape, (const DynTensor& x, const std::vector<int64_t>& dims), (x, dims), x)                 \
+  X(DynTensor, permute, (const DynTensor& x, const std::vector<int64_t>& axes), (x, axes), x)                 \
+  X(DynTensor, slice, (const DynTensor& x, const std::vector<checks::SliceArg>& ranges), (x, ranges), x)      \
+  X(DynTensor, cat, (const std::vector<const DynTensor*>& xs, int64_t dim), (xs, dim), xs)                    \
+  X(DynTensor, index_select, (const DynTensor& x, int64_t dim, const DynTensor& indices), (x, dim, indices), x) \
+  X(DynTensor, gather, (const DynTensor& x, int64_t dim, const DynTensor& indices), (x, dim, indices), x)
+
+// autograd.cpp
+#define EMBER_RUNTIME_AUTOGRAD_OPS(X)                                                                         \
+  X(DynTensor, set_requires_grad, (const DynTensor& x, bool on), (x, on), x)                                  \
+  X(bool, requires_grad, (const DynTensor& x), (x), x)                                                        \
+  X(DynTensor, detach, (const DynTensor& x), (x), x)                                                          \
+  X(DynGrads, backward, (const DynTensor& x, const DynTensor* grad), (x, grad), x)                            \
+  X(std::optional<DynTensor>, grad, (const DynGrads& grads, const DynTensor& x), (grads, x), grads)
+
+// sequential.cpp
+#define EMBER_RUNTIME_SEQUENTIAL_OPS(X)                                                                       \
+  X(std::shared_ptr<ModuleState>, make_sequential, (const DynDevice& dev, const std::vector<LayerSpec>& specs), \
+    (dev, specs), dev)                                                                                         \
+  X(DynTensor, forward, (ModuleState & m, const DynTensor& x, bool train), (m, x, train), m)                  \
+  X(std::vector<ParamDesc>, parameters, (const ModuleState& m), (m), m)                                       \
+  X(DynTensor, param_value, (const ModuleState& m, std::size_t index), (m, index), m)                         \
+  X(Record, module_record, (const ModuleState& m), (m), m)                                                    \
+  X(LoadReport, load_module_record, (ModuleState & m, const Record& r, LoadMode mode), (m, r, mode), m)
+
+// optimizer.cpp
+#define EMBER_RUNTIME_OPTIMIZER_OPS(X)                                                                        \
+  X(std::shared_ptr<OptimizerState>, make_optimizer, (std::shared_ptr<ModuleState> module, const OptimSpec& spec), \
+    (std::move(module), spec), *module)                                                                        \
+  X(void, accumulate, (OptimizerState & o, const DynGrads& grads), (o, grads), o)                             \
+  X(void, step, (OptimizerState & o, const DynGrads* grads), (o, grads), o)                                   \
+  X(void, zero_grad, (OptimizerState & o), (o), o)                                                            \
+  X(void, reset, (OptimizerState & o), (o), o)                                                                \
+  X(Record, optimizer_record, (OptimizerState & o), (o), o)                                                   \
+  X(void, load_optimizer_record, (OptimizerState & o, const Record& r), (o, r), o)
+
+#define EMBER_RUNTIME_OPS(X)        \
+  EMBER_RUNTIME_CREATION_OPS(X)     \
+  EMBER_RUNTIME_MATH_OPS(X)         \
+  EMBER_RUNTIME_NN_OPS(X)           \
+  EMBER_RUNTIME_LAYOUT_OPS(X)       \
+  EMBER_RUNTIME_AUTOGRAD_OPS(X)     \
+  EMBER_RUNTIME_SEQUENTIAL_OPS(X)   \
+  EMBER_RUNTIME_OPTIMIZER_OPS(X)

@@ -1,0 +1,15 @@
+#pragma once
+// The backend a runtime build unit is compiled for. meson sets EMBER_RUNTIME_BACKEND to its BackendId enumerator
+// (Cpu for libember's own runtime, Vulkan / Cuda for the plugins); the ops and RuntimeImpl are instantiated for
+// Autodiff of that backend's default configuration (backends/registry.hpp).
+#include "backends/registry.hpp"
+
+#ifndef EMBER_RUNTIME_BACKEND
+#error "EMBER_RUNTIME_BACKEND (Cpu, Vulkan, Cuda) must be set for the runtime's build units"
+#endif
+
+namespace ember::capi {
+
+using RuntimeBackend = Autodiff<typename BackendEntry<BackendId::EMBER_RUNTIME_BACKEND>::Default>;
+
+}  // namespace ember::capi

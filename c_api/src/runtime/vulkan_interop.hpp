@@ -1,0 +1,37 @@
+#pragma once
+// The Vulkan interop behind ember.h's ember_vulkan_* functions, type-erased like BackendRuntime: api_vulkan.cpp
+// (in libember, no Vulkan headers) validates the C arguments and calls this; the Vulkan plugin implements it
+// (plugins/vulkan_interop_impl.cpp). Vulkan handles travel as ember.h spells them: void* for dispatchable
+// handles, uint64_t for the others.
+#include <cstdint>
+#include <vector>
+
+#include "c_api/src/runtime/dyn.hpp"
+#include "ember.h"
+
+namespace ember::capi {
+
+struct VulkanBufferView {
+  uint64_t buffer = 0, offset = 0, size = 0;
+};
+
+class VulkanInterop {
+ public:
+  virtual ~VulkanInterop() = default;
+  // Every field but struct_size; the extension names have static storage.
+  virtual ember_vulkan_requirements requirements() const = 0;
+  // desc was validated by the caller (required handles set, queue callbacks paired, cache data present).
+  virtual DynDevice adopt(const ember_vulkan_device_desc& desc) const = 0;
+  // Arguments are of the Vulkan runtime (the caller checked the backend); buffers and semaphores are not NULL.
+  virtual VulkanBufferView tensor_buffer(const DynTensor& t) const = 0;
+  virtual DynTensor wrap_buffer(const DynDevice& d, uint64_t buffer, uint64_t offset, DType dtype,
+                                const Shape& shape) const = 0;
+  virtual uint64_t submit(const DynDevice& d) const = 0;
+  virtual uint64_t timeline_semaphore(const DynDevice& d) const = 0;
+  virtual void wait_semaphore(const DynDevice& d, uint64_t semaphore, uint64_t value) const = 0;
+  virtual void host_wait(const DynDevice& d, uint64_t value) const = 0;
+  virtual void synchronize(const DynDevice& d) const = 0;
+  virtual std::vector<uint8_t> pipeline_cache_data(const DynDevice& d) const = 0;
+};
+
+}  // namespace ember::capi
