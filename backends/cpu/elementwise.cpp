@@ -1,4 +1,6 @@
 // Elementwise kernels: unary, scalar, binary (NumPy broadcasting), comparisons and Bool logic.
+#include <fmt/format.h>
+
 #include <cmath>
 #include <string>
 #include <type_traits>
@@ -56,7 +58,7 @@ T unary_scalar(UnaryOp op, T x) {
       default: break;
     }
   }
-  throw KindError("unary: op " + std::to_string(static_cast<int>(op)) + " is not defined for Int tensors");
+  throw KindError(fmt::format("{}: not defined for Int tensors", op_name(op)));
 }
 
 // Float unary loops, compiled for AVX-512, AVX2+FMA and baseline x86-64 and picked at load time, so the

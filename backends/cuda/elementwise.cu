@@ -158,7 +158,7 @@ CudaTensor<T> unary(const CudaTensor<T>& x, UnaryOp op) {
       case UnaryOp::Sign: return map1<T>(x, IntUnary<UnaryOp::Sign>{});
       default: break;
     }
-    throw KindError("unary: op " + std::to_string(static_cast<int>(op)) + " is not defined for Int tensors");
+    throw KindError(std::string(op_name(op)) + ": not defined for Int tensors");
   }
 }
 

@@ -1,6 +1,8 @@
 // Elementwise math: unary and scalar ops over contiguous tensors, binary ops with broadcasting through strides
 // (shaders/unary.comp, scalar.comp, binary.comp). Integer division by zero is an ArgumentError like on the CPU:
 // the divisor is checked on the device and the flag read back before dividing (a host sync, only for Int div).
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstring>
 
@@ -58,7 +60,7 @@ template <class T>
 VulkanTensor<T> unary(const VulkanTensor<T>& x, UnaryOp op) {
   if constexpr (std::is_same_v<T, int64_t>) {
     if (op != UnaryOp::Neg && op != UnaryOp::Abs && op != UnaryOp::Sign)
-      throw KindError("unary: op " + std::to_string(static_cast<int>(op)) + " is not defined for Int tensors");
+      throw KindError(fmt::format("{}: not defined for Int tensors", op_name(op)));
   }
   auto y = empty<T>(x.ctx, x.shape);
   const UnaryPush p{static_cast<uint32_t>(x.numel()), static_cast<uint32_t>(op)};

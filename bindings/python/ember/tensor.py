@@ -8,7 +8,7 @@ import array
 from collections import namedtuple
 from ctypes import byref, c_double, c_int32, c_int64, c_size_t, c_void_p
 
-from . import _convert, _lib, autograd
+from . import _convert, _lib, _ops, autograd
 from ._convert import BOOL, F32, F64, I64
 
 _check, _error = _lib.check, _lib.error
@@ -18,13 +18,13 @@ _compare, _compare_scalar = _lib.tensor_compare, _lib.tensor_compare_scalar
 _new = object.__new__
 _DTYPE_ERR = 4
 
-UNARY = {"neg": 0, "abs": 1, "exp": 2, "log": 3, "log1p": 4, "sqrt": 5, "sin": 6, "cos": 7, "tanh": 8,
-         "sigmoid": 9, "erf": 10, "reciprocal": 11, "sign": 12, "floor": 13, "ceil": 14, "round": 15, "relu": 16,
-         "gelu": 17, "gelu_tanh": 18}
-S_ADD, S_SUB, S_MUL, S_DIV, S_POW, S_CLAMP_MIN, S_CLAMP_MAX, S_RSUB, S_RDIV = range(9)
-B_POW, B_MAXIMUM, B_MINIMUM = 4, 5, 6
-CMP = {"eq": 0, "ne": 1, "lt": 2, "le": 3, "gt": 4, "ge": 5}
-R_SUM, R_MEAN, R_PROD, R_MAX, R_MIN = range(5)
+# Op codes come from the generated _ops.py (engine/backend/ops.def); "recip" is PyTorch's "reciprocal".
+UNARY = {("reciprocal" if k == "recip" else k): v for k, v in _ops.UNARY.items()}
+S_ADD, S_SUB, S_MUL, S_DIV, S_POW, S_CLAMP_MIN, S_CLAMP_MAX, S_RSUB, S_RDIV = (_ops.SCALAR[k] for k in (
+    "add", "sub", "mul", "div", "pow", "clamp_min", "clamp_max", "rsub", "rdiv"))
+B_POW, B_MAXIMUM, B_MINIMUM = _ops.BINARY["pow"], _ops.BINARY["maximum"], _ops.BINARY["minimum"]
+CMP = dict(_ops.COMPARE)
+R_SUM, R_MEAN, R_PROD, R_MAX, R_MIN = (_ops.REDUCE[k] for k in ("sum", "mean", "prod", "max", "min"))
 
 ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
 
