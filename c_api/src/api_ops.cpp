@@ -100,6 +100,9 @@ ember_status ember_tensor_compare(const ember_tensor* a, const ember_tensor* b, 
 ember_status ember_tensor_compare_scalar(const ember_tensor* x, int32_t op, double s, ember_tensor** out) {
   return produce(__func__, out, [&] { return compare_scalar(val(x, "x"), to_enum<CompareOp>(op, "compare op"), s); });
 }
+ember_status ember_tensor_predicate(const ember_tensor* x, int32_t op, ember_tensor** out) {
+  return produce(__func__, out, [&] { return predicate(val(x, "x"), to_enum<PredicateOp>(op, "predicate op")); });
+}
 ember_status ember_tensor_logical(const ember_tensor* a, const ember_tensor* b, int32_t op, ember_tensor** out) {
   return produce(__func__, out, [&] {
     return logical(val(a, "a"), val(b, "b"), to_enum<LogicOp>(op, "logic op"));

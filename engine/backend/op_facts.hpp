@@ -48,6 +48,13 @@ struct OpTable<CompareOp> {
   };
 };
 template <>
+struct OpTable<PredicateOp> {
+  static constexpr OpRow<PredicateOp> rows[] = {
+#define EMBER_PREDICATE_OP(id, value, name, kinds) {PredicateOp::id, name, OpKinds::kinds},
+#include "engine/backend/ops.def"
+  };
+};
+template <>
 struct OpTable<ReduceOp> {
   static constexpr OpRow<ReduceOp> rows[] = {
 #define EMBER_REDUCE_OP(id, value, name, kinds) {ReduceOp::id, name, OpKinds::kinds},
@@ -115,7 +122,7 @@ constexpr bool op_values_dense() {
   return true;
 }
 static_assert(op_values_dense<UnaryOp>() && op_values_dense<ScalarOp>() && op_values_dense<BinaryOp>() &&
-                  op_values_dense<CompareOp>() && op_values_dense<ReduceOp>() && op_values_dense<ArgReduceOp>() &&
+                  op_values_dense<CompareOp>() && op_values_dense<PredicateOp>() && op_values_dense<ReduceOp>() && op_values_dense<ArgReduceOp>() &&
                   op_values_dense<LogicOp>() && op_values_dense<FftOp>(),
               "ops.def: each family's values must be 0, 1, 2, ... in row order");
 

@@ -31,6 +31,11 @@ enum class CompareOp : int32_t {
 #define EMBER_COMPARE_OP(id, value, name, kinds) id = value,
 #include "engine/backend/ops.def"
 };
+// Float -> Bool tests of a value's class (float_predicate).
+enum class PredicateOp : int32_t {
+#define EMBER_PREDICATE_OP(id, value, name, kinds) id = value,
+#include "engine/backend/ops.def"
+};
 enum class ReduceOp : int32_t {
 #define EMBER_REDUCE_OP(id, value, name, kinds) id = value,
 #include "engine/backend/ops.def"

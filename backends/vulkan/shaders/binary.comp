@@ -22,6 +22,7 @@
 // every element branching on a push constant (costly on SIMD-emulating devices such as lavapipe).
 layout(constant_id = 1) const uint OP = 0u;
 #include "math.glsl"
+#include "math_trig.glsl"
 #include "int_math.glsl"
 
 layout(std430, binding = 0) readonly buffer A { T a[]; };
@@ -68,6 +69,7 @@ OUT apply(T x, T z) {
     case BINARY_POW: return int_pow(x, z);
     case BINARY_MAXIMUM: return x > z ? x : z;
     case BINARY_MINIMUM: return x < z ? x : z;
+    case BINARY_REMAINDER: return int_remainder(x, z);
   }
   return x;
 }
@@ -81,6 +83,8 @@ OUT apply(T x, T z) {
     case BINARY_POW: return ember_pow(x, z);
     case BINARY_MAXIMUM: return (isnan(x) || x > z) ? x : z;  // NaN propagates, like torch.maximum
     case BINARY_MINIMUM: return (isnan(x) || x < z) ? x : z;
+    case BINARY_ATAN2: return ember_atan2(x, z);
+    case BINARY_REMAINDER: return ember_remainder(x, z);
   }
   return x;
 }

@@ -14,6 +14,7 @@
 // every element branching on a push constant (costly on SIMD-emulating devices such as lavapipe).
 layout(constant_id = 1) const uint OP = 0u;
 #include "math.glsl"
+#include "math_trig.glsl"
 #include "int_math.glsl"
 
 layout(std430, binding = 0) readonly buffer X { T x[]; };
@@ -32,6 +33,7 @@ T apply(T v, T s) {
     case SCALAR_CLAMP_MAX: return v > s ? s : v;
     case SCALAR_RSUB: return s - v;
     case SCALAR_RDIV: return int_div(s, v);
+    case SCALAR_REMAINDER: return int_remainder(v, s);
   }
   return v;
 }
@@ -47,6 +49,7 @@ float apply(float v, float s) {
     case SCALAR_CLAMP_MAX: return v > s ? s : v;
     case SCALAR_RSUB: return s - v;
     case SCALAR_RDIV: return s / v;
+    case SCALAR_REMAINDER: return ember_remainder(v, s);
   }
   return v;
 }

@@ -1,5 +1,6 @@
 #version 450
 // y = op(x) for contiguous tensors; one variant per element type (TYPE_F32 / TYPE_I64). Op codes: UnaryOp (op_codes.glsl).
+// PREDICATE (with TYPE_F32): y = test(x) as Bool words, op codes PredicateOp (isnan, isinf).
 #extension GL_GOOGLE_include_directive : require
 #ifdef TYPE_I64
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
@@ -13,12 +14,27 @@
 // every element branching on a push constant (costly on SIMD-emulating devices such as lavapipe).
 layout(constant_id = 1) const uint OP = 0u;
 #include "math.glsl"
+#include "math_trig.glsl"
+
+#ifdef PREDICATE
+#define OUT uint
+#else
+#define OUT T
+#endif
 
 layout(std430, binding = 0) readonly buffer X { T x[]; };
-layout(std430, binding = 1) writeonly buffer Y { T y[]; };
+layout(std430, binding = 1) writeonly buffer Y { OUT y[]; };
 layout(push_constant) uniform P { uint n; uint op; } p;
 
-#ifdef TYPE_I64
+#if defined(PREDICATE)
+uint apply(float v) {
+  switch (OP) {
+    case PREDICATE_ISNAN: return uint(isnan(v));
+    case PREDICATE_ISINF: return uint(isinf(v));
+  }
+  return 0u;
+}
+#elif defined(TYPE_I64)
 T apply(T v) {
   switch (OP) {
     case UNARY_NEG: return -v;  // wraps for INT64_MIN (two's complement), like the CPU
@@ -49,6 +65,14 @@ float apply(float v) {
     case UNARY_RELU: return v < 0.0 ? 0.0 : v;  // NaN passes through
     case UNARY_GELU: return 0.5 * v * (1.0 + ember_erf(v * 0.70710678118654752));
     case UNARY_GELU_TANH: return 0.5 * v * (1.0 + ember_tanh(0.79788456080286536 * (v + 0.044715 * v * v * v)));
+    case UNARY_ASIN: return ember_asin(v);
+    case UNARY_ACOS: return ember_acos(v);
+    case UNARY_ATAN: return ember_atan(v);
+    case UNARY_SINH: return ember_sinh(v);
+    case UNARY_COSH: return ember_cosh(v);
+    case UNARY_ASINH: return ember_asinh(v);
+    case UNARY_ACOSH: return ember_acosh(v);
+    case UNARY_ATANH: return ember_atanh(v);
   }
   return v;
 }

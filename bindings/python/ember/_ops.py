@@ -3,11 +3,13 @@ engine/backend/ops.def and c_api/src/layers.def: do not edit (meson test op_tabl
 
 UNARY = {"neg": 0, "abs": 1, "exp": 2, "log": 3, "log1p": 4, "sqrt": 5, "sin": 6, "cos": 7, "tanh": 8, "sigmoid": 9,
          "erf": 10, "recip": 11, "sign": 12, "floor": 13, "ceil": 14, "round": 15, "relu": 16, "gelu": 17,
-         "gelu_tanh": 18}
-SCALAR = {"add": 0, "sub": 1, "mul": 2, "div": 3, "pow": 4, "clamp_min": 5, "clamp_max": 6, "rsub": 7, "rdiv": 8}
-BINARY = {"add": 0, "sub": 1, "mul": 2, "div": 3, "pow": 4, "maximum": 5, "minimum": 6}
+         "gelu_tanh": 18, "asin": 19, "acos": 20, "atan": 21, "sinh": 22, "cosh": 23, "asinh": 24, "acosh": 25,
+         "atanh": 26}
+SCALAR = {"add": 0, "sub": 1, "mul": 2, "div": 3, "pow": 4, "clamp_min": 5, "clamp_max": 6, "rsub": 7, "rdiv": 8,
+          "remainder": 9}
+BINARY = {"add": 0, "sub": 1, "mul": 2, "div": 3, "pow": 4, "maximum": 5, "minimum": 6, "atan2": 7, "remainder": 8}
 COMPARE = {"eq": 0, "ne": 1, "lt": 2, "le": 3, "gt": 4, "ge": 5}
-PREDICATE = {}
+PREDICATE = {"isnan": 0, "isinf": 1}
 LOGIC = {"and": 0, "or": 1, "xor": 2}
 REDUCE = {"sum": 0, "mean": 1, "prod": 2, "max": 3, "min": 4}
 LAYER = {"linear": 0, "conv2d": 1, "relu": 2, "gelu": 3, "sigmoid": 4, "tanh": 5, "threshold": 6, "prelu": 7,

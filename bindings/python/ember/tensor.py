@@ -343,4 +343,33 @@ for _name, _code in UNARY.items():
         setattr(Tensor, _name, _unary_method(_name, _code))
 del _name, _code
 
+
+def _binary_op(code):
+    return lambda a, b, out: _binary(a, b, code, out)
+
+
+def atan2(self, other):
+    """atan(self / other) in the quadrant of (other, self), broadcasting (torch.atan2); float tensors."""
+    return self._bin(as_tensor_like(other, self), _binary_op(_ops.BINARY["atan2"]), None)
+
+
+def remainder(self, other):
+    """self - floor(self / other) * other: the sign of `other` (torch.remainder, Python's %); int division by zero
+    raises like //."""
+    return self._bin(other, _binary_op(_ops.BINARY["remainder"]), _ops.SCALAR["remainder"])
+
+
+def _predicate_method(name):
+    def method(self):
+        return call(_lib.tensor_predicate, self._h, _ops.PREDICATE[name])
+    method.__name__ = name
+    method.__doc__ = "Elementwise %s of a float tensor (a bool tensor)." % name
+    return method
+
+
+Tensor.atan2, Tensor.arctan2 = atan2, atan2
+Tensor.remainder = Tensor.__mod__ = remainder
+Tensor.__rmod__ = lambda self, other: as_tensor_like(other, self).remainder(self)
+Tensor.isnan, Tensor.isinf = _predicate_method("isnan"), _predicate_method("isinf")
+
 from . import _tensor_methods  # noqa: E402,F401  (reductions, layout, indexing, casts: attached to Tensor)

@@ -64,6 +64,7 @@ DynTensor binary(const DynTensor& a, const DynTensor& b, BinaryOp op) {
       return wrap<B, Float>(B::float_binary(lift_rank<B, Float>(std::get<0>(x.prim), r),
                                             lift_rank<B, Float>(std::get<0>(y.prim), r), op));
     if (x.kind() == Kind::Int) {
+      if (!op_takes_int(op)) throw KindError(fmt::format("{}: not defined for int tensors", name));
       return wrap<B, Int>(B::int_binary(lift_rank<B, Int>(std::get<1>(x.prim), r),
                                         lift_rank<B, Int>(std::get<1>(y.prim), r), op));
     }
@@ -117,6 +118,17 @@ DynTensor compare_scalar(const DynTensor& x, CompareOp op, double s) {
         if (t.kind() == Kind::Float) return wrap<B, Bool>(B::float_compare_scalar(std::get<0>(t.prim), op, s));
         if (t.kind() == Kind::Int) return wrap<B, Bool>(B::int_compare_scalar(std::get<1>(t.prim), op, s));
         throw KindError(std::string(op_name(op)) + ": compare a bool tensor with another tensor");
+      },
+      x);
+}
+
+DynTensor predicate(const DynTensor& x, PredicateOp op) {
+  return std::visit(
+      [&](const auto& t) -> DynTensor {
+        using B = typename std::decay_t<decltype(t)>::Backend;
+        if (t.kind() != Kind::Float)
+          throw KindError(fmt::format("{}: not defined for {} tensors", op_name(op), dtype_name(tensor_dtype(t))));
+        return wrap<B, Bool>(B::float_predicate(std::get<0>(t.prim), op));
       },
       x);
 }

@@ -28,6 +28,8 @@ DynTensor binary(const DynTensor& a, const DynTensor& b, BinaryOp op);
 DynTensor scalar(const DynTensor& x, ScalarOp op, double s);
 DynTensor compare(const DynTensor& a, const DynTensor& b, CompareOp op);
 DynTensor compare_scalar(const DynTensor& x, CompareOp op, double s);
+// Float -> Bool (isnan, isinf).
+DynTensor predicate(const DynTensor& x, PredicateOp op);
 DynTensor logical(const DynTensor& a, const DynTensor& b, LogicOp op);
 DynTensor logical_not(const DynTensor& x);
 DynTensor where(const DynTensor& cond, const DynTensor& a, const DynTensor& b);
