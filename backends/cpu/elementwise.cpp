@@ -66,7 +66,7 @@ T unary_scalar(UnaryOp op, T x) {
       default: break;
     }
   }
-  throw KindError(fmt::format("{}: not defined for Int tensors", op_name(op)));
+  throw KindError(fmt::format("unary {}: not defined for Int tensors", op_name(op)));
 }
 
 // Float unary loops, compiled for AVX-512, AVX2+FMA and baseline x86-64 and picked at load time, so the

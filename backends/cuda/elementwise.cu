@@ -174,7 +174,7 @@ CudaTensor<T> unary(const CudaTensor<T>& x, UnaryOp op) {
       case UnaryOp::Sign: return map1<T>(x, IntUnary<UnaryOp::Sign>{});
       default: break;
     }
-    throw KindError(std::string(op_name(op)) + ": not defined for Int tensors");
+    throw KindError("unary " + std::string(op_name(op)) + ": not defined for Int tensors");
   }
 }
 

@@ -65,7 +65,7 @@ template <class T>
 VulkanTensor<T> unary(const VulkanTensor<T>& x, UnaryOp op) {
   if constexpr (std::is_same_v<T, int64_t>) {
     if (!op_takes_int(op))
-      throw KindError(fmt::format("{}: not defined for Int tensors", op_name(op)));
+      throw KindError(fmt::format("unary {}: not defined for Int tensors", op_name(op)));
   }
   auto y = empty<T>(x.ctx, x.shape);
   const UnaryPush p{static_cast<uint32_t>(x.numel()), static_cast<uint32_t>(op)};
