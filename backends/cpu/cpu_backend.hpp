@@ -112,6 +112,7 @@ struct Cpu {
   static BoolPrimitive float_compare_scalar(const FloatPrimitive& a, CompareOp op, double s) {
     return cpu::compare_scalar(a, op, s);
   }
+  static BoolPrimitive float_predicate(const FloatPrimitive& x, PredicateOp op) { return cpu::predicate(x, op); }
   static FloatPrimitive float_reduce(const FloatPrimitive& x, ReduceOp op, std::size_t dim) {
     return cpu::reduce(x, op, dim);
   }

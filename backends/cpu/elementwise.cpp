@@ -1,4 +1,6 @@
 // Elementwise kernels: unary, scalar, binary (NumPy broadcasting), comparisons and Bool logic.
+#include <fmt/format.h>
+
 #include <cmath>
 #include <string>
 #include <type_traits>
@@ -45,6 +47,14 @@ T unary_scalar(UnaryOp op, T x) {
       case UnaryOp::Gelu: return T(0.5) * x * (T(1) + std::erf(x * T(0.70710678118654752440)));
       case UnaryOp::GeluTanh:
         return T(0.5) * x * (T(1) + std::tanh(T(0.79788456080286535588) * (x + T(0.044715) * x * x * x)));
+      case UnaryOp::Asin: return std::asin(x);
+      case UnaryOp::Acos: return std::acos(x);
+      case UnaryOp::Atan: return std::atan(x);
+      case UnaryOp::Sinh: return std::sinh(x);
+      case UnaryOp::Cosh: return std::cosh(x);
+      case UnaryOp::Asinh: return std::asinh(x);
+      case UnaryOp::Acosh: return std::acosh(x);
+      case UnaryOp::Atanh: return std::atanh(x);
     }
   } else {
     switch (op) {
@@ -56,7 +66,7 @@ T unary_scalar(UnaryOp op, T x) {
       default: break;
     }
   }
-  throw KindError("unary: op " + std::to_string(static_cast<int>(op)) + " is not defined for Int tensors");
+  throw KindError(fmt::format("unary {}: not defined for Int tensors", op_name(op)));
 }
 
 // Float unary loops, compiled for AVX-512, AVX2+FMA and baseline x86-64 and picked at load time, so the
@@ -89,6 +99,15 @@ void unary_f32(UnaryOp op, const float* __restrict x, float* __restrict y, int64
   }
 }
 
+// torch.remainder for floats: the exact fmod, moved into the divisor's sign (PyTorch's CPU kernel does the same;
+// a - floor(a / b) * b would round).
+template <class T>
+T float_remainder(T a, T b) {
+  T r = std::fmod(a, b);
+  if (r != 0 && ((b < 0) != (r < 0))) r += b;
+  return r;
+}
+
 template <class T>
 T scalar_apply(ScalarOp op, T x, T s) {
   switch (op) {
@@ -101,6 +120,9 @@ T scalar_apply(ScalarOp op, T x, T s) {
     case ScalarOp::Pow: return static_cast<T>(std::pow(x, s));
     case ScalarOp::ClampMin: return x < s ? s : x;  // NaN passes through
     case ScalarOp::ClampMax: return x > s ? s : x;
+    case ScalarOp::Remainder:
+      if constexpr (is_float<T>) return float_remainder(x, s);
+      break;  // ints: scalar() runs int_remainder itself
   }
   return x;
 }
@@ -112,6 +134,14 @@ int64_t int_div(int64_t a, int64_t b, const char* op) {
   if (b == 0) throw ArgumentError(std::string(op) + ": integer division by zero");
   if (b == -1) return wrapping_neg(a);  // INT64_MIN / -1 traps (SIGFPE) on x86
   return a / b;  // truncates toward zero, like C++ and Rust
+}
+
+// torch.remainder for ints: the sign of the divisor. b == -1 is special-cased like int_div (INT64_MIN % -1 traps).
+int64_t int_remainder(int64_t a, int64_t b, const char* op) {
+  if (b == 0) throw ArgumentError(std::string(op) + ": integer division by zero");
+  if (b == -1) return 0;
+  const int64_t r = a % b;
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
 
 int64_t int_pow(int64_t base, int64_t exp) {
@@ -145,6 +175,12 @@ T binary_apply(BinaryOp op, T a, T b) {
     case BinaryOp::Min:
       if constexpr (is_float<T>) return (a != a || a < b) ? a : b;
       else return a < b ? a : b;
+    case BinaryOp::Atan2:
+      if constexpr (is_float<T>) return std::atan2(a, b);
+      else throw KindError("atan2: not defined for Int tensors");
+    case BinaryOp::Remainder:
+      if constexpr (is_float<T>) return float_remainder(a, b);
+      else return int_remainder(a, b, "remainder");
   }
   return a;
 }
@@ -219,7 +255,7 @@ CpuTensor<T> unary(const CpuTensor<T>& x, UnaryOp op) {
     return y;
   } else {
     if constexpr (!is_float<T>) {
-      if (op != UnaryOp::Neg && op != UnaryOp::Abs && op != UnaryOp::Sign) unary_scalar<T>(op, T(0));  // throws
+      if (!op_takes_int(op)) unary_scalar<T>(op, T(0));  // throws
     }
     return map_unary(x, [op](T v) { return unary_scalar(op, v); });
   }
@@ -238,6 +274,7 @@ CpuTensor<T> scalar(const CpuTensor<T>& x, ScalarOp op, double s) {
       case ScalarOp::RDiv: return map_unary(x, [c](T v) { return c / v; });
       case ScalarOp::ClampMin: return map_unary(x, [c](T v) { return v < c ? c : v; });
       case ScalarOp::ClampMax: return map_unary(x, [c](T v) { return v > c ? c : v; });
+      case ScalarOp::Remainder: return map_unary(x, [c](T v) { return float_remainder(v, c); });
       case ScalarOp::Pow:
         if (s == 2.0) return map_unary(x, [](T v) { return v * v; });
         if (s == 1.0) return x;
@@ -253,6 +290,8 @@ CpuTensor<T> scalar(const CpuTensor<T>& x, ScalarOp op, double s) {
       if (op == ScalarOp::Div) return map_unary(x, [c](T v) { return int_div(v, c, "div"); });
       if (op == ScalarOp::Pow) return map_unary(x, [c](T v) { return int_pow(v, c); });
       if (op == ScalarOp::RDiv) return map_unary(x, [c](T v) { return int_div(c, v, "div"); });
+      if (op == ScalarOp::Remainder && c == 0) throw ArgumentError("remainder: integer division by zero");
+      if (op == ScalarOp::Remainder) return map_unary(x, [c](T v) { return int_remainder(v, c, "remainder"); });
     }
     return map_unary(x, [op, c](T v) { return static_cast<T>(scalar_apply<T>(op, v, static_cast<T>(c))); });
   }
@@ -268,6 +307,11 @@ CpuTensor<T> binary(const CpuTensor<T>& a, const CpuTensor<T>& b, BinaryOp op) {
     case BinaryOp::Pow: return broadcast_map<T>(a, b, [](T x, T y) { return binary_apply(BinaryOp::Pow, x, y); });
     case BinaryOp::Max: return broadcast_map<T>(a, b, [](T x, T y) { return binary_apply(BinaryOp::Max, x, y); });
     case BinaryOp::Min: return broadcast_map<T>(a, b, [](T x, T y) { return binary_apply(BinaryOp::Min, x, y); });
+    case BinaryOp::Atan2:
+      if constexpr (!is_float<T>) throw KindError("atan2: not defined for Int tensors");
+      return broadcast_map<T>(a, b, [](T x, T y) { return binary_apply(BinaryOp::Atan2, x, y); });
+    case BinaryOp::Remainder:
+      return broadcast_map<T>(a, b, [](T x, T y) { return binary_apply(BinaryOp::Remainder, x, y); });
   }
   throw ArgumentError("binary: unknown op");
 }
@@ -302,6 +346,23 @@ Mask compare_scalar(const CpuTensor<T>& a, CompareOp op, double s) {
   return y;
 }
 
+template <class T>
+Mask predicate(const CpuTensor<T>& x, PredicateOp op) {
+  Mask y(x.shape);
+  const T* px = x.data();
+  uint8_t* py = y.data();
+  auto run = [&](auto test) {
+    flat(x.numel(), [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) py[i] = test(px[i]);
+    });
+  };
+  switch (op) {
+    case PredicateOp::IsNan: run([](T v) -> uint8_t { return std::isnan(v); }); break;
+    case PredicateOp::IsInf: run([](T v) -> uint8_t { return std::isinf(v); }); break;
+  }
+  return y;
+}
+
 Mask logic(const Mask& a, const Mask& b, LogicOp op) {
   switch (op) {
     case LogicOp::And: return broadcast_map<uint8_t>(a, b, [](uint8_t x, uint8_t y) -> uint8_t { return x & y; });
@@ -324,6 +385,8 @@ Mask logical_not(const Mask& a) {
 EMBER_INSTANTIATE(float)
 EMBER_INSTANTIATE(double)
 EMBER_INSTANTIATE(int64_t)
+template Mask predicate<float>(const CpuTensor<float>&, PredicateOp);
+template Mask predicate<double>(const CpuTensor<double>&, PredicateOp);
 template Mask compare_scalar<uint8_t>(const Mask&, CompareOp, double);
 template Mask compare<uint8_t>(const Mask&, const Mask&, CompareOp);
 #undef EMBER_INSTANTIATE

@@ -45,6 +45,7 @@ template <class T> CpuTensor<T> scalar(const CpuTensor<T>& x, ScalarOp op, doubl
 template <class T> CpuTensor<T> binary(const CpuTensor<T>& a, const CpuTensor<T>& b, BinaryOp op);
 template <class T> Mask compare(const CpuTensor<T>& a, const CpuTensor<T>& b, CompareOp op);
 template <class T> Mask compare_scalar(const CpuTensor<T>& a, CompareOp op, double s);
+template <class T> Mask predicate(const CpuTensor<T>& x, PredicateOp op);
 Mask logic(const Mask& a, const Mask& b, LogicOp op);
 Mask logical_not(const Mask& a);
 

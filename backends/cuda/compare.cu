@@ -1,4 +1,4 @@
-// Comparisons (-> Bool) for Float, Int and Bool tensors, and Bool logic. Bool tensors hold 0/1 bytes.
+// Comparisons (-> Bool) for Float, Int and Bool tensors, Float predicates (isnan, isinf), and Bool logic. Bool tensors hold 0/1 bytes.
 #include "backends/cuda/kernels.hpp"
 #include "backends/cuda/map.cuh"
 
@@ -37,6 +37,14 @@ struct LogicFn {
   }
 };
 
+template <PredicateOp Op>
+struct PredicateFn {
+  __device__ uint8_t operator()(float a) const {
+    if constexpr (Op == PredicateOp::IsNan) return isnan(a);
+    else return isinf(a);  // IsInf
+  }
+};
+
 struct NotFn {
   __device__ uint8_t operator()(uint8_t a) const { return a ^ 1u; }
 };
@@ -69,6 +77,14 @@ Mask compare_scalar(const CudaTensor<T>& a, CompareOp op, double s) {
     case CompareOp::Ge: return map1<uint8_t>(a, CompareScalarFn<CompareOp::Ge, T>{c});
   }
   throw ArgumentError("compare_scalar: unknown op");
+}
+
+Mask predicate(const CudaTensor<float>& x, PredicateOp op) {
+  switch (op) {
+    case PredicateOp::IsNan: return map1<uint8_t>(x, PredicateFn<PredicateOp::IsNan>{});
+    case PredicateOp::IsInf: return map1<uint8_t>(x, PredicateFn<PredicateOp::IsInf>{});
+  }
+  throw ArgumentError("predicate: unknown op");
 }
 
 Mask logic(const Mask& a, const Mask& b, LogicOp op) {

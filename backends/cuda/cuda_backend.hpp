@@ -121,6 +121,7 @@ struct Cuda {
   static BoolPrimitive float_compare_scalar(const FloatPrimitive& a, CompareOp op, double s) {
     return cuda::compare_scalar(a, op, s);
   }
+  static BoolPrimitive float_predicate(const FloatPrimitive& x, PredicateOp op) { return cuda::predicate(x, op); }
   static FloatPrimitive float_reduce(const FloatPrimitive& x, ReduceOp op, std::size_t dim) {
     return cuda::reduce(x, op, dim);
   }

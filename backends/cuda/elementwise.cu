@@ -31,7 +31,16 @@ struct FloatUnary {
     else if constexpr (Op == UnaryOp::Round) return rintf(x);  // half to even, like PyTorch
     else if constexpr (Op == UnaryOp::Relu) return x < 0.0f ? 0.0f : x;  // NaN passes through
     else if constexpr (Op == UnaryOp::Gelu) return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
-    else return 0.5f * x * (1.0f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));  // GeluTanh
+    else if constexpr (Op == UnaryOp::GeluTanh)
+      return 0.5f * x * (1.0f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+    else if constexpr (Op == UnaryOp::Asin) return asinf(x);
+    else if constexpr (Op == UnaryOp::Acos) return acosf(x);
+    else if constexpr (Op == UnaryOp::Atan) return atanf(x);
+    else if constexpr (Op == UnaryOp::Sinh) return sinhf(x);
+    else if constexpr (Op == UnaryOp::Cosh) return coshf(x);
+    else if constexpr (Op == UnaryOp::Asinh) return asinhf(x);
+    else if constexpr (Op == UnaryOp::Acosh) return acoshf(x);
+    else return atanhf(x);  // Atanh
   }
 };
 
@@ -57,6 +66,7 @@ struct ScalarFn {
       else if constexpr (Op == ScalarOp::RDiv) return c / v;
       else if constexpr (Op == ScalarOp::ClampMin) return v < c ? c : v;  // NaN passes through
       else if constexpr (Op == ScalarOp::ClampMax) return v > c ? c : v;
+      else if constexpr (Op == ScalarOp::Remainder) return float_remainder(v, c);
       else return powf(v, c);  // Pow
     } else {
       if constexpr (Op == ScalarOp::Add) return wrap_add(v, c);
@@ -67,6 +77,7 @@ struct ScalarFn {
       else if constexpr (Op == ScalarOp::RDiv) return int_div(c, v);
       else if constexpr (Op == ScalarOp::ClampMin) return v < c ? c : v;
       else if constexpr (Op == ScalarOp::ClampMax) return v > c ? c : v;
+      else if constexpr (Op == ScalarOp::Remainder) return int_remainder(v, c);
       else return int_pow(v, c);  // Pow
     }
   }
@@ -86,7 +97,9 @@ struct BinaryFn {
       else if constexpr (Op == BinaryOp::Div) return a / b;
       else if constexpr (Op == BinaryOp::Pow) return powf(a, b);
       else if constexpr (Op == BinaryOp::Max) return (a != a || a > b) ? a : b;  // NaN propagates
-      else return (a != a || a < b) ? a : b;                                     // Min
+      else if constexpr (Op == BinaryOp::Min) return (a != a || a < b) ? a : b;
+      else if constexpr (Op == BinaryOp::Atan2) return atan2f(a, b);
+      else return float_remainder(a, b);  // Remainder
     } else {
       if constexpr (Op == BinaryOp::Add) return wrap_add(a, b);
       else if constexpr (Op == BinaryOp::Sub) return wrap_sub(a, b);
@@ -94,7 +107,8 @@ struct BinaryFn {
       else if constexpr (Op == BinaryOp::Div) return int_div(a, b);
       else if constexpr (Op == BinaryOp::Pow) return int_pow(a, b);
       else if constexpr (Op == BinaryOp::Max) return a > b ? a : b;
-      else return a < b ? a : b;  // Min
+      else if constexpr (Op == BinaryOp::Min) return a < b ? a : b;
+      else return int_remainder(a, b);  // Remainder (Atan2 is refused for Int before the launch)
     }
   }
 };
@@ -132,6 +146,7 @@ CudaTensor<T> scalar_op(const CudaTensor<T>& x, ScalarOp op, T c) {
     case ScalarOp::ClampMax: return map1<T>(x, ScalarFn<ScalarOp::ClampMax, T>{c});
     case ScalarOp::RSub: return map1<T>(x, ScalarFn<ScalarOp::RSub, T>{c});
     case ScalarOp::RDiv: return map1<T>(x, ScalarFn<ScalarOp::RDiv, T>{c});
+    case ScalarOp::Remainder: return map1<T>(x, ScalarFn<ScalarOp::Remainder, T>{c});
   }
   throw ArgumentError("scalar: unknown op");
 }
@@ -147,7 +162,8 @@ CudaTensor<T> unary(const CudaTensor<T>& x, UnaryOp op) {
       EMBER_CASE(Neg) EMBER_CASE(Abs) EMBER_CASE(Exp) EMBER_CASE(Log) EMBER_CASE(Log1p) EMBER_CASE(Sqrt)
       EMBER_CASE(Sin) EMBER_CASE(Cos) EMBER_CASE(Tanh) EMBER_CASE(Sigmoid) EMBER_CASE(Erf) EMBER_CASE(Recip)
       EMBER_CASE(Sign) EMBER_CASE(Floor) EMBER_CASE(Ceil) EMBER_CASE(Round) EMBER_CASE(Relu) EMBER_CASE(Gelu)
-      EMBER_CASE(GeluTanh)
+      EMBER_CASE(GeluTanh) EMBER_CASE(Asin) EMBER_CASE(Acos) EMBER_CASE(Atan) EMBER_CASE(Sinh) EMBER_CASE(Cosh)
+      EMBER_CASE(Asinh) EMBER_CASE(Acosh) EMBER_CASE(Atanh)
 #undef EMBER_CASE
     }
     throw ArgumentError("unary: unknown op");
@@ -158,7 +174,7 @@ CudaTensor<T> unary(const CudaTensor<T>& x, UnaryOp op) {
       case UnaryOp::Sign: return map1<T>(x, IntUnary<UnaryOp::Sign>{});
       default: break;
     }
-    throw KindError("unary: op " + std::to_string(static_cast<int>(op)) + " is not defined for Int tensors");
+    throw KindError("unary " + std::string(op_name(op)) + ": not defined for Int tensors");
   }
 }
 
@@ -174,7 +190,8 @@ CudaTensor<T> scalar(const CudaTensor<T>& x, ScalarOp op, double s) {
     return scalar_op<float>(x, op, static_cast<float>(s));
   } else {
     const int64_t c = static_cast<int64_t>(s);
-    if (op == ScalarOp::Div && c == 0) throw ArgumentError("div: integer division by zero");
+    if ((op == ScalarOp::Div || op == ScalarOp::Remainder) && c == 0)
+      throw ArgumentError(std::string(op_name(op)) + ": integer division by zero");
     if (op == ScalarOp::RDiv) check_no_zero(x, "div");
     return scalar_op<int64_t>(x, op, c);
   }
@@ -183,9 +200,10 @@ CudaTensor<T> scalar(const CudaTensor<T>& x, ScalarOp op, double s) {
 template <class T>
 CudaTensor<T> binary(const CudaTensor<T>& a, const CudaTensor<T>& b, BinaryOp op) {
   if constexpr (std::is_same_v<T, int64_t>) {
-    if (op == BinaryOp::Div && a.numel() > 0) {
+    if (!op_takes_int(op)) throw KindError(std::string(op_name(op)) + ": not defined for Int tensors");
+    if ((op == BinaryOp::Div || op == BinaryOp::Remainder) && a.numel() > 0) {
       // Every divisor is used unless the broadcast output is empty.
-      if (broadcast_shapes("div", a.shape, b.shape).num_elements() > 0) check_no_zero(b, "div");
+      if (broadcast_shapes(op_name(op), a.shape, b.shape).num_elements() > 0) check_no_zero(b, op_name(op));
     }
   }
   switch (op) {
@@ -196,6 +214,10 @@ CudaTensor<T> binary(const CudaTensor<T>& a, const CudaTensor<T>& b, BinaryOp op
     case BinaryOp::Pow: return map2<T>(a, b, BinaryFn<BinaryOp::Pow, T>{}, "pow");
     case BinaryOp::Max: return map2<T>(a, b, BinaryFn<BinaryOp::Max, T>{}, "maximum");
     case BinaryOp::Min: return map2<T>(a, b, BinaryFn<BinaryOp::Min, T>{}, "minimum");
+    case BinaryOp::Atan2:
+      if constexpr (std::is_same_v<T, float>) return map2<T>(a, b, BinaryFn<BinaryOp::Atan2, T>{}, "atan2");
+      break;
+    case BinaryOp::Remainder: return map2<T>(a, b, BinaryFn<BinaryOp::Remainder, T>{}, "remainder");
   }
   throw ArgumentError("binary: unknown op");
 }

@@ -22,6 +22,20 @@ __host__ __device__ __forceinline__ int64_t int_div(int64_t a, int64_t b) {
   return b == 0 ? 0 : a / b;  // b == 0 was rejected before the launch; never trap on the device
 }
 
+// torch.remainder: the sign of the divisor; x % -1 is 0 (INT64_MIN % -1 would trap).
+__host__ __device__ __forceinline__ int64_t int_remainder(int64_t a, int64_t b) {
+  if (b == 0 || b == -1) return 0;  // b == 0 was rejected before the launch
+  const int64_t r = a % b;
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+
+// torch.remainder for floats: the exact fmod moved into the divisor's sign (the CPU backend's formula).
+__host__ __device__ __forceinline__ float float_remainder(float a, float b) {
+  float r = fmodf(a, b);
+  if (r != 0.0f && ((b < 0.0f) != (r < 0.0f))) r += b;
+  return r;
+}
+
 __host__ __device__ __forceinline__ int64_t int_pow(int64_t base, int64_t exp) {
   if (exp < 0) return base == 1 ? 1 : (base == -1 ? ((exp & 1) ? -1 : 1) : 0);
   uint64_t r = 1, b = static_cast<uint64_t>(base);

@@ -50,6 +50,7 @@ template <class T> CudaTensor<T> binary(const CudaTensor<T>& a, const CudaTensor
 // compare.cu
 template <class T> Mask compare(const CudaTensor<T>& a, const CudaTensor<T>& b, CompareOp op);
 template <class T> Mask compare_scalar(const CudaTensor<T>& a, CompareOp op, double s);
+Mask predicate(const CudaTensor<float>& x, PredicateOp op);
 Mask logic(const Mask& a, const Mask& b, LogicOp op);
 Mask logical_not(const Mask& a);
 

@@ -1,6 +1,8 @@
 // Elementwise math: unary and scalar ops over contiguous tensors, binary ops with broadcasting through strides
 // (shaders/unary.comp, scalar.comp, binary.comp). Integer division by zero is an ArgumentError like on the CPU:
 // the divisor is checked on the device and the flag read back before dividing (a host sync, only for Int div).
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstring>
 
@@ -33,6 +35,10 @@ EMBER_SHADER_WORDS(kBinaryI64)
 #include "binary_i64.spv.inc"
 ;
 EMBER_SHADER_DEF(kBinaryI64)
+EMBER_SHADER_WORDS(kPredicateF32)
+#include "predicate_f32.spv.inc"
+;
+EMBER_SHADER_DEF(kPredicateF32)
 
 struct UnaryPush {
   uint32_t n, op;
@@ -45,11 +51,12 @@ struct ScalarPush {
 };
 
 // Throws when any element of the Int tensor d is zero (reads one flag back).
-void refuse_zero_divisor(const Index& d) {
+void refuse_zero_divisor(const Index& d, const char* op) {
   if (d.numel() == 0) return;
   const auto zero = compare_scalar(d, CompareOp::Eq, 0.0);
   const auto any = reduce_all(cast<uint32_t, int64_t>(zero), ReduceOp::Max);
-  if (into_data(any, DType::I64).get<int64_t>(0) != 0) throw ArgumentError("div: integer division by zero");
+  if (into_data(any, DType::I64).get<int64_t>(0) != 0)
+    throw ArgumentError(fmt::format("{}: integer division by zero", op));
 }
 
 }  // namespace
@@ -57,8 +64,8 @@ void refuse_zero_divisor(const Index& d) {
 template <class T>
 VulkanTensor<T> unary(const VulkanTensor<T>& x, UnaryOp op) {
   if constexpr (std::is_same_v<T, int64_t>) {
-    if (op != UnaryOp::Neg && op != UnaryOp::Abs && op != UnaryOp::Sign)
-      throw KindError("unary: op " + std::to_string(static_cast<int>(op)) + " is not defined for Int tensors");
+    if (!op_takes_int(op))
+      throw KindError(fmt::format("unary {}: not defined for Int tensors", op_name(op)));
   }
   auto y = empty<T>(x.ctx, x.shape);
   const UnaryPush p{static_cast<uint32_t>(x.numel()), static_cast<uint32_t>(op)};
@@ -71,8 +78,9 @@ VulkanTensor<T> scalar(const VulkanTensor<T>& x, ScalarOp op, double s) {
   ScalarPush p{static_cast<uint32_t>(x.numel()), static_cast<uint32_t>(op), static_cast<float>(s), 0, {0, 0}};
   if constexpr (std::is_same_v<T, int64_t>) {
     const int64_t c = static_cast<int64_t>(s);
-    if (op == ScalarOp::Div && c == 0) throw ArgumentError("div: integer division by zero");
-    if (op == ScalarOp::RDiv) refuse_zero_divisor(x);
+    if ((op == ScalarOp::Div || op == ScalarOp::Remainder) && c == 0)
+      throw ArgumentError(fmt::format("{}: integer division by zero", op_name(op)));
+    if (op == ScalarOp::RDiv) refuse_zero_divisor(x, "div");
     std::memcpy(p.s64, &c, 8);
   }
   auto y = empty<T>(x.ctx, x.shape);
@@ -83,10 +91,19 @@ VulkanTensor<T> scalar(const VulkanTensor<T>& x, ScalarOp op, double s) {
 template <class T>
 VulkanTensor<T> binary(const VulkanTensor<T>& a, const VulkanTensor<T>& b, BinaryOp op) {
   if constexpr (std::is_same_v<T, int64_t>) {
-    if (op == BinaryOp::Div) refuse_zero_divisor(b);
+    if (!op_takes_int(op)) throw KindError(fmt::format("{}: not defined for Int tensors", op_name(op)));
+    if (op == BinaryOp::Div) refuse_zero_divisor(b, "div");
+    if (op == BinaryOp::Remainder) refuse_zero_divisor(b, "remainder");
   }
   return broadcast_op<T, T>(std::is_same_v<T, float> ? kBinaryF32 : kBinaryI64, a, b, static_cast<uint32_t>(op),
                             "binary");
+}
+
+Mask predicate(const VulkanTensor<float>& x, PredicateOp op) {
+  auto y = empty<uint32_t>(x.ctx, x.shape);
+  const UnaryPush p{static_cast<uint32_t>(x.numel()), static_cast<uint32_t>(op)};
+  launch(*x.ctx, kPredicateF32, {in(x), out(y)}, p, x.numel(), {p.op, 0, 0});
+  return y;
 }
 
 template VulkanTensor<float> unary<float>(const VulkanTensor<float>&, UnaryOp);

@@ -57,6 +57,7 @@ template <class T> VulkanTensor<T> binary(const VulkanTensor<T>& a, const Vulkan
 // compare.cpp
 template <class T> Mask compare(const VulkanTensor<T>& a, const VulkanTensor<T>& b, CompareOp op);
 template <class T> Mask compare_scalar(const VulkanTensor<T>& a, CompareOp op, double s);
+Mask predicate(const VulkanTensor<float>& x, PredicateOp op);
 Mask logic(const Mask& a, const Mask& b, LogicOp op);
 Mask logical_not(const Mask& a);
 

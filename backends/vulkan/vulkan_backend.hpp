@@ -99,6 +99,7 @@ struct Vulkan {
   static BoolPrimitive float_compare_scalar(const FloatPrimitive& a, CompareOp op, double s) {
     return vk::compare_scalar(a, op, s);
   }
+  static BoolPrimitive float_predicate(const FloatPrimitive& x, PredicateOp op) { return vk::predicate(x, op); }
   static FloatPrimitive float_reduce(const FloatPrimitive& x, ReduceOp op, std::size_t dim) {
     return vk::reduce(x, op, dim);
   }

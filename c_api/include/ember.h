@@ -107,18 +107,26 @@ enum ember_unary_op { /* float tensors: all; int tensors: NEG, ABS, SIGN */
   EMBER_UNARY_SQRT = 5, EMBER_UNARY_SIN = 6, EMBER_UNARY_COS = 7, EMBER_UNARY_TANH = 8, EMBER_UNARY_SIGMOID = 9,
   EMBER_UNARY_ERF = 10, EMBER_UNARY_RECIP = 11, EMBER_UNARY_SIGN = 12, EMBER_UNARY_FLOOR = 13,
   EMBER_UNARY_CEIL = 14, EMBER_UNARY_ROUND = 15, EMBER_UNARY_RELU = 16, EMBER_UNARY_GELU = 17,
-  EMBER_UNARY_GELU_TANH = 18
+  EMBER_UNARY_GELU_TANH = 18, EMBER_UNARY_ASIN = 19, EMBER_UNARY_ACOS = 20, EMBER_UNARY_ATAN = 21,
+  EMBER_UNARY_SINH = 22, EMBER_UNARY_COSH = 23, EMBER_UNARY_ASINH = 24, EMBER_UNARY_ACOSH = 25,
+  EMBER_UNARY_ATANH = 26
 };
 enum ember_binary_op { /* NumPy broadcasting; both operands of the same kind (float or int) */
   EMBER_BINARY_ADD = 0, EMBER_BINARY_SUB = 1, EMBER_BINARY_MUL = 2, EMBER_BINARY_DIV = 3, EMBER_BINARY_POW = 4,
-  EMBER_BINARY_MAXIMUM = 5, EMBER_BINARY_MINIMUM = 6
+  EMBER_BINARY_MAXIMUM = 5, EMBER_BINARY_MINIMUM = 6,
+  EMBER_BINARY_ATAN2 = 7,    /* float only */
+  EMBER_BINARY_REMAINDER = 8 /* a - floor(a / b) * b: the sign of b, like torch.remainder; int: b == 0 is an error */
 };
 enum ember_scalar_op { /* x (op) s; RSUB is s - x, RDIV is s / x */
   EMBER_SCALAR_ADD = 0, EMBER_SCALAR_SUB = 1, EMBER_SCALAR_MUL = 2, EMBER_SCALAR_DIV = 3, EMBER_SCALAR_POW = 4,
-  EMBER_SCALAR_CLAMP_MIN = 5, EMBER_SCALAR_CLAMP_MAX = 6, EMBER_SCALAR_RSUB = 7, EMBER_SCALAR_RDIV = 8
+  EMBER_SCALAR_CLAMP_MIN = 5, EMBER_SCALAR_CLAMP_MAX = 6, EMBER_SCALAR_RSUB = 7, EMBER_SCALAR_RDIV = 8,
+  EMBER_SCALAR_REMAINDER = 9 /* x - floor(x / s) * s, like torch.remainder */
 };
 enum ember_compare_op { EMBER_CMP_EQ = 0, EMBER_CMP_NE = 1, EMBER_CMP_LT = 2, EMBER_CMP_LE = 3, EMBER_CMP_GT = 4,
                         EMBER_CMP_GE = 5 };
+enum ember_predicate_op { /* float tensor -> bool tensor (ember_tensor_predicate) */
+  EMBER_PREDICATE_ISNAN = 0, EMBER_PREDICATE_ISINF = 1
+};
 enum ember_logic_op { EMBER_LOGIC_AND = 0, EMBER_LOGIC_OR = 1, EMBER_LOGIC_XOR = 2 };
 enum ember_reduce_op { EMBER_REDUCE_SUM = 0, EMBER_REDUCE_MEAN = 1, EMBER_REDUCE_PROD = 2, EMBER_REDUCE_MAX = 3,
                        EMBER_REDUCE_MIN = 4 };
@@ -207,6 +215,8 @@ EMBER_API ember_status ember_tensor_scalar(const ember_tensor* x, int32_t op, do
 EMBER_API ember_status ember_tensor_compare(const ember_tensor* a, const ember_tensor* b, int32_t op,
                                             ember_tensor** out);
 EMBER_API ember_status ember_tensor_compare_scalar(const ember_tensor* x, int32_t op, double s, ember_tensor** out);
+/* A bool tensor of x's shape testing each element of the float tensor x (ember_predicate_op: ISNAN, ISINF). */
+EMBER_API ember_status ember_tensor_predicate(const ember_tensor* x, int32_t op, ember_tensor** out);
 EMBER_API ember_status ember_tensor_logical(const ember_tensor* a, const ember_tensor* b, int32_t op,
                                             ember_tensor** out);
 EMBER_API ember_status ember_tensor_logical_not(const ember_tensor* x, ember_tensor** out);

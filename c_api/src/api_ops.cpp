@@ -1,4 +1,6 @@
 // ember.h: tensor ops. Each function checks its handles and enum values, then calls the runtime layer.
+#include <fmt/format.h>
+
 #include "c_api/src/boundary.hpp"
 
 using namespace ember;
@@ -6,17 +8,12 @@ using namespace ember::capi;
 
 namespace {
 
-// ember.h's op enums have the engine's values (append-only on both sides); checked here once.
-static_assert(EMBER_UNARY_GELU_TANH == static_cast<int>(UnaryOp::GeluTanh));
-static_assert(EMBER_BINARY_MINIMUM == static_cast<int>(BinaryOp::Min));
-static_assert(EMBER_SCALAR_RDIV == static_cast<int>(ScalarOp::RDiv));
-static_assert(EMBER_CMP_GE == static_cast<int>(CompareOp::Ge));
-static_assert(EMBER_LOGIC_XOR == static_cast<int>(LogicOp::Xor));
-static_assert(EMBER_REDUCE_MIN == static_cast<int>(ReduceOp::Min));
-
-template <class E>
-E to_enum(int32_t v, int32_t last, const char* what) {
-  if (v < 0 || v > last) throw ArgumentError(std::string("unknown ") + what + " " + std::to_string(v));
+// ember.h's op enums have the op table's values (engine/backend/ops.def; the generated ember_h_op_checks.cpp
+// static_asserts every one), so a valid value converts as is and op_count bounds the valid ones.
+template <OpEnum E>
+E to_enum(int32_t v, const char* what) {
+  if (v < 0 || v >= op_count<E>())
+    throw ArgumentError(fmt::format("unknown {} {} (valid: 0..{})", what, v, op_count<E>() - 1));
   return static_cast<E>(v);
 }
 
@@ -73,11 +70,11 @@ Pool2dOptions to_pool(const ember_pool2d_options* p) {
 extern "C" {
 
 ember_status ember_tensor_unary(const ember_tensor* x, int32_t op, ember_tensor** out) {
-  return produce(__func__, out, [&] { return unary(val(x, "x"), to_enum<UnaryOp>(op, EMBER_UNARY_GELU_TANH, "unary op")); });
+  return produce(__func__, out, [&] { return unary(val(x, "x"), to_enum<UnaryOp>(op, "unary op")); });
 }
 ember_status ember_tensor_binary(const ember_tensor* a, const ember_tensor* b, int32_t op, ember_tensor** out) {
   return produce(__func__, out, [&] {
-    return binary(val(a, "a"), val(b, "b"), to_enum<BinaryOp>(op, EMBER_BINARY_MINIMUM, "binary op"));
+    return binary(val(a, "a"), val(b, "b"), to_enum<BinaryOp>(op, "binary op"));
   });
 }
 ember_status ember_tensor_add(const ember_tensor* a, const ember_tensor* b, ember_tensor** out) {
@@ -93,19 +90,22 @@ ember_status ember_tensor_div(const ember_tensor* a, const ember_tensor* b, embe
   return produce(__func__, out, [&] { return binary(val(a, "a"), val(b, "b"), BinaryOp::Div); });
 }
 ember_status ember_tensor_scalar(const ember_tensor* x, int32_t op, double s, ember_tensor** out) {
-  return produce(__func__, out, [&] { return scalar(val(x, "x"), to_enum<ScalarOp>(op, EMBER_SCALAR_RDIV, "scalar op"), s); });
+  return produce(__func__, out, [&] { return scalar(val(x, "x"), to_enum<ScalarOp>(op, "scalar op"), s); });
 }
 ember_status ember_tensor_compare(const ember_tensor* a, const ember_tensor* b, int32_t op, ember_tensor** out) {
   return produce(__func__, out, [&] {
-    return compare(val(a, "a"), val(b, "b"), to_enum<CompareOp>(op, EMBER_CMP_GE, "compare op"));
+    return compare(val(a, "a"), val(b, "b"), to_enum<CompareOp>(op, "compare op"));
   });
 }
 ember_status ember_tensor_compare_scalar(const ember_tensor* x, int32_t op, double s, ember_tensor** out) {
-  return produce(__func__, out, [&] { return compare_scalar(val(x, "x"), to_enum<CompareOp>(op, EMBER_CMP_GE, "compare op"), s); });
+  return produce(__func__, out, [&] { return compare_scalar(val(x, "x"), to_enum<CompareOp>(op, "compare op"), s); });
+}
+ember_status ember_tensor_predicate(const ember_tensor* x, int32_t op, ember_tensor** out) {
+  return produce(__func__, out, [&] { return predicate(val(x, "x"), to_enum<PredicateOp>(op, "predicate op")); });
 }
 ember_status ember_tensor_logical(const ember_tensor* a, const ember_tensor* b, int32_t op, ember_tensor** out) {
   return produce(__func__, out, [&] {
-    return logical(val(a, "a"), val(b, "b"), to_enum<LogicOp>(op, EMBER_LOGIC_XOR, "logic op"));
+    return logical(val(a, "a"), val(b, "b"), to_enum<LogicOp>(op, "logic op"));
   });
 }
 ember_status ember_tensor_logical_not(const ember_tensor* x, ember_tensor** out) {
@@ -117,11 +117,11 @@ ember_status ember_tensor_where(const ember_tensor* cond, const ember_tensor* a,
 }
 ember_status ember_tensor_reduce(const ember_tensor* x, int32_t op, int64_t dim, int32_t keepdim, ember_tensor** out) {
   return produce(__func__, out, [&] {
-    return reduce(val(x, "x"), to_enum<ReduceOp>(op, EMBER_REDUCE_MIN, "reduce op"), dim, keepdim != 0);
+    return reduce(val(x, "x"), to_enum<ReduceOp>(op, "reduce op"), dim, keepdim != 0);
   });
 }
 ember_status ember_tensor_reduce_all(const ember_tensor* x, int32_t op, ember_tensor** out) {
-  return produce(__func__, out, [&] { return reduce_all(val(x, "x"), to_enum<ReduceOp>(op, EMBER_REDUCE_MIN, "reduce op")); });
+  return produce(__func__, out, [&] { return reduce_all(val(x, "x"), to_enum<ReduceOp>(op, "reduce op")); });
 }
 ember_status ember_tensor_argmax(const ember_tensor* x, int64_t dim, int32_t keepdim, ember_tensor** out) {
   return produce(__func__, out, [&] { return arg_reduce(val(x, "x"), ArgReduceOp::ArgMax, dim, keepdim != 0); });

@@ -274,6 +274,10 @@ struct Autodiff : B {
   static BoolPrimitive float_compare_scalar(const FloatPrimitive& a, CompareOp op, double s) {
     return B::float_compare_scalar(a.value, op, s);
   }
+  // Bool results carry no gradient (like torch.isnan).
+  static BoolPrimitive float_predicate(const FloatPrimitive& x, PredicateOp op) {
+    return B::float_predicate(x.value, op);
+  }
   static FloatPrimitive float_reduce(const FloatPrimitive& x, ReduceOp op, std::size_t dim) {
     IFP y = B::float_reduce(x.value, op, dim);
     return autodiff::record(y, {&x}, [op, dim, xv = x.value, y](const IFP& g, Ctx& c) {

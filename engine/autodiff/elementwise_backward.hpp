@@ -52,6 +52,18 @@ typename B::FloatPrimitive unary_backward(UnaryOp op, const typename B::FloatPri
       auto right = H::scale(H::mul(H::mul(x, sech2), dinner), 0.5 * c);
       return H::mul(g, H::add(left, right));
     }
+    case UnaryOp::Asin:  // 1 / sqrt(1 - x^2)
+      return H::div(g, H::unary(B::float_scalar(H::mul(x, x), ScalarOp::RSub, 1.0), UnaryOp::Sqrt));
+    case UnaryOp::Acos:  // -1 / sqrt(1 - x^2)
+      return H::neg(H::div(g, H::unary(B::float_scalar(H::mul(x, x), ScalarOp::RSub, 1.0), UnaryOp::Sqrt)));
+    case UnaryOp::Atan: return H::div(g, B::float_scalar(H::mul(x, x), ScalarOp::Add, 1.0));  // 1 / (1 + x^2)
+    case UnaryOp::Sinh: return H::mul(g, H::unary(x, UnaryOp::Cosh));
+    case UnaryOp::Cosh: return H::mul(g, H::unary(x, UnaryOp::Sinh));
+    case UnaryOp::Asinh:  // 1 / sqrt(x^2 + 1)
+      return H::div(g, H::unary(B::float_scalar(H::mul(x, x), ScalarOp::Add, 1.0), UnaryOp::Sqrt));
+    case UnaryOp::Acosh:  // 1 / sqrt(x^2 - 1)
+      return H::div(g, H::unary(B::float_scalar(H::mul(x, x), ScalarOp::Sub, 1.0), UnaryOp::Sqrt));
+    case UnaryOp::Atanh: return H::div(g, B::float_scalar(H::mul(x, x), ScalarOp::RSub, 1.0));  // 1 / (1 - x^2)
   }
   throw ArgumentError("autodiff: unknown unary op");
 }
@@ -73,6 +85,7 @@ typename B::FloatPrimitive scalar_backward(ScalarOp op, double s, const typename
     // Like torch.clamp: the gradient passes where the bound is not active (ties included).
     case ScalarOp::ClampMin: return H::mul(g, H::mask_to_float(B::float_compare_scalar(x, CompareOp::Ge, s)));
     case ScalarOp::ClampMax: return H::mul(g, H::mask_to_float(B::float_compare_scalar(x, CompareOp::Le, s)));
+    case ScalarOp::Remainder: return g;  // x - floor(x / s) * s: the floor is piecewise constant (PyTorch too)
   }
   throw ArgumentError("autodiff: unknown scalar op");
 }
@@ -119,6 +132,16 @@ std::pair<std::optional<typename B::FloatPrimitive>, std::optional<typename B::F
       if (need_b) gb = share(b, a);
       break;
     }
+    case BinaryOp::Atan2: {  // d/da = b / (a^2 + b^2), d/db = -a / (a^2 + b^2)
+      auto g_over_r2 = H::div(g, H::add(H::mul(a, a), H::mul(b, b)));
+      if (need_a) ga = H::mul(g_over_r2, b);
+      if (need_b) gb = H::neg(H::mul(g_over_r2, a));
+      break;
+    }
+    case BinaryOp::Remainder:  // a - floor(a / b) * b: d/da = 1, d/db = -floor(a / b), as PyTorch defines them
+      if (need_a) ga = g;
+      if (need_b) gb = H::neg(H::mul(g, H::unary(H::div(a, b), UnaryOp::Floor)));
+      break;
   }
   if (ga) ga = H::sum_to(*ga, H::shape(a));
   if (gb) gb = H::sum_to(*gb, H::shape(b));

@@ -70,6 +70,7 @@ concept Backend = requires(const typename B::Device& dev, const typename B::Floa
   { B::float_binary(f, f, BinaryOp::Add) } -> std::same_as<typename B::FloatPrimitive>;
   { B::float_compare(f, f, CompareOp::Eq) } -> std::same_as<typename B::BoolPrimitive>;
   { B::float_compare_scalar(f, CompareOp::Eq, 1.0) } -> std::same_as<typename B::BoolPrimitive>;
+  { B::float_predicate(f, PredicateOp::IsNan) } -> std::same_as<typename B::BoolPrimitive>;
   { B::float_reduce(f, ReduceOp::Sum, std::size_t{}) } -> std::same_as<typename B::FloatPrimitive>;
   { B::float_reduce_all(f, ReduceOp::Sum) } -> std::same_as<typename B::FloatPrimitive>;
   { B::float_arg_reduce(f, ArgReduceOp::ArgMax, std::size_t{}) } -> std::same_as<typename B::IntPrimitive>;

@@ -9,24 +9,50 @@
 
 namespace ember {
 
+// Operand kinds an op is defined for (the `kinds` column of ops.def).
+enum class OpKinds : uint8_t { Float, FloatInt, Bool, Any };
+
+// The enums, from the op table (engine/backend/ops.def): one enumerator per row, with the row's value.
 enum class UnaryOp : int32_t {
-  Neg, Abs, Exp, Log, Log1p, Sqrt, Sin, Cos, Tanh, Sigmoid, Erf, Recip, Sign, Floor, Ceil, Round, Relu,
-  Gelu,      // exact: x * Phi(x)
-  GeluTanh,  // tanh approximation
+#define EMBER_UNARY_OP(id, value, name, kinds) id = value,
+#include "engine/backend/ops.def"
 };
 // x (op) scalar.
-enum class ScalarOp : int32_t { Add, Sub, Mul, Div, Pow, ClampMin, ClampMax, RSub, RDiv };
+enum class ScalarOp : int32_t {
+#define EMBER_SCALAR_OP(id, value, name, kinds) id = value,
+#include "engine/backend/ops.def"
+};
 // Elementwise with NumPy broadcasting.
-enum class BinaryOp : int32_t { Add, Sub, Mul, Div, Pow, Max, Min };
-enum class CompareOp : int32_t { Eq, Ne, Lt, Le, Gt, Ge };
-enum class ReduceOp : int32_t { Sum, Mean, Prod, Max, Min };
-enum class ArgReduceOp : int32_t { ArgMax, ArgMin };
-enum class LogicOp : int32_t { And, Or, Xor };
-// Discrete Fourier transforms over the signal dim (float_fft). Complex values are a trailing dim of size 2
-// (re, im). Fft / Ifft: [..., n, 2] -> [..., n, 2]; Rfft: real [..., n] -> [..., n/2+1, 2]; Irfft:
-// [..., n/2+1, 2] -> real [..., n] (imaginary parts of bin 0 and, for even n, bin n/2 ignored). The inverse
-// transforms are scaled by 1/n (NumPy's default "backward" norm).
-enum class FftOp : int32_t { Fft, Ifft, Rfft, Irfft };
+enum class BinaryOp : int32_t {
+#define EMBER_BINARY_OP(id, value, name, kinds) id = value,
+#include "engine/backend/ops.def"
+};
+enum class CompareOp : int32_t {
+#define EMBER_COMPARE_OP(id, value, name, kinds) id = value,
+#include "engine/backend/ops.def"
+};
+// Float -> Bool tests of a value's class (float_predicate).
+enum class PredicateOp : int32_t {
+#define EMBER_PREDICATE_OP(id, value, name, kinds) id = value,
+#include "engine/backend/ops.def"
+};
+enum class ReduceOp : int32_t {
+#define EMBER_REDUCE_OP(id, value, name, kinds) id = value,
+#include "engine/backend/ops.def"
+};
+enum class ArgReduceOp : int32_t {
+#define EMBER_ARG_REDUCE_OP(id, value, name, kinds) id = value,
+#include "engine/backend/ops.def"
+};
+enum class LogicOp : int32_t {
+#define EMBER_LOGIC_OP(id, value, name, kinds) id = value,
+#include "engine/backend/ops.def"
+};
+// Discrete Fourier transforms (float_fft); the shapes are described in ops.def.
+enum class FftOp : int32_t {
+#define EMBER_FFT_OP(id, value, name, kinds) id = value,
+#include "engine/backend/ops.def"
+};
 
 // A half-open range [start, end) along one dim (already clamped and validated by the tensor layer).
 struct Range {
@@ -79,3 +105,6 @@ struct AdamStepResult {
 };
 
 }  // namespace ember
+
+// op_name(), op_kinds(), op_count<E>() for these enums.
+#include "engine/backend/op_facts.hpp"

@@ -152,6 +152,8 @@ class Tensor {
   Tensor pow(const Tensor& o) const requires(!is_bool) { return binary(o, BinaryOp::Pow, "pow"); }
   Tensor maximum(const Tensor& o) const requires(!is_bool) { return binary(o, BinaryOp::Max, "maximum"); }
   Tensor minimum(const Tensor& o) const requires(!is_bool) { return binary(o, BinaryOp::Min, "minimum"); }
+  // torch.remainder: a - floor(a / b) * b, the sign of b; Int division by zero throws ArgumentError like div.
+  Tensor remainder(const Tensor& o) const requires(!is_bool) { return binary(o, BinaryOp::Remainder, "remainder"); }
   Tensor add_scalar(double s) const requires(!is_bool) { return scalar(ScalarOp::Add, s); }
   Tensor sub_scalar(double s) const requires(!is_bool) { return scalar(ScalarOp::Sub, s); }
   Tensor mul_scalar(double s) const requires(!is_bool) { return scalar(ScalarOp::Mul, s); }
@@ -159,6 +161,7 @@ class Tensor {
   Tensor pow_scalar(double s) const requires(!is_bool) { return scalar(ScalarOp::Pow, s); }
   Tensor rsub_scalar(double s) const requires(!is_bool) { return scalar(ScalarOp::RSub, s); }
   Tensor rdiv_scalar(double s) const requires(!is_bool) { return scalar(ScalarOp::RDiv, s); }
+  Tensor remainder_scalar(double s) const requires(!is_bool) { return scalar(ScalarOp::Remainder, s); }
   Tensor clamp_min(double lo) const requires(!is_bool) { return scalar(ScalarOp::ClampMin, lo); }
   Tensor clamp_max(double hi) const requires(!is_bool) { return scalar(ScalarOp::ClampMax, hi); }
   Tensor clamp(double lo, double hi) const requires(!is_bool) {
@@ -187,6 +190,18 @@ class Tensor {
   Tensor gelu(bool tanh_approximation = false) const requires is_float {
     return unary(tanh_approximation ? UnaryOp::GeluTanh : UnaryOp::Gelu);
   }
+  Tensor asin() const requires is_float { return unary(UnaryOp::Asin); }
+  Tensor acos() const requires is_float { return unary(UnaryOp::Acos); }
+  Tensor atan() const requires is_float { return unary(UnaryOp::Atan); }
+  Tensor sinh() const requires is_float { return unary(UnaryOp::Sinh); }
+  Tensor cosh() const requires is_float { return unary(UnaryOp::Cosh); }
+  Tensor asinh() const requires is_float { return unary(UnaryOp::Asinh); }
+  Tensor acosh() const requires is_float { return unary(UnaryOp::Acosh); }
+  Tensor atanh() const requires is_float { return unary(UnaryOp::Atanh); }
+  // atan(self / o) in the quadrant of (o, self), NumPy broadcasting (torch.atan2(self, o)).
+  Tensor atan2(const Tensor& o) const requires is_float { return binary(o, BinaryOp::Atan2, "atan2"); }
+  Tensor<B, D, Bool> isnan() const requires is_float { return predicate(PredicateOp::IsNan); }
+  Tensor<B, D, Bool> isinf() const requires is_float { return predicate(PredicateOp::IsInf); }
   Tensor matmul(const Tensor& o) const requires is_float {
     checks::matmul(shape(), o.shape());
     return Tensor(B::float_matmul(p_, o.p_));
@@ -493,6 +508,7 @@ class Tensor {
     if constexpr (is_float) return Tensor(B::float_scalar(p_, op, s));
     else return Tensor(B::int_scalar(p_, op, s));
   }
+  Tensor<B, D, Bool> predicate(PredicateOp op) const { return Tensor<B, D, Bool>(B::float_predicate(p_, op)); }
   Tensor binary(const Tensor& o, BinaryOp op, const char* name) const {
     broadcast_shapes(name, shape(), o.shape());
     if constexpr (is_float) return Tensor(B::float_binary(p_, o.p_, op));

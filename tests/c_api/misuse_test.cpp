@@ -169,7 +169,10 @@ TEST(CApiMisuse, UnknownEnumValues) {
   const int64_t s[] = {2};
   EMBER_EXPECT_ERR(ember_tensor_zeros(nullptr, 99, s, 1, &out), EMBER_ERR_INVALID_ARGUMENT, "unknown dtype 99");
   EMBER_EXPECT_ERR(ember_tensor_unary(a.get(), -1, &out), EMBER_ERR_INVALID_ARGUMENT, "unknown unary op -1");
-  EMBER_EXPECT_ERR(ember_tensor_binary(a.get(), a.get(), 7, &out), EMBER_ERR_INVALID_ARGUMENT, "unknown binary op 7");
+  EMBER_EXPECT_ERR(ember_tensor_binary(a.get(), a.get(), 9, &out), EMBER_ERR_INVALID_ARGUMENT, "unknown binary op 9");
+  EMBER_EXPECT_ERR(ember_tensor_unary(a.get(), 27, &out), EMBER_ERR_INVALID_ARGUMENT, "unknown unary op 27");
+  EMBER_EXPECT_ERR(ember_tensor_predicate(a.get(), 2, &out), EMBER_ERR_INVALID_ARGUMENT, "unknown predicate op 2");
+  EMBER_EXPECT_ERR(ember_tensor_predicate(nullptr, EMBER_PREDICATE_ISNAN, &out), EMBER_ERR_NULL_HANDLE, "x");
   EMBER_EXPECT_ERR(ember_tensor_reduce(a.get(), 5, 0, 1, &out), EMBER_ERR_INVALID_ARGUMENT, "unknown reduce op 5");
   EMBER_EXPECT_ERR(ember_tensor_scalar(a.get(), 100, 1.0, &out), EMBER_ERR_INVALID_ARGUMENT, "unknown scalar op");
   EMBER_EXPECT_ERR(ember_tensor_compare(a.get(), a.get(), 6, &out), EMBER_ERR_INVALID_ARGUMENT, "unknown compare op");

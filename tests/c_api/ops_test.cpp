@@ -290,5 +290,44 @@ TEST(CApiOps, Autodiff) {
   EXPECT_EQ(on, 0);
 }
 
+// The ops added through the op table (engine/backend/ops.def): their ember.h values reach the engine, and the
+// kind rules of the table hold at the boundary (float-only ops refuse int tensors with EMBER_ERR_DTYPE).
+TEST(CApiOps, TrigRemainderAndPredicates) {
+  auto x = f32({-2.0f, 0.5f, 1.0f}, {3});
+  ember_tensor* out = nullptr;
+  EMBER_ASSERT_OK(ember_tensor_unary(x.get(), EMBER_UNARY_ASIN, &out));
+  const auto asin = floats(Tensor(out).get());
+  EXPECT_TRUE(std::isnan(asin[0]));
+  EXPECT_FLOAT_EQ(asin[1], std::asin(0.5f));
+  EMBER_ASSERT_OK(ember_tensor_unary(x.get(), EMBER_UNARY_ATANH, &out));
+  EXPECT_EQ(floats(Tensor(out).get())[2], INFINITY);
+  auto y = f32({1.0f, -1.0f, 0.0f}, {3});
+  EMBER_ASSERT_OK(ember_tensor_binary(y.get(), x.get(), EMBER_BINARY_ATAN2, &out));
+  EXPECT_FLOAT_EQ(floats(Tensor(out).get())[0], std::atan2(1.0f, -2.0f));
+  EMBER_ASSERT_OK(ember_tensor_scalar(x.get(), EMBER_SCALAR_REMAINDER, -0.75, &out));
+  EXPECT_EQ(floats(Tensor(out).get()), (std::vector<float>{-0.5f, -0.25f, -0.5f}));
+  auto a = i64({7, -7, 5}, {3});
+  auto b = i64({-3, 3, 0}, {3});
+  EMBER_EXPECT_ERR(ember_tensor_binary(a.get(), b.get(), EMBER_BINARY_REMAINDER, &out), EMBER_ERR_INVALID_ARGUMENT,
+                   "remainder: integer division by zero");
+  EMBER_ASSERT_OK(ember_tensor_scalar(a.get(), EMBER_SCALAR_REMAINDER, 4.0, &out));
+  EXPECT_EQ(ints(Tensor(out).get()), (std::vector<int64_t>{3, 1, 1}));
+  EMBER_EXPECT_ERR(ember_tensor_binary(a.get(), a.get(), EMBER_BINARY_ATAN2, &out), EMBER_ERR_DTYPE, "atan2");
+  EMBER_EXPECT_ERR(ember_tensor_unary(a.get(), EMBER_UNARY_SINH, &out), EMBER_ERR_DTYPE, "sinh");
+  auto q = f32({NAN, INFINITY, -INFINITY, 1.0f}, {4});
+  EMBER_ASSERT_OK(ember_tensor_predicate(q.get(), EMBER_PREDICATE_ISNAN, &out));
+  Tensor nan_mask(out);
+  int32_t dt = -1;
+  EMBER_ASSERT_OK(ember_tensor_dtype(nan_mask.get(), &dt));
+  EXPECT_EQ(dt, EMBER_DTYPE_BOOL);
+  uint8_t flags[4] = {};
+  EMBER_ASSERT_OK(ember_tensor_copy_to(nan_mask.get(), EMBER_DTYPE_BOOL, flags, sizeof flags, nullptr));
+  EXPECT_EQ(std::vector<int>(flags, flags + 4), (std::vector<int>{1, 0, 0, 0}));
+  EMBER_ASSERT_OK(ember_tensor_predicate(q.get(), EMBER_PREDICATE_ISINF, &out));
+  EMBER_ASSERT_OK(ember_tensor_copy_to(Tensor(out).get(), EMBER_DTYPE_BOOL, flags, sizeof flags, nullptr));
+  EXPECT_EQ(std::vector<int>(flags, flags + 4), (std::vector<int>{0, 1, 1, 0}));
+  EMBER_EXPECT_ERR(ember_tensor_predicate(a.get(), EMBER_PREDICATE_ISNAN, &out), EMBER_ERR_DTYPE, "isnan");
+}
+
 }  // namespace
 }  // namespace ember::capi_test

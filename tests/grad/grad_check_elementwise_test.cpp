@@ -58,6 +58,16 @@ UNARY_GRAD(Sign, x.sign(), away_from_jumps(17))
 UNARY_GRAD(Floor, x.floor(), away_from_jumps(18))
 UNARY_GRAD(Ceil, x.ceil(), away_from_jumps(19))
 UNARY_GRAD(Round, x.round(), away_from_jumps(20))
+// Inverse trigonometric and hyperbolic ops inside their domains, away from the poles at +-1 (asin, acos, atanh)
+// and 1 (acosh).
+UNARY_GRAD(Asin, x.asin(), (uniform<2>({3, 4}, -0.9, 0.9, 24)))
+UNARY_GRAD(Acos, x.acos(), (uniform<2>({3, 4}, -0.9, 0.9, 25)))
+UNARY_GRAD(Atan, x.atan(), (uniform<2>({3, 4}, -3, 3, 26)))
+UNARY_GRAD(Sinh, x.sinh(), (uniform<2>({3, 4}, -3, 3, 27)))
+UNARY_GRAD(Cosh, x.cosh(), (uniform<2>({3, 4}, -3, 3, 28)))
+UNARY_GRAD(Asinh, x.asinh(), (uniform<2>({3, 4}, -3, 3, 29)))
+UNARY_GRAD(Acosh, x.acosh(), (uniform<2>({3, 4}, 1.2, 4, 44)))
+UNARY_GRAD(Atanh, x.atanh(), (uniform<2>({3, 4}, -0.9, 0.9, 45)))
 // Unary ops on a non-contiguous (transposed) input.
 UNARY_GRAD(TanhOfTranspose, x.transpose().tanh(), (uniform<2>({3, 4}, -2, 2, 21)))
 UNARY_GRAD(ChainExpLogSigmoid, x.exp().log1p().sigmoid().mul(x), (uniform<2>({3, 4}, -2, 2, 22)))
@@ -85,6 +95,9 @@ UNARY_GRAD(PowScalarOne, x.pow_scalar(1.0), (uniform<2>({3, 4}, -2, 2, 40)))
 UNARY_GRAD(PowScalarZero, x.pow_scalar(0.0), (uniform<2>({3, 4}, 0.2, 2, 41)))
 UNARY_GRAD(ClampMin, x.clamp_min(0.0), (away_from_zero<2>({3, 4}, 0.1, 2, 42)))
 UNARY_GRAD(ClampMax, x.clamp_max(0.5), (away_from_zero<2>({3, 4}, 0.1, 2, 43).add_scalar(0.5)))
+// x / s = n +- f with f in [0.1, 0.4] (away_from_jumps scaled by s): away from remainder's jumps. d/dx = 1.
+UNARY_GRAD(RemainderScalarNegative, x.remainder_scalar(-1.5), away_from_jumps(46).mul_scalar(-1.5))
+UNARY_GRAD(RemainderScalarPositive, x.remainder_scalar(0.75), away_from_jumps(47).mul_scalar(0.75))
 UNARY_GRAD(Clamp, x.clamp(-0.5, 0.5),
            (tensor<2>({-1.7, -0.9, -0.45, -0.2, 0.05, 0.3, 0.44, 0.6, 1.1, 1.8, -0.7, 0.8}, {3, 4})))
 
@@ -117,6 +130,18 @@ BINARY_GRAD(MinimumBroadcast, a.minimum(b), (distinct_pair({1, 3, 4}, {2, 1, 4},
             (distinct_pair({1, 3, 4}, {2, 1, 4}, 77).second))
 BINARY_GRAD(Composite, (a * b + a / (b * b + 1.0)).tanh() - a.pow(b.abs()), (uniform<3>({2, 3, 4}, 0.3, 2, 78)),
             (away_from_zero<3>({2, 1, 4}, 0.3, 2, 79)))
+BINARY_GRAD(Atan2SameShape, a.atan2(b), (uniform<3>({2, 3, 4}, -2, 2, 81)), (away_from_zero<3>({2, 3, 4}, 0.3, 2, 82)))
+BINARY_GRAD(Atan2Broadcast, a.atan2(b), (away_from_zero<3>({2, 1, 4}, 0.3, 2, 83)), (uniform<3>({1, 3, 1}, -2, 2, 84)))
+
+// remainder: d/da = 1, d/db = -floor(a / b) (PyTorch's definition), checked where a / b = n +- f, f in [0.1, 0.4],
+// so the finite differences never cross a jump; b has both signs and is broadcast.
+TEST(GradCheckBinary, RemainderBroadcast) {
+  const auto b = tensor<3>({1.5, -0.75, 2.0, -1.25}, {1, 1, 4});
+  const auto q = tensor<3>(away_from_jumps(85).to_vec<double>(), {3, 1, 4});
+  const auto a = q.mul(b);
+  EXPECT_TRUE(check_grad([](const T<3>& x, const T<3>& y) { return x.remainder(y); }, a, b));
+}
+
 // The same tensor on both sides: its gradient is the sum of both contributions.
 TEST(GradCheckBinary, SameInputBothSides) {
   const auto x = uniform<3>({2, 3, 4}, 0.3, 2, 80);

@@ -205,6 +205,72 @@ TYPED_TEST(ElementwiseApprox, ExpFullRangeOverflowAndUnderflow) {
 }
 
 // 300k elements: split across threads and run through the vector loops; every float unary op against libm.
+// Inverse trigonometric and hyperbolic ops and atan2 over dense ranges of their domains (edges included: +-1 for
+// asin/acos/atanh, 1 for acosh, up to 88 for sinh/cosh). Libm-backed on the CPU and CUDA (about 1 ulp); the Vulkan
+// shaders' own formulas (shaders/math_trig.glsl) are held to the same bound: kTrigUlps.
+template <class B>
+constexpr double kTrigUlps = 2.0;
+#if defined(EMBER_TEST_BACKEND_VULKAN)
+template <>
+constexpr double kTrigUlps<Vulkan> = 4.0;
+template <>
+constexpr double kTrigUlps<Autodiff<Vulkan>> = 4.0;
+#endif
+
+TYPED_TEST(ElementwiseApprox, InverseTrigAndHyperbolicWithinUlpBounds) {
+  using B = TypeParam;
+  auto range = [](double lo, double hi, int n) {
+    std::vector<double> v;
+    for (int i = 0; i <= n; ++i) v.push_back(lo + (hi - lo) * i / n);
+    for (double t : {1e-6, 1e-9, 1e-20, 1e-30})
+      if (lo <= -t && t <= hi) v.insert(v.end(), {t, -t});
+    return v;
+  };
+  struct Case {
+    const char* name;
+    std::vector<double> xs;
+    std::function<Tensor<B, 1>(const Tensor<B, 1>&)> f;
+    std::function<LD(LD)> ref;
+  };
+  const std::vector<Case> cases = {
+      {"asin", range(-1, 1, 20000), [](const auto& t) { return t.asin(); }, [](LD v) { return std::asin(v); }},
+      {"acos", range(-1, 1, 20000), [](const auto& t) { return t.acos(); }, [](LD v) { return std::acos(v); }},
+      {"atan", range(-50, 50, 40000), [](const auto& t) { return t.atan(); }, [](LD v) { return std::atan(v); }},
+      {"sinh", range(-88, 88, 40000), [](const auto& t) { return t.sinh(); }, [](LD v) { return std::sinh(v); }},
+      {"cosh", range(-88, 88, 40000), [](const auto& t) { return t.cosh(); }, [](LD v) { return std::cosh(v); }},
+      {"asinh", range(-1e4, 1e4, 40000), [](const auto& t) { return t.asinh(); },
+       [](LD v) { return std::asinh(v); }},
+      {"asinh_small", range(-3, 3, 30000), [](const auto& t) { return t.asinh(); },
+       [](LD v) { return std::asinh(v); }},
+      {"acosh", range(1, 20, 40000), [](const auto& t) { return t.acosh(); }, [](LD v) { return std::acosh(v); }},
+      {"acosh_large", range(20, 1e5, 20000), [](const auto& t) { return t.acosh(); },
+       [](LD v) { return std::acosh(v); }},
+      {"atanh", range(-1, 1, 20000), [](const auto& t) { return t.atanh(); }, [](LD v) { return std::atanh(v); }},
+  };
+  for (const auto& c : cases) {
+    const auto [x, xs] = stored<B>(c.xs);
+    std::vector<LD> want(xs.size());
+    for (std::size_t i = 0; i < xs.size(); ++i) want[i] = c.ref(static_cast<LD>(xs[i]));
+    const Worst w = check_ulps<Elem<B>>(c.name, xs, values(c.f(x)), want, kTrigUlps<B>);
+    std::printf("[ worst    ] %s %-11s %.3g ulp at x = %.6g (bound %g)\n", BackendNames::GetName<B>(0).c_str(),
+                c.name, w.ulps, w.at, kTrigUlps<B>);
+  }
+  // atan2 on a grid of both signs (every quadrant), against atan2l.
+  std::vector<double> ys, xs2;
+  for (int i = -60; i <= 60; ++i)
+    for (int j = -60; j <= 60; ++j) {
+      ys.push_back(i * 0.37);
+      xs2.push_back(j * 0.53);
+    }
+  const auto [y, yv] = stored<B>(ys);
+  const auto [xt, xv] = stored<B>(xs2);
+  std::vector<LD> want(yv.size());
+  for (std::size_t i = 0; i < yv.size(); ++i) want[i] = std::atan2(static_cast<LD>(yv[i]), static_cast<LD>(xv[i]));
+  const Worst w = check_ulps<Elem<B>>("atan2", yv, values(y.atan2(xt)), want, kTrigUlps<B>);
+  std::printf("[ worst    ] %s %-11s %.3g ulp at y = %.6g (bound %g)\n", BackendNames::GetName<B>(0).c_str(), "atan2",
+              w.ulps, w.at, kTrigUlps<B>);
+}
+
 TYPED_TEST(ElementwiseApprox, LargeTensorsAllUnaryOps) {
   using B = TypeParam;
   using E = Elem<B>;

@@ -284,6 +284,9 @@ TYPED_TEST(ErrorsTest, EmptyReductionsAndKindErrors) {
   auto i = make_int<B, 1>({1, 2}, {2});
   EXPECT_TRUE(raises<KindError>([&] { B::int_unary(i.primitive(), UnaryOp::Exp); }, {"unary", "Int"}));
   EXPECT_TRUE(raises<KindError>([&] { B::int_unary(i.primitive(), UnaryOp::Sqrt); }, {"unary"}));
+  EXPECT_TRUE(raises<KindError>([&] { B::int_unary(i.primitive(), UnaryOp::Asinh); }, {"unary", "asinh", "Int"}));
+  // Float-only binary ops too (the op table's kinds: atan2 is Float).
+  EXPECT_TRUE(raises<KindError>([&] { B::int_binary(i.primitive(), i.primitive(), BinaryOp::Atan2); }, {"atan2", "Int"}));
   if constexpr (detail::HasGradTracking<B>) {
     EXPECT_TRUE(raises<ArgumentError>([&] { Tensor<B, 1>::ones({2}).sum().backward(); }, {"backward"}));
   }

@@ -17,10 +17,12 @@
 #define OUT T
 #endif
 #include "common.glsl"
+#include "op_codes.glsl"
 // The op code is a specialization constant: each op gets its own pipeline with the switch folded away, instead of
 // every element branching on a push constant (costly on SIMD-emulating devices such as lavapipe).
 layout(constant_id = 1) const uint OP = 0u;
 #include "math.glsl"
+#include "math_trig.glsl"
 #include "int_math.glsl"
 
 layout(std430, binding = 0) readonly buffer A { T a[]; };
@@ -39,47 +41,50 @@ layout(push_constant) uniform P {
 #if defined(COMPARE)
 OUT apply(T x, T z) {
   switch (OP) {
-    case 0: return uint(x == z);
-    case 1: return uint(x != z);
-    case 2: return uint(x < z);
-    case 3: return uint(x <= z);
-    case 4: return uint(x > z);
-    case 5: return uint(x >= z);
+    case COMPARE_EQ: return uint(x == z);
+    case COMPARE_NE: return uint(x != z);
+    case COMPARE_LT: return uint(x < z);
+    case COMPARE_LE: return uint(x <= z);
+    case COMPARE_GT: return uint(x > z);
+    case COMPARE_GE: return uint(x >= z);
   }
   return 0u;
 }
 #elif defined(LOGIC)
 OUT apply(T x, T z) {
   switch (OP) {
-    case 0: return x & z;
-    case 1: return x | z;
-    case 2: return x ^ z;
+    case LOGIC_AND: return x & z;
+    case LOGIC_OR: return x | z;
+    case LOGIC_XOR: return x ^ z;
   }
   return 0u;
 }
 #elif defined(TYPE_I64)
 OUT apply(T x, T z) {
   switch (OP) {
-    case 0: return x + z;
-    case 1: return x - z;
-    case 2: return x * z;
-    case 3: return int_div(x, z);
-    case 4: return int_pow(x, z);
-    case 5: return x > z ? x : z;
-    case 6: return x < z ? x : z;
+    case BINARY_ADD: return x + z;
+    case BINARY_SUB: return x - z;
+    case BINARY_MUL: return x * z;
+    case BINARY_DIV: return int_div(x, z);
+    case BINARY_POW: return int_pow(x, z);
+    case BINARY_MAXIMUM: return x > z ? x : z;
+    case BINARY_MINIMUM: return x < z ? x : z;
+    case BINARY_REMAINDER: return int_remainder(x, z);
   }
   return x;
 }
 #else
 OUT apply(T x, T z) {
   switch (OP) {
-    case 0: return x + z;
-    case 1: return x - z;
-    case 2: return x * z;
-    case 3: return x / z;
-    case 4: return ember_pow(x, z);
-    case 5: return (isnan(x) || x > z) ? x : z;  // NaN propagates, like torch.maximum
-    case 6: return (isnan(x) || x < z) ? x : z;
+    case BINARY_ADD: return x + z;
+    case BINARY_SUB: return x - z;
+    case BINARY_MUL: return x * z;
+    case BINARY_DIV: return x / z;
+    case BINARY_POW: return ember_pow(x, z);
+    case BINARY_MAXIMUM: return (isnan(x) || x > z) ? x : z;  // NaN propagates, like torch.maximum
+    case BINARY_MINIMUM: return (isnan(x) || x < z) ? x : z;
+    case BINARY_ATAN2: return ember_atan2(x, z);
+    case BINARY_REMAINDER: return ember_remainder(x, z);
   }
   return x;
 }

@@ -24,13 +24,7 @@ layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint TX = 1;
 layout(constant_id = 2) const uint TY = 256;
 
-// ReduceOp / ArgReduceOp codes (engine/backend/ops.hpp).
-#define OP_SUM 0u
-#define OP_MEAN 1u
-#define OP_PROD 2u
-#define OP_MAX 3u
-#define OP_MIN 4u
-#define OP_ARGMAX 0u
+#include "op_codes.glsl"  // REDUCE_* / ARG_REDUCE_* codes of ReduceOp / ArgReduceOp
 
 #define FLAG_HAS_INDEX 1u
 #define NO_INDEX 0xFFFFFFFFu  // an empty lane: loses every comparison (largest index, identity value)
@@ -48,7 +42,7 @@ layout(push_constant) uniform P {
   uint splits;
   uint chunk;     // rows of r per split
   uint op;
-  uint mean_div;  // OP_MEAN divides the final sum by this (the original length of the reduced dim)
+  uint mean_div;  // REDUCE_MEAN divides the final sum by this (the original length of the reduced dim)
   uint flags;
 } p;
 
@@ -68,7 +62,7 @@ bool is_nan(T v) { return isnan(v); }
 #endif
 
 #if defined(ARG)
-T identity() { return p.op == OP_ARGMAX ? kLowest : kHighest; }
+T identity() { return p.op == ARG_REDUCE_ARGMAX ? kLowest : kHighest; }
 
 // Whether (vb, ib) beats (va, ia): NaN beats any number (the first NaN wins), then the larger (argmax) or smaller
 // (argmin) value, then on ties the smaller index, which is the first occurrence. Empty lanes carry NO_INDEX and
@@ -76,15 +70,15 @@ T identity() { return p.op == OP_ARGMAX ? kLowest : kHighest; }
 bool beats(T vb, uint ib, T va, uint ia) {
   const bool na = is_nan(va), nb = is_nan(vb);
   if (na != nb) return nb;
-  if (!na && vb != va) return p.op == OP_ARGMAX ? vb > va : vb < va;
+  if (!na && vb != va) return p.op == ARG_REDUCE_ARGMAX ? vb > va : vb < va;
   return ib < ia;
 }
 #else
 T identity() {
   switch (p.op) {
-    case OP_PROD: return T(1);
-    case OP_MAX: return kLowest;
-    case OP_MIN: return kHighest;
+    case REDUCE_PROD: return T(1);
+    case REDUCE_MAX: return kLowest;
+    case REDUCE_MIN: return kHighest;
   }
   return T(0);
 }
@@ -92,15 +86,15 @@ T identity() {
 // NaN is sticky for max/min (like the CPU's max_of/min_of and torch.max).
 T combine(T a, T b) {
   switch (p.op) {
-    case OP_PROD: return a * b;
-    case OP_MAX: return (is_nan(a) || a > b) ? a : b;
-    case OP_MIN: return (is_nan(a) || a < b) ? a : b;
+    case REDUCE_PROD: return a * b;
+    case REDUCE_MAX: return (is_nan(a) || a > b) ? a : b;
+    case REDUCE_MIN: return (is_nan(a) || a < b) ? a : b;
   }
   return a + b;
 }
 
 T finish(T acc) {
-  if (p.op != OP_MEAN) return acc;
+  if (p.op != REDUCE_MEAN) return acc;
 #if defined(TYPE_I64)
   return int_div(acc, int64_t(p.mean_div));  // truncates toward zero; the mean of nothing is 0 like the CPU
 #else

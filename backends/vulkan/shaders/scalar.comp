@@ -9,10 +9,12 @@
 #define T float
 #endif
 #include "common.glsl"
+#include "op_codes.glsl"
 // The op code is a specialization constant: each op gets its own pipeline with the switch folded away, instead of
 // every element branching on a push constant (costly on SIMD-emulating devices such as lavapipe).
 layout(constant_id = 1) const uint OP = 0u;
 #include "math.glsl"
+#include "math_trig.glsl"
 #include "int_math.glsl"
 
 layout(std430, binding = 0) readonly buffer X { T x[]; };
@@ -22,30 +24,32 @@ layout(push_constant) uniform P { uint n; uint op; float s; uint pad; uvec2 s64;
 #ifdef TYPE_I64
 T apply(T v, T s) {
   switch (OP) {
-    case 0: return v + s;
-    case 1: return v - s;
-    case 2: return v * s;
-    case 3: return int_div(v, s);
-    case 4: return int_pow(v, s);
-    case 5: return v < s ? s : v;
-    case 6: return v > s ? s : v;
-    case 7: return s - v;
-    case 8: return int_div(s, v);
+    case SCALAR_ADD: return v + s;
+    case SCALAR_SUB: return v - s;
+    case SCALAR_MUL: return v * s;
+    case SCALAR_DIV: return int_div(v, s);
+    case SCALAR_POW: return int_pow(v, s);
+    case SCALAR_CLAMP_MIN: return v < s ? s : v;
+    case SCALAR_CLAMP_MAX: return v > s ? s : v;
+    case SCALAR_RSUB: return s - v;
+    case SCALAR_RDIV: return int_div(s, v);
+    case SCALAR_REMAINDER: return int_remainder(v, s);
   }
   return v;
 }
 #else
 float apply(float v, float s) {
   switch (OP) {
-    case 0: return v + s;
-    case 1: return v - s;
-    case 2: return v * s;
-    case 3: return v / s;
-    case 4: return ember_pow(v, s);
-    case 5: return v < s ? s : v;  // NaN passes through
-    case 6: return v > s ? s : v;
-    case 7: return s - v;
-    case 8: return s / v;
+    case SCALAR_ADD: return v + s;
+    case SCALAR_SUB: return v - s;
+    case SCALAR_MUL: return v * s;
+    case SCALAR_DIV: return v / s;
+    case SCALAR_POW: return ember_pow(v, s);
+    case SCALAR_CLAMP_MIN: return v < s ? s : v;  // NaN passes through
+    case SCALAR_CLAMP_MAX: return v > s ? s : v;
+    case SCALAR_RSUB: return s - v;
+    case SCALAR_RDIV: return s / v;
+    case SCALAR_REMAINDER: return ember_remainder(v, s);
   }
   return v;
 }

@@ -58,6 +58,25 @@ def matmul(a, b):
     return a @ b
 
 
+def _unary_function(name):
+    f = lambda x: getattr(x, name)()  # noqa: E731
+    f.__name__ = name
+    return f
+
+
+asin, acos, atan, sinh, cosh, asinh, acosh, atanh = (_unary_function(n) for n in (
+    "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh"))
+isnan, isinf = _unary_function("isnan"), _unary_function("isinf")
+
+
+def atan2(a, b):
+    return a.atan2(b)
+
+
+def remainder(a, b):
+    return a.remainder(b)
+
+
 def maximum(a, b):
     return a.maximum(b)
 

@@ -142,6 +142,7 @@ _SIGNATURES = {
     "ember_tensor_scalar": (I32, [H, I32, F64, OUT]),
     "ember_tensor_compare": (I32, [H, H, I32, OUT]),
     "ember_tensor_compare_scalar": (I32, [H, I32, F64, OUT]),
+    "ember_tensor_predicate": (I32, [H, I32, OUT]),
     "ember_tensor_logical": (I32, [H, H, I32, OUT]),
     "ember_tensor_logical_not": (I32, [H, OUT]),
     "ember_tensor_where": (I32, [H, H, H, OUT]),

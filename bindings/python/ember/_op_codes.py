@@ -1,14 +1,20 @@
 """The op codes of ember.h's enums that the Tensor methods pass to libember (ember_unary_op, ember_scalar_op,
-ember_binary_op, ember_compare_op, ember_logic_op, ember_reduce_op).
+ember_binary_op, ember_compare_op, ember_predicate_op, ember_logic_op, ember_reduce_op), under the names the
+Tensor methods use.
 
-A leaf module (no ember imports), so every tensor mixin can use the codes without importing ember.tensor.
+Every value comes from _ops.py, generated from the op table (engine/backend/ops.def; meson test op_tables checks
+it). Both are leaves (no other ember imports), so every tensor mixin can use the codes without importing
+ember.tensor.
 """
+from . import _ops
 
-UNARY = {"neg": 0, "abs": 1, "exp": 2, "log": 3, "log1p": 4, "sqrt": 5, "sin": 6, "cos": 7, "tanh": 8,
-         "sigmoid": 9, "erf": 10, "reciprocal": 11, "sign": 12, "floor": 13, "ceil": 14, "round": 15, "relu": 16,
-         "gelu": 17, "gelu_tanh": 18}
-S_ADD, S_SUB, S_MUL, S_DIV, S_POW, S_CLAMP_MIN, S_CLAMP_MAX, S_RSUB, S_RDIV = range(9)
-B_POW, B_MAXIMUM, B_MINIMUM = 4, 5, 6
-CMP = {"eq": 0, "ne": 1, "lt": 2, "le": 3, "gt": 4, "ge": 5}
-LOGIC = {"and": 0, "or": 1, "xor": 2}
-R_SUM, R_MEAN, R_PROD, R_MAX, R_MIN = range(5)
+# "recip" is PyTorch's "reciprocal".
+UNARY = {("reciprocal" if k == "recip" else k): v for k, v in _ops.UNARY.items()}
+S_ADD, S_SUB, S_MUL, S_DIV, S_POW, S_CLAMP_MIN, S_CLAMP_MAX, S_RSUB, S_RDIV, S_REMAINDER = (_ops.SCALAR[k] for k in (
+    "add", "sub", "mul", "div", "pow", "clamp_min", "clamp_max", "rsub", "rdiv", "remainder"))
+B_POW, B_MAXIMUM, B_MINIMUM, B_ATAN2, B_REMAINDER = (_ops.BINARY[k] for k in (
+    "pow", "maximum", "minimum", "atan2", "remainder"))
+CMP = dict(_ops.COMPARE)
+PREDICATE = dict(_ops.PREDICATE)
+LOGIC = dict(_ops.LOGIC)
+R_SUM, R_MEAN, R_PROD, R_MAX, R_MIN = (_ops.REDUCE[k] for k in ("sum", "mean", "prod", "max", "min"))

@@ -7,14 +7,16 @@ from ctypes import byref, c_void_p
 
 from . import _lib
 from ._convert import BOOL, F32
-from ._op_codes import (B_MAXIMUM, B_MINIMUM, B_POW, CMP, LOGIC, S_ADD, S_CLAMP_MAX, S_CLAMP_MIN, S_DIV, S_MUL, S_POW,
-                        S_RDIV, S_RSUB, S_SUB, UNARY)
+from ._op_codes import (B_ATAN2, B_MAXIMUM, B_MINIMUM, B_POW, B_REMAINDER, CMP, LOGIC, PREDICATE, S_ADD,
+                        S_CLAMP_MAX, S_CLAMP_MIN, S_DIV, S_MUL, S_POW, S_RDIV, S_REMAINDER, S_RSUB, S_SUB, UNARY)
 from ._tensor_base import DTYPE_ERROR, TensorBase
 
 _add, _sub, _mul, _div = _lib.tensor_add, _lib.tensor_sub, _lib.tensor_mul, _lib.tensor_div
 _scalar, _binary, _unary = _lib.tensor_scalar, _lib.tensor_binary, _lib.tensor_unary
 _compare, _compare_scalar = _lib.tensor_compare, _lib.tensor_compare_scalar
 _pow = lambda a, b, out: _binary(a, b, B_POW, out)  # noqa: E731  (the (a, b, out) form _bin calls)
+_atan2 = lambda a, b, out: _binary(a, b, B_ATAN2, out)  # noqa: E731
+_remainder = lambda a, b, out: _binary(a, b, B_REMAINDER, out)  # noqa: E731
 
 
 def _unary_method(name, code):
@@ -106,6 +108,31 @@ class MathMixin(UnaryMixin):
 
     def __rpow__(self, other):
         return self._as_tensor_like(other) ** self
+
+    def atan2(self, other):
+        """atan(self / other) in the quadrant of (other, self), broadcasting (torch.atan2); float tensors."""
+        return self._bin(self._as_tensor_like(other), _atan2, None)
+
+    def remainder(self, other):
+        """self - floor(self / other) * other: the sign of `other` (torch.remainder, Python's %); int division by
+        zero raises like //."""
+        return self._bin(other, _remainder, S_REMAINDER)
+
+    def __rmod__(self, other):
+        return self._as_tensor_like(other).remainder(self)
+
+    def _predicate(self, code):
+        return self._call(_lib.tensor_predicate, self._h, code)
+
+    def isnan(self):
+        """Elementwise isnan of a float tensor (a bool tensor)."""
+        return self._predicate(PREDICATE["isnan"])
+
+    def isinf(self):
+        """Elementwise isinf of a float tensor (a bool tensor)."""
+        return self._predicate(PREDICATE["isinf"])
+
+    arctan2, __mod__ = atan2, remainder
 
     def __matmul__(self, other):
         other = self._as_tensor_like(other)

@@ -25,6 +25,7 @@
   X(DynTensor, scalar, (const DynTensor& x, ScalarOp op, double s), (x, op, s), x)                            \
   X(DynTensor, compare, (const DynTensor& a, const DynTensor& b, CompareOp op), (a, b, op), a)                \
   X(DynTensor, compare_scalar, (const DynTensor& x, CompareOp op, double s), (x, op, s), x)                   \
+  X(DynTensor, predicate, (const DynTensor& x, PredicateOp op), (x, op), x) /* Float -> Bool: isnan, isinf */  \
   X(DynTensor, logical, (const DynTensor& a, const DynTensor& b, LogicOp op), (a, b, op), a)                  \
   X(DynTensor, logical_not, (const DynTensor& x), (x), x)                                                     \
   X(DynTensor, where, (const DynTensor& cond, const DynTensor& a, const DynTensor& b), (cond, a, b), a)       \

@@ -1,6 +1,8 @@
 // Elementwise math, comparisons, reductions and matmul on runtime tensors, straight on the backend primitives
 // (rank-agnostic) after the checks the typed Tensor makes. Operands of different ranks are aligned NumPy-style by
 // leading 1s, so broadcasting works across ranks; mixed kinds (float + int) are an error, never a silent promotion.
+#include <fmt/format.h>
+
 #include <cmath>
 #include <limits>
 
@@ -8,19 +10,6 @@
 
 namespace ember::capi {
 namespace {
-
-const char* binary_name(BinaryOp op) {
-  static constexpr const char* names[] = {"add", "sub", "mul", "div", "pow", "maximum", "minimum"};
-  return names[static_cast<int>(op)];
-}
-const char* compare_name(CompareOp op) {
-  static constexpr const char* names[] = {"eq", "ne", "lt", "le", "gt", "ge"};
-  return names[static_cast<int>(op)];
-}
-const char* reduce_name(ReduceOp op) {
-  static constexpr const char* names[] = {"sum", "mean", "prod", "max", "min"};
-  return names[static_cast<int>(op)];
-}
 
 template <class B>
 void same_kind(const BackendTensor<B>& a, const BackendTensor<B>& b, const char* op) {
@@ -61,17 +50,15 @@ DynTensor unary(const DynTensor& x, UnaryOp op) {
   return visit_backend<B>(
       [&](const auto& t) -> DynTensor {
         if (t.kind() == Kind::Float) return wrap<B, Float>(B::float_unary(std::get<0>(t.prim), op));
-        if (t.kind() == Kind::Int && (op == UnaryOp::Neg || op == UnaryOp::Abs || op == UnaryOp::Sign))
-          return wrap<B, Int>(B::int_unary(std::get<1>(t.prim), op));
-        throw KindError("unary: op " + std::to_string(static_cast<int>(op)) + " is not defined for " +
-                        std::string(dtype_name(tensor_dtype(t))) + " tensors");
+        if (t.kind() == Kind::Int && op_takes_int(op)) return wrap<B, Int>(B::int_unary(std::get<1>(t.prim), op));
+        throw KindError(fmt::format("{}: not defined for {} tensors", op_name(op), dtype_name(tensor_dtype(t))));
       },
       x);
 }
 
 template <class B>
 DynTensor binary(const DynTensor& a, const DynTensor& b, BinaryOp op) {
-  const char* name = binary_name(op);
+  const char* name = op_name(op);
   return visit_same<B, DynTensor>(a, b, name, [&](const auto& x, const auto& y) -> DynTensor {
     same_kind(x, y, name);
     const std::size_t r = broadcast_rank(x, y, name);
@@ -79,6 +66,7 @@ DynTensor binary(const DynTensor& a, const DynTensor& b, BinaryOp op) {
       return wrap<B, Float>(B::float_binary(lift_rank<B, Float>(std::get<0>(x.prim), r),
                                             lift_rank<B, Float>(std::get<0>(y.prim), r), op));
     if (x.kind() == Kind::Int) {
+      if (!op_takes_int(op)) throw KindError(fmt::format("{}: not defined for int tensors", name));
       return wrap<B, Int>(B::int_binary(lift_rank<B, Int>(std::get<1>(x.prim), r),
                                         lift_rank<B, Int>(std::get<1>(y.prim), r), op));
     }
@@ -104,7 +92,7 @@ DynTensor scalar(const DynTensor& x, ScalarOp op, double s) {
 
 template <class B>
 DynTensor compare(const DynTensor& a, const DynTensor& b, CompareOp op) {
-  const char* name = compare_name(op);
+  const char* name = op_name(op);
   return visit_same<B, DynTensor>(a, b, name, [&](const auto& x, const auto& y) -> DynTensor {
     same_kind(x, y, name);
     const std::size_t r = broadcast_rank(x, y, name);
@@ -131,7 +119,18 @@ DynTensor compare_scalar(const DynTensor& x, CompareOp op, double s) {
       [&](const auto& t) -> DynTensor {
         if (t.kind() == Kind::Float) return wrap<B, Bool>(B::float_compare_scalar(std::get<0>(t.prim), op, s));
         if (t.kind() == Kind::Int) return wrap<B, Bool>(B::int_compare_scalar(std::get<1>(t.prim), op, s));
-        throw KindError(std::string(compare_name(op)) + ": compare a bool tensor with another tensor");
+        throw KindError(std::string(op_name(op)) + ": compare a bool tensor with another tensor");
+      },
+      x);
+}
+
+template <class B>
+DynTensor predicate(const DynTensor& x, PredicateOp op) {
+  return visit_backend<B>(
+      [&](const auto& t) -> DynTensor {
+        if (t.kind() != Kind::Float)
+          throw KindError(fmt::format("{}: not defined for {} tensors", op_name(op), dtype_name(tensor_dtype(t))));
+        return wrap<B, Bool>(B::float_predicate(std::get<0>(t.prim), op));
       },
       x);
 }
@@ -175,7 +174,7 @@ DynTensor where(const DynTensor& cond, const DynTensor& a, const DynTensor& b) {
 
 template <class B>
 DynTensor reduce(const DynTensor& x, ReduceOp op, int64_t dim, bool keepdim) {
-  const char* name = reduce_name(op);
+  const char* name = op_name(op);
   return visit_backend<B>(
       [&](const auto& t) -> DynTensor {
         const Shape s = tensor_shape(t);
@@ -192,7 +191,7 @@ DynTensor reduce(const DynTensor& x, ReduceOp op, int64_t dim, bool keepdim) {
 
 template <class B>
 DynTensor reduce_all(const DynTensor& x, ReduceOp op) {
-  const char* name = reduce_name(op);
+  const char* name = op_name(op);
   return visit_backend<B>(
       [&](const auto& t) -> DynTensor {
         if (op == ReduceOp::Max || op == ReduceOp::Min) checks::nonempty(name, tensor_shape(t));

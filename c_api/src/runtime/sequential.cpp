@@ -13,9 +13,9 @@ Layer<B> make_layer(const LayerSpec& s, const typename B::Device& dev) {
   auto stride_or = [](std::array<int64_t, 2> st, std::array<int64_t, 2> dflt) {
     return st[0] == 0 && st[1] == 0 ? dflt : st;
   };
-  switch (s.kind) {
-    case 0: return nn::LinearConfig{s.in, s.out, s.bias}.init<B>(dev);
-    case 1: {
+  switch (static_cast<LayerKind>(s.kind)) {
+    case LayerKind::Linear: return nn::LinearConfig{s.in, s.out, s.bias}.init<B>(dev);
+    case LayerKind::Conv2d: {
       nn::Conv2dConfig c;
       c.in_channels = s.in;
       c.out_channels = s.out;
@@ -27,16 +27,16 @@ Layer<B> make_layer(const LayerSpec& s, const typename B::Device& dev) {
       c.bias = s.bias;
       return c.init<B>(dev);
     }
-    case 2: return nn::ReLU{};
-    case 3: return nn::GELU{s.gelu_tanh ? nn::GeluApproximate::Tanh : nn::GeluApproximate::None};
-    case 4: return nn::Sigmoid{};
-    case 5: return nn::Tanh{};
-    case 6: return nn::Threshold{s.threshold, s.value};
-    case 7: return nn::PReLUConfig{s.in, s.init}.init<B>(dev);
-    case 8: return nn::DropoutConfig{s.p}.init();
-    case 9: return nn::LayerNormConfig{s.in, s.eps}.init<B>(dev);
-    case 10: return nn::EmbeddingConfig{s.in, s.out}.init<B>(dev);
-    case 11: {
+    case LayerKind::Relu: return nn::ReLU{};
+    case LayerKind::Gelu: return nn::GELU{s.gelu_tanh ? nn::GeluApproximate::Tanh : nn::GeluApproximate::None};
+    case LayerKind::Sigmoid: return nn::Sigmoid{};
+    case LayerKind::Tanh: return nn::Tanh{};
+    case LayerKind::Threshold: return nn::Threshold{s.threshold, s.value};
+    case LayerKind::Prelu: return nn::PReLUConfig{s.in, s.init}.init<B>(dev);
+    case LayerKind::Dropout: return nn::DropoutConfig{s.p}.init();
+    case LayerKind::LayerNorm: return nn::LayerNormConfig{s.in, s.eps}.init<B>(dev);
+    case LayerKind::Embedding: return nn::EmbeddingConfig{s.in, s.out}.init<B>(dev);
+    case LayerKind::MaxPool2d: {
       nn::MaxPool2dConfig c;
       c.kernel_size = s.kernel;
       c.stride = stride_or(s.stride, s.kernel);
@@ -44,7 +44,7 @@ Layer<B> make_layer(const LayerSpec& s, const typename B::Device& dev) {
       c.dilation = s.dilation;
       return c.init();
     }
-    case 12: {
+    case LayerKind::AvgPool2d: {
       nn::AvgPool2dConfig c;
       c.kernel_size = s.kernel;
       c.stride = stride_or(s.stride, s.kernel);
@@ -52,14 +52,14 @@ Layer<B> make_layer(const LayerSpec& s, const typename B::Device& dev) {
       c.count_include_pad = s.count_include_pad;
       return c.init();
     }
-    case 13: return Flatten{s.dim, s.end_dim};
-    case 14: return nn::LeakyReLU{s.negative_slope};
-    case 15: return nn::SiLU{};
-    case 16: return nn::Softmax{s.dim};
-    case 17: return nn::LogSoftmax{s.dim};
-    case 18: return nn::BatchNorm1dConfig{s.in, s.eps, s.momentum}.init<B>(dev);
-    case 19: return nn::BatchNorm2dConfig{s.in, s.eps, s.momentum}.init<B>(dev);
-    case 20: return nn::AdaptiveAvgPool2dConfig{s.kernel}.init();
+    case LayerKind::Flatten: return Flatten{s.dim, s.end_dim};
+    case LayerKind::LeakyRelu: return nn::LeakyReLU{s.negative_slope};
+    case LayerKind::Silu: return nn::SiLU{};
+    case LayerKind::Softmax: return nn::Softmax{s.dim};
+    case LayerKind::LogSoftmax: return nn::LogSoftmax{s.dim};
+    case LayerKind::BatchNorm1d: return nn::BatchNorm1dConfig{s.in, s.eps, s.momentum}.init<B>(dev);
+    case LayerKind::BatchNorm2d: return nn::BatchNorm2dConfig{s.in, s.eps, s.momentum}.init<B>(dev);
+    case LayerKind::AdaptiveAvgPool2d: return nn::AdaptiveAvgPool2dConfig{s.kernel}.init();
     default: break;
   }
   throw ArgumentError("sequential: unknown layer kind " + std::to_string(s.kind));

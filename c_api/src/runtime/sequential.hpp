@@ -11,9 +11,12 @@
 #include <array>
 #include <memory>
 #include <shared_mutex>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 #include "c_api/src/runtime/dyn.hpp"
+#include "c_api/src/runtime/layer_kind.hpp"
 #include "engine/nn/nn.hpp"
 #include "records/module_record.hpp"
 
@@ -24,13 +27,20 @@ struct Flatten {
   int64_t start = 1, end = -1;
 };
 
-// Alternatives in the order of ember.h's ember_layer_kind, so variant index == kind.
+// Alternatives in the order of c_api/src/layers.def (ember.h's ember_layer_kind), so variant index == kind.
 template <class B>
 using Layer = std::variant<nn::Linear<B>, nn::Conv2d<B>, nn::ReLU, nn::GELU, nn::Sigmoid, nn::Tanh, nn::Threshold,
                            nn::PReLU<B>, nn::Dropout, nn::LayerNorm<B>, nn::Embedding<B>, nn::MaxPool2d,
                            nn::AvgPool2d, Flatten, nn::LeakyReLU, nn::SiLU, nn::Softmax, nn::LogSoftmax,
                            nn::BatchNorm1d<B>, nn::BatchNorm2d<B>, nn::AdaptiveAvgPool2d>;
-inline constexpr int32_t kLayerKinds = 21;
+static_assert(std::variant_size_v<Layer<CpuAd>> == kLayerKinds, "Layer<B> and layers.def differ in length");
+namespace layer_order_check {
+using B = CpuAd;  // the rows name their types with B
+#define EMBER_LAYER(id, value, name, type)                                           \
+  static_assert(std::is_same_v<std::variant_alternative_t<value, Layer<B>>, type>, \
+                "Layer<B>'s alternative " #value " is not " #type " (the row of c_api/src/layers.def)");
+#include "c_api/src/layers.def"
+}  // namespace layer_order_check
 
 template <class B>
 struct Sequential {

@@ -15,6 +15,7 @@ Layouts are Ember's: Linear.weight is [in_features, out_features] (y = x @ weigh
 from ctypes import byref
 
 from .. import _lib
+from .._ops import LAYER
 from ..serialization import Record, Recordable, load_module_file, load_module_record
 from . import functional as F
 from .parameter import EmberModule
@@ -156,16 +157,16 @@ def _act(name, kind, fn, doc):
     return cls
 
 
-ReLU = _act("ReLU", 2, F.relu, "max(0, x)")
-Sigmoid = _act("Sigmoid", 4, F.sigmoid, "1 / (1 + exp(-x))")
-Tanh = _act("Tanh", 5, F.tanh, "tanh(x)")
-SiLU = _act("SiLU", 15, F.silu, "x * sigmoid(x)")
+ReLU = _act("ReLU", LAYER["relu"], F.relu, "max(0, x)")
+Sigmoid = _act("Sigmoid", LAYER["sigmoid"], F.sigmoid, "1 / (1 + exp(-x))")
+Tanh = _act("Tanh", LAYER["tanh"], F.tanh, "tanh(x)")
+SiLU = _act("SiLU", LAYER["silu"], F.silu, "x * sigmoid(x)")
 
 
 class Linear(Layer):
     """y = x @ weight + bias with weight [in_features, out_features] (Ember's layout)."""
 
-    kind = 0
+    kind = LAYER["linear"]
 
     def __init__(self, in_features, out_features, bias=True):
         super().__init__()
@@ -187,7 +188,7 @@ class Linear(Layer):
 
 
 class Conv2d(Layer):
-    kind = 1
+    kind = LAYER["conv2d"]
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
                  bias=True):
@@ -214,7 +215,7 @@ class Conv2d(Layer):
 
 
 class GELU(Layer):
-    kind = 3
+    kind = LAYER["gelu"]
 
     def __init__(self, approximate="none"):
         super().__init__()
@@ -230,7 +231,7 @@ class GELU(Layer):
 
 
 class Threshold(Layer):
-    kind = 6
+    kind = LAYER["threshold"]
 
     def __init__(self, threshold, value):
         super().__init__()
@@ -244,7 +245,7 @@ class Threshold(Layer):
 
 
 class PReLU(Layer):
-    kind = 7
+    kind = LAYER["prelu"]
 
     def __init__(self, num_parameters=1, init=0.25):
         super().__init__()
@@ -261,7 +262,7 @@ class PReLU(Layer):
 
 
 class Dropout(Layer):
-    kind = 8
+    kind = LAYER["dropout"]
 
     def __init__(self, p=0.5):
         super().__init__()
@@ -275,7 +276,7 @@ class Dropout(Layer):
 
 
 class Flatten(Layer):
-    kind = 13
+    kind = LAYER["flatten"]
 
     def __init__(self, start_dim=1, end_dim=-1):
         super().__init__()
@@ -289,7 +290,7 @@ class Flatten(Layer):
 
 
 class LeakyReLU(Layer):
-    kind = 14
+    kind = LAYER["leaky_relu"]
 
     def __init__(self, negative_slope=0.01):
         super().__init__()
@@ -303,7 +304,7 @@ class LeakyReLU(Layer):
 
 
 class Softmax(Layer):
-    kind = 16
+    kind = LAYER["softmax"]
 
     def __init__(self, dim=-1):
         super().__init__()
@@ -317,7 +318,7 @@ class Softmax(Layer):
 
 
 class LogSoftmax(Softmax):
-    kind = 17
+    kind = LAYER["log_softmax"]
 
     def _run(self, x, p):
         return F.log_softmax(x, self.dim)
