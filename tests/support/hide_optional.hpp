@@ -60,6 +60,7 @@ struct HideOptional : private B {
   using B::float_arg_reduce;
   using B::float_matmul;
   using B::float_fft;
+  using B::float_predicate;
   // Int and Bool math.
   using B::int_unary;
   using B::int_scalar;
