@@ -15,6 +15,7 @@
 #include <variant>
 #include <vector>
 
+#include "backends/cpu/cpu_backend.hpp"
 #include "c_api/src/runtime/dyn.hpp"
 #include "c_api/src/runtime/layer_kind.hpp"
 #include "engine/nn/nn.hpp"
@@ -33,9 +34,11 @@ using Layer = std::variant<nn::Linear<B>, nn::Conv2d<B>, nn::ReLU, nn::GELU, nn:
                            nn::PReLU<B>, nn::Dropout, nn::LayerNorm<B>, nn::Embedding<B>, nn::MaxPool2d,
                            nn::AvgPool2d, Flatten, nn::LeakyReLU, nn::SiLU, nn::Softmax, nn::LogSoftmax,
                            nn::BatchNorm1d<B>, nn::BatchNorm2d<B>, nn::AdaptiveAvgPool2d>;
-static_assert(std::variant_size_v<Layer<CpuAd>> == kLayerKinds, "Layer<B> and layers.def differ in length");
 namespace layer_order_check {
-using B = CpuAd;  // the rows name their types with B
+// The rows name their types with B. The order is the same for every backend, so the CPU's (a header-only type
+// here: nothing is instantiated) checks it in every build unit, the plugins' too.
+using B = Autodiff<Cpu<float>>;
+static_assert(std::variant_size_v<Layer<B>> == kLayerKinds, "Layer<B> and layers.def differ in length");
 #define EMBER_LAYER(id, value, name, type)                                           \
   static_assert(std::is_same_v<std::variant_alternative_t<value, Layer<B>>, type>, \
                 "Layer<B>'s alternative " #value " is not " #type " (the row of c_api/src/layers.def)");
