@@ -210,7 +210,7 @@ TYPED_TEST(ElementwiseApprox, ExpFullRangeOverflowAndUnderflow) {
 // shaders' own formulas (shaders/math_trig.glsl) are held to the same bound: kTrigUlps.
 template <class B>
 constexpr double kTrigUlps = 2.0;
-#if defined(EMBER_TEST_BACKEND_VULKAN)
+#if EMBER_HAS_VULKAN
 template <>
 constexpr double kTrigUlps<Vulkan> = 4.0;
 template <>
