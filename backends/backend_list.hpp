@@ -14,7 +14,12 @@
 #include <optional>
 #include <string_view>
 
-// EMBER_HAS_<NAME> is 1 when that backend is built (set by ember_<name>_dep in meson); the CPU always is.
+// Two questions per backend, two macro families:
+//  * EMBER_HAS_<NAME> (set by ember_<name>_dep in meson): the backend is linked into this build unit's target, so
+//    its C++ type may be used here (backends/registry.hpp).
+//  * EMBER_BUILT_<NAME>: the backend is built in this configuration, linked here or as a plugin beside (kBackends'
+//    `compiled`). meson sets it for every unit of libember and of the ember executable alike, so kBackends has one
+//    definition in each of them; elsewhere it defaults to EMBER_HAS_<NAME>.
 #ifndef EMBER_HAS_VULKAN
 #define EMBER_HAS_VULKAN 0
 #endif
@@ -22,10 +27,20 @@
 #define EMBER_HAS_CUDA 0
 #endif
 #define EMBER_HAS_CPU 1
-// The X-macro pastes the enumerator name; these map it to the EMBER_HAS_* flag.
+#ifndef EMBER_BUILT_VULKAN
+#define EMBER_BUILT_VULKAN EMBER_HAS_VULKAN
+#endif
+#ifndef EMBER_BUILT_CUDA
+#define EMBER_BUILT_CUDA EMBER_HAS_CUDA
+#endif
+#define EMBER_BUILT_CPU 1
+// The X-macro pastes the enumerator name; these map it to the flags.
 #define EMBER_HAS_BACKEND_Cpu EMBER_HAS_CPU
 #define EMBER_HAS_BACKEND_Vulkan EMBER_HAS_VULKAN
 #define EMBER_HAS_BACKEND_Cuda EMBER_HAS_CUDA
+#define EMBER_BUILT_BACKEND_Cpu EMBER_BUILT_CPU
+#define EMBER_BUILT_BACKEND_Vulkan EMBER_BUILT_VULKAN
+#define EMBER_BUILT_BACKEND_Cuda EMBER_BUILT_CUDA
 
 // X(Type, name, id, builtin): Type is the enumerator, name the lower-case name users type (--backend, Python's
 // device="..."), id ember.h's value, builtin whether libember and the CLI link it (else it is a plugin loaded on
@@ -51,7 +66,7 @@ struct BackendInfo {
 };
 
 inline constexpr std::array kBackends = {
-#define EMBER_X(T, n, id, builtin) BackendInfo{BackendId::T, #n, builtin, EMBER_HAS_BACKEND_##T != 0},
+#define EMBER_X(T, n, id, builtin) BackendInfo{BackendId::T, #n, builtin, EMBER_BUILT_BACKEND_##T != 0},
     EMBER_BACKEND_LIST(EMBER_X)
 #undef EMBER_X
 };
