@@ -207,15 +207,7 @@ TYPED_TEST(ElementwiseApprox, ExpFullRangeOverflowAndUnderflow) {
 // 300k elements: split across threads and run through the vector loops; every float unary op against libm.
 // Inverse trigonometric and hyperbolic ops and atan2 over dense ranges of their domains (edges included: +-1 for
 // asin/acos/atanh, 1 for acosh, up to 88 for sinh/cosh). Libm-backed on the CPU and CUDA (about 1 ulp); the Vulkan
-// shaders' own formulas (shaders/math_trig.glsl) are held to the same bound: kTrigUlps.
-template <class B>
-constexpr double kTrigUlps = 2.0;
-#if EMBER_HAS_VULKAN
-template <>
-constexpr double kTrigUlps<Vulkan> = 4.0;
-template <>
-constexpr double kTrigUlps<Autodiff<Vulkan>> = 4.0;
-#endif
+// shaders' own formulas (shaders/math_trig.glsl) have their own bound: kTrigUlps (tests/support/test_backends.hpp).
 
 TYPED_TEST(ElementwiseApprox, InverseTrigAndHyperbolicWithinUlpBounds) {
   using B = TypeParam;

@@ -17,11 +17,6 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-template <std::size_t N>
-std::vector<double> V(const double (&a)[N]) {
-  return {a, a + N};
-}
-
 template <class B>
 class ElementwiseFloat : public ::testing::Test {};
 TYPED_TEST_SUITE(ElementwiseFloat, TestBackends, BackendNames);

@@ -14,15 +14,6 @@
 namespace ember::test {
 namespace {
 
-template <std::size_t N>
-std::vector<double> V(const double (&a)[N]) {
-  return {a, a + N};
-}
-template <std::size_t N>
-std::vector<int64_t> VI(const int64_t (&a)[N]) {
-  return {a, a + N};
-}
-
 // Shape, then every element within relative error tol (NaN / inf exactly, as `close` does).
 template <class B, std::size_t D, class K>
 ::testing::AssertionResult each_matches(const Tensor<B, D, K>& t, const Shape& shape, const std::vector<double>& want,

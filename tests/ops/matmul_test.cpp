@@ -12,11 +12,6 @@
 namespace ember::test {
 namespace {
 
-template <std::size_t N>
-std::vector<double> V(const double (&a)[N]) {
-  return {a, a + N};
-}
-
 std::vector<double> ramp(int64_t n, int64_t seed) {
   std::vector<double> v(static_cast<std::size_t>(n));
   for (int64_t i = 0; i < n; ++i) v[i] = static_cast<double>((i * 7 + seed * 13) % 33 - 16) / 16.0;

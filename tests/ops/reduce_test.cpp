@@ -18,15 +18,6 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-template <std::size_t N>
-std::vector<double> V(const double (&a)[N]) {
-  return {a, a + N};
-}
-template <std::size_t N>
-std::vector<int64_t> VI(const int64_t (&a)[N]) {
-  return {a, a + N};
-}
-
 template <class B, std::size_t D>
 ::testing::AssertionResult int_matches(const Tensor<B, D, Int>& t, const Shape& shape,
                                        const std::vector<int64_t>& want) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -62,17 +63,29 @@ struct Tol {
   static constexpr double loose = f64 ? 1e-10 : 2e-5;
 };
 
-// Bound on pow's error in ulp (tests/ops/elementwise_approx_test.cpp): libm's 2 on the CPU. The Vulkan shaders have
-// no libm: 2^(y log2|x|) with the exponent's integer part split exactly (shaders/math.glsl) measures up to 2.22 ulp
-// over the test's range, so 3 there.
+// Error bounds in ulp of the ops a backend computes without libm (tests/ops/elementwise_approx_test.cpp): libm's 2
+// on the CPU and CUDA. Autodiff<B> computes with B, so it has B's bounds.
 template <class B>
-constexpr double kPowUlps = 2.0;
+struct UlpBounds {
+  static constexpr double pow = 2.0;
+  static constexpr double trig = 2.0;  // asin acos atan sinh cosh asinh acosh atanh atan2
+};
+template <class B>
+struct UlpBounds<Autodiff<B>> : UlpBounds<B> {};
 #if EMBER_HAS_VULKAN
+// The Vulkan shaders have no libm. pow: 2^(y log2|x|) with the exponent's integer part split exactly
+// (shaders/math.glsl) measures up to 2.22 ulp over the test's range. trig: the shaders' own formulas
+// (shaders/math_trig.glsl) measure up to 2.64 ulp (atan2).
 template <>
-constexpr double kPowUlps<Vulkan> = 3.0;
-template <>
-constexpr double kPowUlps<Autodiff<Vulkan>> = 3.0;
+struct UlpBounds<Vulkan> {
+  static constexpr double pow = 3.0;
+  static constexpr double trig = 4.0;
+};
 #endif
+template <class B>
+constexpr double kPowUlps = UlpBounds<B>::pow;
+template <class B>
+constexpr double kTrigUlps = UlpBounds<B>::trig;
 
 inline std::string fmt_vec(const std::vector<double>& v) {
   std::string s = "[";
@@ -116,6 +129,16 @@ template <class B, std::size_t D, class K>
   if (!(t.shape() == shape))
     return ::testing::AssertionFailure() << "shape " << t.shape().to_string() << " != expected " << shape.to_string();
   return close(values(t), want, tol);
+}
+
+// A checked-in reference array (tests/reference/*.hpp) as a vector.
+template <std::size_t N>
+std::vector<double> V(const double (&a)[N]) {
+  return {a, a + N};
+}
+template <std::size_t N>
+std::vector<int64_t> VI(const int64_t (&a)[N]) {
+  return {a, a + N};
 }
 
 template <class B, std::size_t D>
