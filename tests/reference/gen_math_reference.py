@@ -14,49 +14,12 @@ import os
 import numpy as np
 from scipy import special
 
+from cpp_reference import ReferenceLines, f32
+
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "math_reference.hpp")
 
-lines = []
-
-
-def f32(values):
-    return np.asarray(values, dtype=np.float32).astype(np.float64)
-
-
-def lit(v):
-    v = float(v)
-    if math.isnan(v):
-        return "kNaN"
-    if math.isinf(v):
-        return "kInf" if v > 0 else "-kInf"
-    s = repr(v)
-    return s
-
-
-def emit(name, values, comment=None):
-    values = np.asarray(values, dtype=np.float64).ravel()
-    if comment:
-        lines.append(f"// {comment}")
-    body = ", ".join(lit(v) for v in values)
-    lines.append(f"inline constexpr double {name}[] = {{{body}}};")
-
-
-def emit_int(name, values, comment=None):
-    values = np.asarray(values).ravel()
-    if comment:
-        lines.append(f"// {comment}")
-    body = ", ".join(str(int(v)) for v in values)
-    lines.append(f"inline constexpr int64_t {name}[] = {{{body}}};")
-
-
-def emit_shape(name, shape):
-    dims = ", ".join(str(int(d)) for d in shape)
-    lines.append(f"inline constexpr std::array<int64_t, {len(shape)}> {name} = {{{dims}}};")
-
-
-def section(title):
-    lines.append("")
-    lines.append(f"// ---------------------------------------------------------------- {title}")
+lines = ReferenceLines()
+emit, emit_int, emit_shape, section = lines.emit, lines.emit_int, lines.emit_shape, lines.section
 
 
 np.seterr(all="ignore")

@@ -7,47 +7,15 @@ Needs numpy only (checked-in output made with numpy 1.24). Like gen_math_referen
 float32 and stored as the exact doubles of those floats; expected values are numpy float64 results for them.
 np.remainder has torch.remainder's semantics (the result takes the divisor's sign). Inf and NaN are kInf / kNaN.
 """
-import math
 import os
 
 import numpy as np
 
+from cpp_reference import ReferenceLines, f32
+
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "trig_reference.hpp")
-lines = []
-
-
-def f32(values):
-    return np.asarray(values, dtype=np.float32).astype(np.float64)
-
-
-def lit(v):
-    v = float(v)
-    if math.isnan(v):
-        return "kNaN"
-    if math.isinf(v):
-        return "kInf" if v > 0 else "-kInf"
-    return repr(v)
-
-
-def emit(name, values, comment=None):
-    values = np.asarray(values, dtype=np.float64).ravel()
-    if comment:
-        lines.append(f"// {comment}")
-    lines.append(f"inline constexpr double {name}[] = {{{', '.join(lit(v) for v in values)}}};")
-
-
-def emit_int(name, values, comment=None):
-    values = np.asarray(values).ravel()
-    if comment:
-        lines.append(f"// {comment}")
-    # INT64_MIN has no literal (9223372036854775808 does not fit int64): spell it as C++ must.
-    body = ", ".join("INT64_MIN" if int(v) == -2 ** 63 else str(int(v)) for v in values)
-    lines.append(f"inline constexpr int64_t {name}[] = {{{body}}};")
-
-
-def section(title):
-    lines.append("")
-    lines.append(f"// ---------------------------------------------------------------- {title}")
+lines = ReferenceLines()
+emit, emit_int, section = lines.emit, lines.emit_int, lines.section
 
 
 np.seterr(all="ignore")
