@@ -359,6 +359,39 @@ std::shared_ptr<Context> default_context() {
   return g_default;
 }
 
+uint32_t physical_device_count(std::string* why) {
+  std::string reason;
+  uint32_t n = 0;
+  try {
+    const PFN_vkGetInstanceProcAddr gipa = loader_get_instance_proc_addr();
+    Functions fn;
+    fn.load_global(gipa);
+    VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+    app.pApplicationName = "ember";
+    app.apiVersion = VK_API_VERSION_1_2;
+    VkInstanceCreateInfo ci{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+    ci.pApplicationInfo = &app;
+    VkInstance instance = VK_NULL_HANDLE;
+    if (VkResult r = fn.CreateInstance(&ci, nullptr, &instance); r != VK_SUCCESS) {
+      reason = std::string("vkCreateInstance failed (") + result_name(r) + "): no Vulkan driver is installed";
+    } else {
+      fn.load_instance(gipa, instance);
+      if (VkResult r = fn.EnumeratePhysicalDevices(instance, &n, nullptr); r != VK_SUCCESS) {
+        reason = std::string("vkEnumeratePhysicalDevices failed (") + result_name(r) + ")";
+        n = 0;
+      } else if (n == 0) {
+        reason = "no Vulkan physical device (a driver is needed; mesa-vulkan-drivers provides lavapipe)";
+      }
+      fn.DestroyInstance(instance, nullptr);
+    }
+  } catch (const std::exception& e) {  // no loader
+    reason = e.what();
+    n = 0;
+  }
+  if (why) *why = reason;
+  return n;
+}
+
 bool available(std::string* why) {
   try {
     default_context();

@@ -166,6 +166,10 @@ class Context {
 std::shared_ptr<Context> default_context();
 // Whether a Vulkan device can be created here at all (tests use it to skip with a message); fills `why` if not.
 bool available(std::string* why = nullptr);
+// How many physical devices the Vulkan loader reports, enumerated with a throwaway instance (no layers, no
+// extensions: cheap, and it says nothing about validation); 0 with the reason in `why` when there is no loader,
+// no driver or no device. Never throws.
+uint32_t physical_device_count(std::string* why = nullptr);
 // Replaces the default context's options before its first use (tests turn validation on this way).
 void set_default_options(const ContextOptions& options);
 // Releases the default context now (it is otherwise left to the OS at exit, see context.cpp); tensors still
