@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is missing (Debian 12 packages, idempotent), then configures Ember in ./build and builds what the
 # main job needs: the `ember` command line (the CPU backend, records; GPU backends are plugins it loads on demand).
-# `meson test -C build` (the README's second command) builds everything else before it runs the suite.
+# The README's second command (`setup.sh all`, then `meson test`) builds everything, benches included.
 # Usage: bash scripts/setup.sh [ninja targets...]   (default: tools/ember; `all` builds everything)
 #        (from anywhere; run as root or with sudo available)
 set -euo pipefail
