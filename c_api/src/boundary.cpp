@@ -53,6 +53,7 @@ const char* handle_type_name(HandleKind k) {
     case HandleKind::Optimizer: return "ember_optimizer";
     case HandleKind::Record: return "ember_record";
     case HandleKind::LoadReport: return "ember_load_report";
+    case HandleKind::Scheduler: return "ember_scheduler";
   }
   return "handle";
 }

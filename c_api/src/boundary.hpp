@@ -25,6 +25,7 @@ struct ember_module {};
 struct ember_optimizer {};
 struct ember_record {};
 struct ember_load_report {};
+struct ember_scheduler {};
 
 namespace ember::capi {
 
@@ -48,7 +49,9 @@ ember_status guard(const char* fn, F&& body) noexcept {
 }
 
 // ---------------------------------------------------------------- handle registry
-enum class HandleKind : uint8_t { Device = 1, Tensor, Grads, Module, Optimizer, Record, LoadReport };
+enum class HandleKind : uint8_t { Device = 1, Tensor, Grads, Module, Optimizer, Record, LoadReport, Scheduler };
+
+struct SchedulerState;  // api_scheduler.cpp
 
 template <class H> struct HandleTraits;
 template <> struct HandleTraits<ember_device> { using Value = DynDevice; static constexpr HandleKind kind = HandleKind::Device; };
@@ -66,6 +69,10 @@ template <> struct HandleTraits<ember_record> { using Value = Record; static con
 template <> struct HandleTraits<ember_load_report> {
   using Value = LoadReport;
   static constexpr HandleKind kind = HandleKind::LoadReport;
+};
+template <> struct HandleTraits<ember_scheduler> {
+  using Value = std::shared_ptr<SchedulerState>;
+  static constexpr HandleKind kind = HandleKind::Scheduler;
 };
 template <class H> constexpr HandleKind kind_of() { return HandleTraits<H>::kind; }
 
@@ -114,11 +121,17 @@ T& out_value(T* out, const char* name) {
   return *out;
 }
 
+// Tensors held as params by modules or optimizers (tensor_refs.hpp): true when the handle stays alive.
+bool caller_free_shared_tensor(ember_tensor* t);
+
 // ember_*_free: NULL is a no-op; a handle that is not live is reported, never freed twice.
 template <class H>
 ember_status free_handle(H* h, const char* fn) noexcept {
   if (!h) return EMBER_OK;
   return guard(fn, [&] {
+    if constexpr (std::is_same_v<H, ember_tensor>) {
+      if (caller_free_shared_tensor(h)) return;
+    }
     if (!unregister_handle(h, kind_of<H>()))
       throw StatusError(EMBER_ERR_INVALID_HANDLE, "handle is not a live handle of this type (already freed?)");
     delete static_cast<Handle<H>*>(h);

@@ -20,7 +20,11 @@ const BackendRuntime& runtime_of(const DynDevice& d) { return ready(d.runtime ? 
 const BackendRuntime& runtime_of(const DynTensor& t) { return ready(t.runtime); }
 const BackendRuntime& runtime_of(const DynGrads& g) { return ready(g.runtime); }
 const BackendRuntime& runtime_of(const ModuleState& m) { return ready(m.runtime); }
-const BackendRuntime& runtime_of(const OptimizerState& o) { return ready(o.module->runtime); }
+const BackendRuntime& runtime_of(const OptimizerState& o) {
+  if (!o.module) throw ArgumentError("an optimizer over a param list has no module");
+  return ready(o.module->runtime);
+}
+const BackendRuntime& runtime_of(const DynGroupOptimizer& g) { return ready(g.runtime); }
 const BackendRuntime& runtime_of(const std::vector<const DynTensor*>& xs) {
   if (xs.empty()) throw ArgumentError("cat: empty list of tensors");
   return ready(xs[0]->runtime);

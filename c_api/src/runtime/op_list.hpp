@@ -72,7 +72,9 @@
   X(std::vector<ParamDesc>, parameters, (const ModuleState& m), (m), m)                                       \
   X(DynTensor, param_value, (const ModuleState& m, std::size_t index), (m, index), m)                         \
   X(Record, module_record, (const ModuleState& m), (m), m)                                                    \
-  X(LoadReport, load_module_record, (ModuleState & m, const Record& r, LoadMode mode), (m, r, mode), m)
+  X(LoadReport, load_module_record, (ModuleState & m, const Record& r, LoadMode mode), (m, r, mode), m)         \
+  X(void, set_param_values, (ModuleState & m, const std::vector<DynTensor>& values), (m, values), m)           \
+  X(bool, param_is_leaf, (const DynTensor& x), (x), x)
 
 // optimizer.cpp
 #define EMBER_RUNTIME_OPTIMIZER_OPS(X)                                                                        \
@@ -85,6 +87,15 @@
   X(Record, optimizer_record, (OptimizerState & o), (o), o)                                                   \
   X(void, load_optimizer_record, (OptimizerState & o, const Record& r), (o, r), o)
 
+// param_optimizer.cpp
+#define EMBER_RUNTIME_PARAM_OPTIMIZER_OPS(X)                                                                  \
+  X(DynGroupOptimizer, make_group_optimizer, (const DynTensor& like, const OptimSpec& spec), (like, spec), like) \
+  X(void, group_step, (DynGroupOptimizer & g, std::vector<GroupParam>& params, double lr), (g, params, lr), g)  \
+  X(Record, group_state, (DynGroupOptimizer & g), (g), g)                                                     \
+  X(void, group_load_state, (DynGroupOptimizer & g, const Record& r, const std::vector<GroupParam>& params),  \
+    (g, r, params), g)                                                                                         \
+  X(void, group_reset, (DynGroupOptimizer & g), (g), g)
+
 #define EMBER_RUNTIME_OPS(X)        \
   EMBER_RUNTIME_CREATION_OPS(X)     \
   EMBER_RUNTIME_MATH_OPS(X)         \
@@ -92,4 +103,5 @@
   EMBER_RUNTIME_LAYOUT_OPS(X)       \
   EMBER_RUNTIME_AUTOGRAD_OPS(X)     \
   EMBER_RUNTIME_SEQUENTIAL_OPS(X)   \
-  EMBER_RUNTIME_OPTIMIZER_OPS(X)
+  EMBER_RUNTIME_OPTIMIZER_OPS(X)    \
+  EMBER_RUNTIME_PARAM_OPTIMIZER_OPS(X)

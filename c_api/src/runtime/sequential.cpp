@@ -5,6 +5,8 @@
 
 #include <mutex>
 
+#include <fmt/format.h>
+
 namespace ember::capi {
 namespace {
 
@@ -278,6 +280,57 @@ LoadReport load_module_record(ModuleState& m, const Record& r, LoadMode mode) {
         return report;
       },
       m.module);
+}
+
+// The layer module's params (ember_module_layer) live in tensor handles, which optimizers and loads update; before
+// each forward the typed layers take those exact tensors (same graph leaves, so gradients reach the handles).
+template <class B>
+void set_param_values(ModuleState& m, const std::vector<DynTensor>& values) {
+  std::unique_lock lock(m.mu);
+  visit_backend<B>(
+      [&](auto& seq) {
+        std::size_t i = 0;
+        // Validate every value first: a mismatch leaves the layers as they were.
+        visit_params(seq, [&](const std::string& path, const auto& p) {
+          using T = typename std::decay_t<decltype(p)>::Value;
+          if (i >= values.size())
+            throw ArgumentError(fmt::format("module: {} values for more params", values.size()));
+          const BackendTensor<B>& v = as_backend<B>(values[i++], "module");
+          if (v.kind() != static_cast<Kind>(kind_index<typename T::Kind>()))
+            throw KindError(fmt::format("param '{}' holds a {} tensor, the layer needs {}", path,
+                                        dtype_name(tensor_dtype(v)), param_kind_name(p.kind)));
+          if (!(tensor_shape(v) == p.shape()))
+            throw ShapeError(fmt::format("param '{}' has shape {}, the layer needs {}", path,
+                                         tensor_shape(v).to_string(), p.shape().to_string()));
+        });
+        if (i != values.size())
+          throw ArgumentError(fmt::format("module: {} values for {} params", values.size(), i));
+        i = 0;
+        seq = map_params(std::move(seq), [&](const std::string&, auto p) {
+          using P = decltype(p);
+          using T = typename P::Value;
+          using K = typename T::Kind;
+          const BackendTensor<B>& v = as_backend<B>(values[i++], "module");
+          const auto& prim = std::get<kind_index<K>()>(v.prim);
+          bool tracked = false;
+          if constexpr (std::is_same_v<K, Float> && detail::HasGradTracking<B>) tracked = B::float_is_require_grad(prim);
+          return P::initialized(p.id(), T(prim), tracked, p.role());
+        });
+      },
+      m.module);
+}
+
+// Whether x may be a param: not the result of a recorded op (a param must be a graph leaf, as in PyTorch).
+template <class B>
+bool param_is_leaf(const DynTensor& x) {
+  const BackendTensor<B>& t = as_backend<B>(x, "param");
+  if constexpr (detail::HasGradTracking<B>) {
+    if (t.kind() == Kind::Float) {
+      const auto& p = std::get<0>(t.prim);
+      return !p.node || p.node->leaf;
+    }
+  }
+  return true;
 }
 
 }  // namespace ops
