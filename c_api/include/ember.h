@@ -495,138 +495,6 @@ EMBER_API ember_status ember_optimizer_save(const ember_optimizer* optimizer, co
 EMBER_API ember_status ember_optimizer_load(ember_optimizer* optimizer, const char* path);
 EMBER_API ember_status ember_optimizer_free(ember_optimizer* optimizer);
 
-/* ================================================================ module trees, params, param-list optimizers
- * (issue 11). A module tree is built by the caller, as a torch.nn.Module: containers (ember_module_create) with
- * named children and the caller's own params, and one module per nn layer (ember_module_layer). Params are tensor
- * handles shared with the caller: ember_module_add_param keeps the caller's handle itself (not a copy), and
- * optimizers, loads and in-place updates replace the value behind that one handle, so every holder sees them.
- *
- * Ownership of a held tensor handle: a module or optimizer holding it keeps it alive; ember_tensor_free by the
- * caller then drops only the caller's reference. Each time ember.h hands the pointer out (its creation,
- * ember_module_param, ember_module_find_param) the caller owns one reference and frees it once; freeing more
- * often is EMBER_ERR_INVALID_HANDLE. Using a handle after freeing all of one's references is not detected while a
- * holder keeps it alive (like the address reuse noted under Handles above). A module's or optimizer's
- * functions must not run concurrently with calls that change the same tree or params (forward of a layer module,
- * step, load): lock around them. */
-
-/* A container: no params of its own until ember_module_add_param; its forward is the caller's (ember_module_forward
- * on it is EMBER_ERR_INVALID_ARGUMENT "this module's forward is written by the caller"). Starts in training mode. */
-EMBER_API ember_status ember_module_create(const ember_device* device, ember_module** out);
-/* One nn layer as its own module (any ember_layer_kind; `desc` from ember_layer_init), params named as the typed
- * layer's ("weight", "bias"; layer_norm and batch_norm: "gamma", "beta", and buffers "running_mean",
- * "running_var"). ember_module_forward runs it with the current values of its param handles. Lazy layers:
- * in_features 0 for LINEAR, CONV2D, LAYER_NORM, BATCH_NORM1D/2D creates placeholder params (float, shape [0]) that
- * the first forward materializes in place from the input's shape (linear, layer_norm: its last dim; conv2d,
- * batch_norm: dim 1), drawing initial values as an eager layer would; a load before that gives them the
- * record's values and shapes (torch's LazyLinear / UninitializedParameter.materialize). */
-EMBER_API ember_status ember_module_layer(const ember_device* device, const ember_layer_desc* desc,
-                                          ember_module** out);
-/* Adds `child` under `name` (unique among the parent's params and children, non-empty, no '.'). The parent keeps
- * the child alive (the caller still frees its own handle). A child may be shared by several parents (its params
- * are then listed once, under the first path); a cycle, a Sequential of ember_module_sequential and a layer module
- * as the parent are errors. */
-EMBER_API ember_status ember_module_add_child(ember_module* parent, const char* name, ember_module* child);
-/* The child named `name` (a new handle to the same module: free it). EMBER_ERR_INDEX when there is none. */
-EMBER_API ember_status ember_module_child(const ember_module* parent, const char* name, ember_module** out);
-/* Children in the order they were added. */
-EMBER_API ember_status ember_module_child_count(const ember_module* module, size_t* count);
-EMBER_API ember_status ember_module_child_name(const ember_module* module, size_t index, char* buf, size_t capacity,
-                                               size_t* length);
-/* Makes the caller's tensor a param of the container (torch's register_parameter / register_buffer): the same
- * handle, held by the module. role: ember_param_role. TRAINABLE params must be float leaves (not results of an
- * op); their requires_grad stays as the caller set it (set it before, or freeze later). The tensor must live on
- * the module's device. */
-EMBER_API ember_status ember_module_add_param(ember_module* module, const char* name, ember_tensor* tensor,
-                                              int32_t role);
-/* The live param handle (not a copy: the handle the module holds and optimizers update; use it in the caller's
- * forward). index and paths as ember_module_param_count / _param_name, which list a tree's params recursively with
- * dotted paths ("conv1.weight"), own params first, then each child's. The caller owns one reference (free it). */
-EMBER_API ember_status ember_module_param(const ember_module* module, size_t index, ember_tensor** out);
-/* The live param handle at a dotted path; EMBER_ERR_INDEX naming the path when there is none. */
-EMBER_API ember_status ember_module_find_param(const ember_module* module, const char* path, ember_tensor** out);
-/* nn.Module.train(mode) / eval(): sets the flag of the module and every module under it. The flag is what the
- * caller's forward reads (ember_module_is_training) to pick the ember_mode it passes to its layers' forwards. */
-EMBER_API ember_status ember_module_set_training(ember_module* module, int32_t train);
-EMBER_API ember_status ember_module_is_training(const ember_module* module, int32_t* train);
-/* Freezes (on = 0) or unfreezes every TRAINABLE param of the tree: requires_grad of each param handle (a frozen
- * param gets no gradient, so optimizers leave it as it is). Buffers and constants never require grad. */
-EMBER_API ember_status ember_module_set_requires_grad(ember_module* module, int32_t on);
-/* nn.Module.apply: calls visit(user, module, path) for every module of the tree, children before their parent,
- * the root last with path "". `module` is valid during the call only. A status other than EMBER_OK from visit
- * stops the walk and is returned. */
-typedef ember_status (*ember_module_visitor)(void* user, ember_module* module, const char* path);
-EMBER_API ember_status ember_module_apply(ember_module* module, ember_module_visitor visit, void* user);
-/* Sets the param (or buffer) at `path` to a copy of value's data (torch's state_dict()[path].copy_(value)): same
- * dtype and shape (a lazy placeholder takes any shape); the handle stays the same leaf with its requires_grad. */
-EMBER_API ember_status ember_module_state_set(ember_module* module, const char* path, const ember_tensor* value);
-/* For trees, ember_module_to_record / _load_record / _save / _load use the records of typed C++ modules: one entry
- * per param path, with its id, kind, role and data; loads replace the values behind the same handles. */
-
-/* An optimizer over any list of params (torch.optim.SGD / Adam / AdamW(params, ...)): float leaf tensors, each at
- * most once, all of one backend; they form group 0 with `options`. The optimizer holds the handles and steps
- * update them in place. Gradients: ember_optimizer_accumulate / ember_optimizer_step with ember_grads from a
- * backward (gathered per param by its grad_req). State records are keyed by the param's position over all groups
- * in the order given ("<index>.exp_avg", "<index>.step"), plus "groups.<g>.lr"; load them into an optimizer built
- * over the same params in the same order. ember_optimizer_set_lr sets every group's lr, _get_lr reads group 0's. */
-EMBER_API ember_status ember_optimizer_create_params(ember_tensor* const* params, size_t n,
-                                                     const ember_optimizer_options* options, ember_optimizer** out);
-/* A param group with its own options (lr, weight decay, momentum, betas...) of the optimizer's kind; *group (may
- * be NULL) receives its index. Same validation as creation, and a param already in the optimizer is an error. */
-EMBER_API ember_status ember_optimizer_add_param_group(ember_optimizer* optimizer, ember_tensor* const* params,
-                                                       size_t n, const ember_optimizer_options* options,
-                                                       size_t* group);
-/* Groups and their learning rates; a module optimizer (ember_optimizer_create) has one group. */
-EMBER_API ember_status ember_optimizer_group_count(const ember_optimizer* optimizer, size_t* count);
-EMBER_API ember_status ember_optimizer_set_group_lr(ember_optimizer* optimizer, size_t group, double lr);
-EMBER_API ember_status ember_optimizer_get_group_lr(const ember_optimizer* optimizer, size_t group, double* lr);
-/* Gluon's grad_req: WRITE (default) steps with the latest backward's gradient, ADD with the sum of the gradients
- * accumulated since the last step, NULL never updates the param. */
-enum ember_grad_req { EMBER_GRAD_REQ_WRITE = 0, EMBER_GRAD_REQ_ADD = 1, EMBER_GRAD_REQ_NULL = 2 };
-/* Per-param options of a param-list optimizer: effective lr = group lr * lr_mult, weight decay = group weight decay
- * * wd_mult (both finite, >= 0; defaults 1), grad_req: ember_grad_req. */
-EMBER_API ember_status ember_optimizer_set_param_options(ember_optimizer* optimizer, const ember_tensor* param,
-                                                         double lr_mult, double wd_mult, int32_t grad_req);
-/* torch.nn.utils.clip_grad_norm_ over the gradients a param-list optimizer has accumulated (ember_optimizer_accumulate)
- * and not yet stepped with: scales them by max_norm / (total + 1e-6) when that is below 1. norm_type > 0 (INFINITY:
- * the max norm); *total_norm (may be NULL) receives the norm before clipping. */
-EMBER_API ember_status ember_optimizer_clip_grad_norm(ember_optimizer* optimizer, double max_norm, double norm_type,
-                                                      double* total_norm);
-
-/* Learning-rate schedulers over an optimizer's groups, with torch.optim.lr_scheduler's (1.13) chainable formulas:
- * each step reads each group's current lr and writes the next. Creating one applies epoch 0 (LINEAR multiplies
- * by start_factor), as torch's constructor does. The scheduler keeps the optimizer alive. */
-typedef struct ember_scheduler ember_scheduler;
-enum ember_scheduler_kind {
-  EMBER_SCHED_STEP = 0,        /* StepLR: step_size (> 0), gamma (0.1) */
-  EMBER_SCHED_MULTI_STEP = 1,  /* MultiStepLR: milestones[n_milestones], gamma (0.1) */
-  EMBER_SCHED_EXPONENTIAL = 2, /* ExponentialLR: gamma (torch has no default; 0.1 here) */
-  EMBER_SCHED_COSINE = 3,      /* CosineAnnealingLR: t_max (> 0), eta_min (0) */
-  EMBER_SCHED_LINEAR = 4       /* LinearLR: start_factor (1/3) in (0, 1], end_factor (1) in [0, 1], total_iters (5) */
-};
-typedef struct ember_scheduler_options {
-  uint32_t struct_size;
-  int32_t kind;             /* ember_scheduler_kind */
-  int64_t step_size;
-  double gamma;
-  int64_t t_max;
-  double eta_min;
-  double start_factor;
-  double end_factor;
-  int64_t total_iters;
-  const int64_t* milestones; /* read at creation (copied) */
-  size_t n_milestones;
-} ember_scheduler_options;
-EMBER_API ember_status ember_scheduler_options_init(ember_scheduler_options* options, int32_t kind);
-EMBER_API ember_status ember_scheduler_create(ember_optimizer* optimizer, const ember_scheduler_options* options,
-                                              ember_scheduler** out);
-/* scheduler.step(): the next epoch's lr into every group. */
-EMBER_API ember_status ember_scheduler_step(ember_scheduler* scheduler);
-/* get_last_lr()[group]: the group's lr now. */
-EMBER_API ember_status ember_scheduler_get_lr(const ember_scheduler* scheduler, size_t group, double* lr);
-/* last_epoch: 0 after creation, +1 per step. */
-EMBER_API ember_status ember_scheduler_epoch(const ember_scheduler* scheduler, int64_t* epoch);
-EMBER_API ember_status ember_scheduler_free(ember_scheduler* scheduler);
-
 /* ================================================================ Vulkan interop
  * Sharing a Vulkan device with a host application (a game engine that owns its VkInstance / VkDevice / queue).
  * No <vulkan/vulkan.h> here: dispatchable handles (VkInstance, VkPhysicalDevice, VkDevice) are passed as void*,
@@ -765,6 +633,147 @@ EMBER_API ember_status ember_tensor_inplace(ember_tensor* self, const ember_tens
 EMBER_API ember_status ember_tensor_inplace_scalar(ember_tensor* self, int32_t op, double s);
 /* How many in-place updates this handle has had (0 for a new handle, clones included). */
 EMBER_API ember_status ember_tensor_version(const ember_tensor* tensor, int64_t* version);
+
+/* ================================================================ module trees, params, param-list optimizers
+ * (issue 11). A module tree is built by the caller, as a torch.nn.Module: containers (ember_module_create) with
+ * named children and the caller's own params, and one module per nn layer (ember_module_layer). Params are tensor
+ * handles shared with the caller: ember_module_add_param keeps the caller's handle itself (not a copy), and
+ * optimizers, loads and in-place updates replace the value behind that one handle, so every holder sees them.
+ *
+ * Ownership of a held tensor handle: a module or optimizer holding it keeps it alive; ember_tensor_free by the
+ * caller then drops only the caller's reference. Each time ember.h hands the pointer out (its creation,
+ * ember_module_param, ember_module_find_param) the caller owns one reference and frees it once; freeing more
+ * often is EMBER_ERR_INVALID_HANDLE. Using a handle after freeing all of one's references is not detected while a
+ * holder keeps it alive (like the address reuse noted under Handles above). A module's or optimizer's
+ * functions must not run concurrently with calls that change the same tree or params (forward of a layer module,
+ * step, load): lock around them. */
+
+/* A container: no params of its own until ember_module_add_param; its forward is the caller's (ember_module_forward
+ * on it is EMBER_ERR_INVALID_ARGUMENT "this module's forward is written by the caller"). Starts in training mode. */
+EMBER_API ember_status ember_module_create(const ember_device* device, ember_module** out);
+/* One nn layer as its own module (any ember_layer_kind; `desc` from ember_layer_init), params named as the typed
+ * layer's ("weight", "bias"; layer_norm and batch_norm: "gamma", "beta", and buffers "running_mean",
+ * "running_var"). ember_module_forward runs it with the current values of its param handles. Lazy layers:
+ * in_features 0 for LINEAR, CONV2D, LAYER_NORM, BATCH_NORM1D/2D creates placeholder params (float, shape [0]) that
+ * the first forward materializes in place from the input's shape (linear, layer_norm: its last dim; conv2d,
+ * batch_norm: dim 1), drawing initial values as an eager layer would; a load before that gives them the
+ * record's values and shapes (torch's LazyLinear / UninitializedParameter.materialize). */
+EMBER_API ember_status ember_module_layer(const ember_device* device, const ember_layer_desc* desc,
+                                          ember_module** out);
+/* Adds `child` under `name` (unique among the parent's params and children, non-empty, no '.'). The parent keeps
+ * the child alive (the caller still frees its own handle). A child may be shared by several parents (its params
+ * are then listed once, under the first path); a cycle, a Sequential of ember_module_sequential and a layer module
+ * as the parent are errors. */
+EMBER_API ember_status ember_module_add_child(ember_module* parent, const char* name, ember_module* child);
+/* The child named `name` (a new handle to the same module: free it). EMBER_ERR_INDEX when there is none. */
+EMBER_API ember_status ember_module_child(const ember_module* parent, const char* name, ember_module** out);
+/* Children in the order they were added. */
+EMBER_API ember_status ember_module_child_count(const ember_module* module, size_t* count);
+EMBER_API ember_status ember_module_child_name(const ember_module* module, size_t index, char* buf, size_t capacity,
+                                               size_t* length);
+/* Makes the caller's tensor a param of the container (torch's register_parameter / register_buffer): the same
+ * handle, held by the module. role: ember_param_role. TRAINABLE params must be float leaves (not results of an
+ * op); their requires_grad stays as the caller set it (set it before, or freeze later). The tensor must live on
+ * the module's device. */
+EMBER_API ember_status ember_module_add_param(ember_module* module, const char* name, ember_tensor* tensor,
+                                              int32_t role);
+/* The live param handle (not a copy: the handle the module holds and optimizers update; use it in the caller's
+ * forward). index and paths as ember_module_param_count / _param_name, which list a tree's params recursively with
+ * dotted paths ("conv1.weight"), own params first, then each child's. The caller owns one reference (free it). */
+EMBER_API ember_status ember_module_param(const ember_module* module, size_t index, ember_tensor** out);
+/* The live param handle at a dotted path; EMBER_ERR_INDEX naming the path when there is none. */
+EMBER_API ember_status ember_module_find_param(const ember_module* module, const char* path, ember_tensor** out);
+/* nn.Module.train(mode) / eval(): sets the flag of the module and every module under it. The flag is what the
+ * caller's forward reads (ember_module_is_training) to pick the ember_mode it passes to its layers' forwards. */
+EMBER_API ember_status ember_module_set_training(ember_module* module, int32_t train);
+EMBER_API ember_status ember_module_is_training(const ember_module* module, int32_t* train);
+/* Freezes (on = 0) or unfreezes every TRAINABLE param of the tree: requires_grad of each param handle (a frozen
+ * param gets no gradient, so optimizers leave it as it is). Buffers and constants never require grad. */
+EMBER_API ember_status ember_module_set_requires_grad(ember_module* module, int32_t on);
+/* nn.Module.apply: calls visit(user, module, path) for every module of the tree, children before their parent,
+ * the root last with path "". `module` is valid during the call only. A status other than EMBER_OK from visit
+ * stops the walk and is returned. */
+typedef ember_status (*ember_module_visitor)(void* user, ember_module* module, const char* path);
+EMBER_API ember_status ember_module_apply(ember_module* module, ember_module_visitor visit, void* user);
+/* Sets the param (or buffer) at `path` to a copy of value's data (torch's state_dict()[path].copy_(value)): same
+ * dtype and shape (a lazy placeholder takes any shape); the handle stays the same leaf with its requires_grad. */
+EMBER_API ember_status ember_module_state_set(ember_module* module, const char* path, const ember_tensor* value);
+/* For trees, ember_module_to_record / _load_record / _save / _load use the records of typed C++ modules: one entry
+ * per param path, with its id, kind, role and data; loads replace the values behind the same handles. */
+
+/* An optimizer over any list of params (torch.optim.SGD / Adam / AdamW(params, ...)): float leaf tensors, each at
+ * most once, all of one backend; they form group 0 with `options`. The optimizer holds the handles and steps
+ * update them in place. Gradients: ember_optimizer_accumulate / ember_optimizer_step with ember_grads from a
+ * backward (gathered per param by its grad_req). State records are keyed by the param's position over all groups
+ * in the order given ("<index>.exp_avg", "<index>.step"), plus "groups.<g>.lr"; load them into an optimizer built
+ * over the same params in the same order. ember_optimizer_set_lr sets every group's lr, _get_lr reads group 0's.
+ * ember_optimizer_step(optimizer, NULL) steps with each param's .grad (what ember_tensor_backward_ex accumulated:
+ * torch's optimizer.step()) plus anything accumulated; ember_optimizer_zero_grad also clears each param's .grad.
+ * A step updates each param as `with no_grad: p.copy_(new)`: the same leaf (its .grad kept), version + 1. */
+EMBER_API ember_status ember_optimizer_create_params(ember_tensor* const* params, size_t n,
+                                                     const ember_optimizer_options* options, ember_optimizer** out);
+/* A param group with its own options (lr, weight decay, momentum, betas...) of the optimizer's kind; *group (may
+ * be NULL) receives its index. Same validation as creation, and a param already in the optimizer is an error. */
+EMBER_API ember_status ember_optimizer_add_param_group(ember_optimizer* optimizer, ember_tensor* const* params,
+                                                       size_t n, const ember_optimizer_options* options,
+                                                       size_t* group);
+/* Groups and their learning rates; a module optimizer (ember_optimizer_create) has one group. */
+EMBER_API ember_status ember_optimizer_group_count(const ember_optimizer* optimizer, size_t* count);
+EMBER_API ember_status ember_optimizer_set_group_lr(ember_optimizer* optimizer, size_t group, double lr);
+EMBER_API ember_status ember_optimizer_get_group_lr(const ember_optimizer* optimizer, size_t group, double* lr);
+/* Gluon's grad_req: WRITE (default) steps with the latest backward's gradient, ADD with the sum of the gradients
+ * accumulated since the last step, NULL never updates the param. */
+enum ember_grad_req { EMBER_GRAD_REQ_WRITE = 0, EMBER_GRAD_REQ_ADD = 1, EMBER_GRAD_REQ_NULL = 2 };
+/* Per-param options of a param-list optimizer: effective lr = group lr * lr_mult, weight decay = group weight decay
+ * * wd_mult (both finite, >= 0; defaults 1), grad_req: ember_grad_req. */
+EMBER_API ember_status ember_optimizer_set_param_options(ember_optimizer* optimizer, const ember_tensor* param,
+                                                         double lr_mult, double wd_mult, int32_t grad_req);
+/* torch.nn.utils.clip_grad_norm_ over the gradients a param-list optimizer has accumulated (ember_optimizer_accumulate)
+ * and not yet stepped with: scales them by max_norm / (total + 1e-6) when that is below 1. norm_type > 0 (INFINITY:
+ * the max norm); *total_norm (may be NULL) receives the norm before clipping. */
+EMBER_API ember_status ember_optimizer_clip_grad_norm(ember_optimizer* optimizer, double max_norm, double norm_type,
+                                                      double* total_norm);
+
+/* torch.nn.utils.clip_grad_norm_(params, max_norm, norm_type) over the params' .grad (ember_tensor_grad; params
+ * without one are skipped): each .grad is scaled in place by max_norm / (total + 1e-6) when that is below 1.
+ * *total_norm (may be NULL) receives the norm before clipping. */
+EMBER_API ember_status ember_clip_grad_norm(ember_tensor* const* params, size_t n, double max_norm, double norm_type,
+                                            double* total_norm);
+
+/* Learning-rate schedulers over an optimizer's groups, with torch.optim.lr_scheduler's (1.13) chainable formulas:
+ * each step reads each group's current lr and writes the next. Creating one applies epoch 0 (LINEAR multiplies
+ * by start_factor), as torch's constructor does. The scheduler keeps the optimizer alive. */
+typedef struct ember_scheduler ember_scheduler;
+enum ember_scheduler_kind {
+  EMBER_SCHED_STEP = 0,        /* StepLR: step_size (> 0), gamma (0.1) */
+  EMBER_SCHED_MULTI_STEP = 1,  /* MultiStepLR: milestones[n_milestones], gamma (0.1) */
+  EMBER_SCHED_EXPONENTIAL = 2, /* ExponentialLR: gamma (torch has no default; 0.1 here) */
+  EMBER_SCHED_COSINE = 3,      /* CosineAnnealingLR: t_max (> 0), eta_min (0) */
+  EMBER_SCHED_LINEAR = 4       /* LinearLR: start_factor (1/3) in (0, 1], end_factor (1) in [0, 1], total_iters (5) */
+};
+typedef struct ember_scheduler_options {
+  uint32_t struct_size;
+  int32_t kind;             /* ember_scheduler_kind */
+  int64_t step_size;
+  double gamma;
+  int64_t t_max;
+  double eta_min;
+  double start_factor;
+  double end_factor;
+  int64_t total_iters;
+  const int64_t* milestones; /* read at creation (copied) */
+  size_t n_milestones;
+} ember_scheduler_options;
+EMBER_API ember_status ember_scheduler_options_init(ember_scheduler_options* options, int32_t kind);
+EMBER_API ember_status ember_scheduler_create(ember_optimizer* optimizer, const ember_scheduler_options* options,
+                                              ember_scheduler** out);
+/* scheduler.step(): the next epoch's lr into every group. */
+EMBER_API ember_status ember_scheduler_step(ember_scheduler* scheduler);
+/* get_last_lr()[group]: the group's lr now. */
+EMBER_API ember_status ember_scheduler_get_lr(const ember_scheduler* scheduler, size_t group, double* lr);
+/* last_epoch: 0 after creation, +1 per step. */
+EMBER_API ember_status ember_scheduler_epoch(const ember_scheduler* scheduler, int64_t* epoch);
+EMBER_API ember_status ember_scheduler_free(ember_scheduler* scheduler);
 
 #ifdef __cplusplus
 } /* extern "C" */

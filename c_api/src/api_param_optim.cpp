@@ -64,4 +64,17 @@ ember_status ember_optimizer_clip_grad_norm(ember_optimizer* optimizer, double m
   });
 }
 
+ember_status ember_clip_grad_norm(ember_tensor* const* params, size_t n, double max_norm, double norm_type,
+                                  double* total_norm) {
+  return guard(__func__, [&] {
+    if (!params && n > 0) throw ArgumentError("params is NULL");
+    std::vector<std::optional<DynTensor>> grads;
+    for (size_t i = 0; i < n; ++i) grads.push_back(leaf_grad(use(params[i], fmt::format("params[{}]", i).c_str())));
+    const double total = clip_grad_norm(grads, max_norm, norm_type);
+    for (size_t i = 0; i < n; ++i)
+      if (grads[i]) set_leaf_grad(use(params[i], "param"), &*grads[i]);
+    if (total_norm) *total_norm = total;
+  });
+}
+
 }  // extern "C"

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "c_api/src/runtime/inplace_op.hpp"
 #include "c_api/src/tensor_refs.hpp"
 #include "records/precision.hpp"
 
@@ -103,7 +104,7 @@ void materialize(ModuleState& m, ModuleTree& t, const DynTensor& x) {
   for (std::size_t i = 0; i < t.params.size(); ++i) {
     TreeParam& p = *t.params[i];
     if (!p.placeholder) continue;
-    use_mut(p.handle, "param") = param_value(*seq, i);
+    assign_param(p.handle, param_value(*seq, i));
     p.placeholder = false;
   }
   std::unique_lock lock(m.mu);
@@ -113,6 +114,19 @@ void materialize(ModuleState& m, ModuleTree& t, const DynTensor& x) {
 }
 
 }  // namespace
+
+void assign_param(ember_tensor* h, const DynTensor& next) {
+  Handle<ember_tensor>& handle = use_handle(h, "param");
+  const DynTensor& old = handle.value;
+  if (shape(old) == shape(next) && dtype(old) == dtype(next)) {
+    autodiff::NoGrad no_grad;  // an update of a leaf, not an op of the graph
+    handle.value = inplace(old, detach(next), InplaceOp::Copy);
+  } else {
+    DynTensor fresh = detach(next);
+    handle.value = requires_grad(old) ? set_requires_grad(fresh, true) : fresh;
+  }
+  ++handle.version;
+}
 
 ModuleTree::~ModuleTree() {
   for (const auto& p : params) release_tensor(p->handle);
@@ -209,7 +223,7 @@ void tree_add_param(ModuleState& m, const std::string& name, ember_tensor* h, Pa
     if (!dtype_is_float(dtype(v)))
       throw KindError(fmt::format("add_param: a trainable param must be a float tensor, '{}' is {}", name,
                                   dtype_name(dtype(v))));
-    if (!param_is_leaf(v))
+    if (!is_leaf(v))
       throw ArgumentError(fmt::format("add_param: '{}' is the result of an op, not a leaf (a param must be a "
                                       "leaf: detach it, or make it with ember_tensor_from_data)",
                                       name));
@@ -301,12 +315,10 @@ LoadReport tree_load_record(ModuleState& m, const Record& record, LoadMode mode)
     auto it = record.params.find(e.path);
     if (it == record.params.end() || skip.count(e.path)) continue;
     const DynTensor& v = use(e.param->handle, "param");
-    DynTensor loaded = from_data(device(v), it->second.data.convert(dtype(v)));
-    if (requires_grad(v)) loaded = set_requires_grad(loaded, true);
-    next.emplace_back(&e, std::move(loaded));
+    next.emplace_back(&e, from_data(device(v), it->second.data.convert(dtype(v))));
   }
   for (auto& [e, value] : next) {
-    use_mut(e->param->handle, "param") = std::move(value);
+    assign_param(e->param->handle, value);
     e->param->id = record.params.at(e->path).id;
     e->param->placeholder = false;
   }
@@ -325,10 +337,8 @@ void tree_state_set(ModuleState& m, const std::string& path, const DynTensor& va
   if (!same_device(device(value), device(v)))
     throw ArgumentError(fmt::format("state_set: the value lives on {}, '{}' on {}", device_name(device(value)), path,
                                     device_name(device(v))));
-  // A copy of the value's data (not its graph): the param stays a leaf with its own requires_grad.
-  DynTensor next = detach(value);
-  if (requires_grad(v)) next = set_requires_grad(next, true);
-  use_mut(e.param->handle, "param") = std::move(next);
+  // A copy of the value's data (not its graph): the param stays the same leaf with its own requires_grad.
+  assign_param(e.param->handle, value);
   e.param->placeholder = false;
 }
 
@@ -347,7 +357,7 @@ DynTensor tree_forward(ModuleState& m, const DynTensor& x, bool train) {
   if (train && m.has_batch_norm) {  // the running statistics the forward updated go back to their handles
     const auto descs = parameters(m);
     for (std::size_t i = 0; i < descs.size() && i < t.params.size(); ++i)
-      if (descs[i].info.role == ParamRole::Buffer) use_mut(t.params[i]->handle, "param") = param_value(m, i);
+      if (descs[i].info.role == ParamRole::Buffer) assign_param(t.params[i]->handle, param_value(m, i));
   }
   return out;
 }

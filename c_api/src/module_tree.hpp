@@ -53,6 +53,11 @@ struct TreeEntry {
   std::shared_ptr<TreeParam> param;
 };
 
+// Gives the param handle `h` the values of `next` (an optimizer step, a load, running statistics) as torch's
+// `with torch.no_grad(): p.copy_(next)`: the handle stays the same graph leaf (its .grad and requires_grad kept) and
+// its version counts the update. A shape change (a lazy param materialized) makes it a new leaf of next's values.
+void assign_param(ember_tensor* h, const DynTensor& next);
+
 // ember_module_layer's lazy kinds: in_features 0 infers it on the first forward.
 bool is_lazy_spec(const LayerSpec& s);
 

@@ -29,7 +29,7 @@ std::vector<std::size_t> hold_params(ParamOptimizer& p, ember_tensor* const* par
     const DynTensor& v = use(params[i], arg.c_str());
     if (!dtype_is_float(dtype(v)))
       throw KindError(fmt::format("{}: an optimizer can only optimize float tensors, got {}", arg, dtype_name(dtype(v))));
-    if (!param_is_leaf(v)) throw ArgumentError(fmt::format("{}: can't optimize a non-leaf tensor", arg));
+    if (!is_leaf(v)) throw ArgumentError(fmt::format("{}: can't optimize a non-leaf tensor", arg));
     if (!in_group.insert(params[i]).second)
       throw ArgumentError(fmt::format("{}: the same tensor appears twice in the parameter list", arg));
     for (const auto& q : p.params)
@@ -158,7 +158,8 @@ void params_step(OptimizerState& o, const DynGrads* grads) {
     for (std::size_t i : g.members) {
       const OptParam& q = p.params[i];
       if (q.req == GradReq::Null) continue;
-      auto gr = combined(q, grads ? grad_of(*grads, q) : std::nullopt);
+      // Without ember_grads, the gradient backward accumulated into the param's .grad (torch's optimizer.step()).
+      auto gr = combined(q, grads ? grad_of(*grads, q) : leaf_grad(use(q.handle, "param")));
       const DynTensor& v = use(q.handle, "param");
       if (gr && !(shape(*gr) == shape(v)))
         throw ShapeError(fmt::format("step: the gradient of param {} has shape {}, the param has {}", i,
@@ -175,7 +176,7 @@ void params_step(OptimizerState& o, const DynGrads* grads) {
     for (std::size_t i : p.groups[gi].members) {
       OptParam& q = p.params[i];
       if (q.req == GradReq::Null) continue;
-      if (list[k].grad) use_mut(q.handle, "param") = list[k].value;  // the same handle: everyone sees the step
+      if (list[k].grad) assign_param(q.handle, list[k].value);  // the same handle: everyone sees the step
       ++k;
     }
   }
@@ -185,7 +186,10 @@ void params_step(OptimizerState& o, const DynGrads* grads) {
 void params_zero_grad(OptimizerState& o) {
   ParamOptimizer& p = list_of(o);
   std::lock_guard lock(o.mu);
-  for (auto& q : p.params) q.pending.reset();
+  for (auto& q : p.params) {
+    q.pending.reset();
+    set_leaf_grad(use(q.handle, "param"), nullptr);  // torch's zero_grad(set_to_none=True)
+  }
 }
 
 void params_reset(OptimizerState& o) {
@@ -270,26 +274,34 @@ void params_load_record(OptimizerState& o, const Record& r) {
   }
 }
 
-double params_clip_grad_norm(OptimizerState& o, double max_norm, double norm_type) {
-  ParamOptimizer& p = list_of(o);
+double clip_grad_norm(std::vector<std::optional<DynTensor>>& grads, double max_norm, double norm_type) {
   if (!(max_norm >= 0) || !std::isfinite(max_norm))
     throw ArgumentError(fmt::format("clip_grad_norm: max_norm must be finite and >= 0, got {}", max_norm));
   if (!(norm_type > 0)) throw ArgumentError(fmt::format("clip_grad_norm: norm_type must be > 0, got {}", norm_type));
-  std::lock_guard lock(o.mu);
   const bool inf = std::isinf(norm_type);
-  double acc = 0.0;
-  for (const auto& q : p.params) {
-    if (!q.pending) continue;
-    for (double x : to_data(*q.pending).to_vec<double>()) {
+  double acc = 0.0;  // over every gradient as one vector, in double on the host
+  for (const auto& g : grads) {
+    if (!g) continue;
+    for (double x : to_data(*g).to_vec<double>()) {
       const double a = std::fabs(x);
       acc = inf ? std::max(acc, a) : acc + std::pow(a, norm_type);
     }
   }
   const double total = inf ? acc : std::pow(acc, 1.0 / norm_type);
-  const double coef = max_norm / (total + 1e-6);
+  const double coef = max_norm / (total + 1e-6);  // torch clamps the coefficient at 1: small gradients stay as they are
   if (coef < 1.0 || std::isnan(coef))
-    for (auto& q : p.params)
-      if (q.pending) q.pending = scalar(*q.pending, ScalarOp::Mul, coef);
+    for (auto& g : grads)
+      if (g) g = scalar(*g, ScalarOp::Mul, coef);
+  return total;
+}
+
+double params_clip_grad_norm(OptimizerState& o, double max_norm, double norm_type) {
+  ParamOptimizer& p = list_of(o);
+  std::lock_guard lock(o.mu);
+  std::vector<std::optional<DynTensor>> grads;
+  for (const auto& q : p.params) grads.push_back(q.pending);
+  const double total = clip_grad_norm(grads, max_norm, norm_type);
+  for (std::size_t i = 0; i < p.params.size(); ++i) p.params[i].pending = grads[i];
   return total;
 }
 

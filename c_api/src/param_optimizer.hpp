@@ -53,7 +53,10 @@ void params_zero_grad(OptimizerState& o);
 void params_reset(OptimizerState& o);
 Record params_record(OptimizerState& o);
 void params_load_record(OptimizerState& o, const Record& r);
-// torch.nn.utils.clip_grad_norm_ over the pending gradients; returns the total norm before clipping.
+// torch.nn.utils.clip_grad_norm_: the norm of all `grads` as one vector (norm_type > 0, may be infinite), and each
+// scaled by max_norm / (total + 1e-6) when that is below 1; returns the total before clipping. Absent ones are skipped.
+double clip_grad_norm(std::vector<std::optional<DynTensor>>& grads, double max_norm, double norm_type);
+// clip_grad_norm over the pending gradients.
 double params_clip_grad_norm(OptimizerState& o, double max_norm, double norm_type);
 
 // Learning rates by group, for every optimizer (a module optimizer has one group).

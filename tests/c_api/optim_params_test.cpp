@@ -249,6 +249,62 @@ TEST(CApiParamOptim, ModuleOptimizerOnATreeStepsItsTrainableParams) {
   expect_near(floats(buf.get()), {7});
 }
 
+// loss = sum(p * c) backward with accumulation into the leaves' .grad (torch's loss.backward()).
+void backward_into_grad(ember_tensor* p, const std::vector<float>& c) {
+  auto ct = f32(c, {static_cast<int64_t>(c.size())});
+  ember_tensor *prod = nullptr, *sum = nullptr;
+  ASSERT_EQ(ember_tensor_mul(p, ct.get(), &prod), EMBER_OK) << ember_last_error();
+  Tensor pr(prod);
+  ASSERT_EQ(ember_tensor_reduce_all(prod, EMBER_REDUCE_SUM, &sum), EMBER_OK) << ember_last_error();
+  Tensor s(sum);
+  ember_backward_options bo;
+  ASSERT_EQ(ember_backward_options_init(&bo), EMBER_OK);
+  ASSERT_EQ(ember_tensor_backward_ex(sum, nullptr, &bo, nullptr), EMBER_OK) << ember_last_error();
+}
+std::vector<float> grad_values(const ember_tensor* p) {
+  ember_tensor* g = nullptr;
+  EXPECT_EQ(ember_tensor_grad(p, &g), EMBER_OK) << ember_last_error();
+  if (!g) return {};
+  Tensor t(g);
+  return floats(g);
+}
+
+TEST(CApiParamOptim, StepWithoutGradsReadsEachParamsDotGradAndKeepsTheLeaf) {
+  auto w = leaf({1, 2});
+  auto opt = make({w.get()}, opts(EMBER_OPTIM_SGD, 0.5));
+  backward_into_grad(w.get(), {1, 3});
+  backward_into_grad(w.get(), {1, 1});  // .grad accumulates: [2, 4]
+  int64_t v0 = 0, v1 = 0;
+  EMBER_ASSERT_OK(ember_tensor_version(w.get(), &v0));
+  EMBER_ASSERT_OK(ember_optimizer_step(opt.get(), nullptr));
+  expect_near(floats(w.get()), {1 - 0.5 * 2, 2 - 0.5 * 4});
+  EMBER_ASSERT_OK(ember_tensor_version(w.get(), &v1));
+  EXPECT_EQ(v1, v0 + 1);  // updated in place (with no_grad: p.copy_(...))
+  expect_near(grad_values(w.get()), {2, 4});  // the same leaf: its .grad is still there until zero_grad
+  int32_t leaf = 0;
+  EMBER_ASSERT_OK(ember_tensor_is_leaf(w.get(), &leaf));
+  EXPECT_EQ(leaf, 1);
+  EMBER_ASSERT_OK(ember_optimizer_zero_grad(opt.get()));
+  EXPECT_TRUE(grad_values(w.get()).empty());
+  EMBER_ASSERT_OK(ember_optimizer_step(opt.get(), nullptr));  // no gradient: nothing moves
+  expect_near(floats(w.get()), {0, 0});
+}
+
+TEST(CApiParamOptim, ClipGradNormOverTheParamsDotGrad) {
+  auto a = leaf({0, 0}), b = leaf({0}), c = leaf({0});
+  backward_into_grad(a.get(), {3, 0});
+  backward_into_grad(b.get(), {4});
+  ember_tensor* params[] = {a.get(), b.get(), c.get()};  // c has no .grad: skipped
+  double total = 0;
+  EMBER_ASSERT_OK(ember_clip_grad_norm(params, 3, 2.5, 2.0, &total));
+  EXPECT_NEAR(total, 5.0, 1e-6);
+  const double coef = 2.5 / (5.0 + 1e-6);
+  expect_near(grad_values(a.get()), {3 * coef, 0});
+  expect_near(grad_values(b.get()), {4 * coef});
+  EXPECT_TRUE(grad_values(c.get()).empty());
+  EMBER_EXPECT_ERR(ember_clip_grad_norm(params, 3, NAN, 2.0, &total), EMBER_ERR_INVALID_ARGUMENT, "max_norm");
+}
+
 // lr of group 0 over 11 epochs, and of group 1 (base 1.0) at the last one.
 std::vector<double> run(const ember_scheduler_options& so, double* last_g1 = nullptr) {
   auto a = leaf({0}), b = leaf({0});

@@ -86,8 +86,7 @@
   X(DynTensor, param_value, (const ModuleState& m, std::size_t index), (m, index), m)                         \
   X(Record, module_record, (const ModuleState& m), (m), m)                                                    \
   X(LoadReport, load_module_record, (ModuleState & m, const Record& r, LoadMode mode), (m, r, mode), m)         \
-  X(void, set_param_values, (ModuleState & m, const std::vector<DynTensor>& values), (m, values), m)           \
-  X(bool, param_is_leaf, (const DynTensor& x), (x), x)
+  X(void, set_param_values, (ModuleState & m, const std::vector<DynTensor>& values), (m, values), m)
 
 // optimizer.cpp
 #define EMBER_RUNTIME_OPTIMIZER_OPS(X)                                                                        \

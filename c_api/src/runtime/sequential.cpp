@@ -320,19 +320,6 @@ void set_param_values(ModuleState& m, const std::vector<DynTensor>& values) {
       m.module);
 }
 
-// Whether x may be a param: not the result of a recorded op (a param must be a graph leaf, as in PyTorch).
-template <class B>
-bool param_is_leaf(const DynTensor& x) {
-  const BackendTensor<B>& t = as_backend<B>(x, "param");
-  if constexpr (detail::HasGradTracking<B>) {
-    if (t.kind() == Kind::Float) {
-      const auto& p = std::get<0>(t.prim);
-      return !p.node || p.node->leaf;
-    }
-  }
-  return true;
-}
-
 }  // namespace ops
 
 EMBER_RUNTIME_SEQUENTIAL_OPS(EMBER_INSTANTIATE_OP)
