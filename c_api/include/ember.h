@@ -699,7 +699,9 @@ EMBER_API ember_status ember_module_apply(ember_module* module, ember_module_vis
  * dtype and shape (a lazy placeholder takes any shape); the handle stays the same leaf with its requires_grad. */
 EMBER_API ember_status ember_module_state_set(ember_module* module, const char* path, const ember_tensor* value);
 /* For trees, ember_module_to_record / _load_record / _save / _load use the records of typed C++ modules: one entry
- * per param path, with its id, kind, role and data; loads replace the values behind the same handles. */
+ * per param path, with its id, kind, role and data; loads replace the values behind the same handles.
+ * ember_optimizer_create on a tree makes an optimizer over its TRAINABLE params in path order (as
+ * ember_optimizer_create_params below, whose record keys it uses). */
 
 /* An optimizer over any list of params (torch.optim.SGD / Adam / AdamW(params, ...)): float leaf tensors, each at
  * most once, all of one backend; they form group 0 with `options`. The optimizer holds the handles and steps
