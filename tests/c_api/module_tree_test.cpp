@@ -256,6 +256,31 @@ TEST(CApiModuleTree, LazyConvTakesARecordsShapesBeforeItsFirstForward) {
   EXPECT_EQ(floats(forward(lazy.get(), x.get()).get()), floats(forward(eager.get(), x.get()).get()));
 }
 
+TEST(CApiModuleTree, LazyNormsInferTheirFeaturesFromDimOneOrTheLastDim) {
+  auto bn = layer(EMBER_LAYER_BATCH_NORM2D);
+  bn.in_features = 0;
+  auto b = layer_module(bn);
+  EXPECT_EQ(names(b.get()), (std::vector<std::string>{"gamma", "beta", "running_mean", "running_var"}));
+  auto img = f32(std::vector<float>(2 * 3 * 2 * 2, 1.0f), {2, 3, 2, 2});
+  forward(b.get(), img.get(), EMBER_MODE_TRAIN);
+  EXPECT_EQ(shape_of(param_at(b.get(), "running_var").get()), (std::vector<int64_t>{3}));
+  expect_near(floats(param_at(b.get(), "gamma").get()), {1, 1, 1});
+  auto ln = layer(EMBER_LAYER_LAYER_NORM);
+  ln.in_features = 0;
+  auto l = layer_module(ln);
+  auto x = f32({1, 2, 3, 4, 5, 6}, {2, 3});
+  forward(l.get(), x.get());
+  EXPECT_EQ(shape_of(param_at(l.get(), "beta").get()), (std::vector<int64_t>{3}));
+  auto conv = layer(EMBER_LAYER_CONV2D);
+  conv.in_features = 0;
+  conv.out_features = 2;
+  auto c = layer_module(conv);
+  auto flat = f32({1, 2}, {1, 2});
+  ember_tensor* out = nullptr;
+  EMBER_EXPECT_ERR(ember_module_forward(c.get(), flat.get(), EMBER_MODE_EVAL, &out), EMBER_ERR_SHAPE,
+                   "lazy conv2d: input must be [N, C, H, W], got [1, 2]");
+}
+
 TEST(CApiModuleTree, TrainEvalAndFreezingReachEveryModule) {
   Model m;
   auto deep = container();
