@@ -176,6 +176,40 @@ class RegistrationTest(unittest.TestCase):
         self.assertEqual(w.dtype, "float32")
 
 
+class IssueScenarioTest(unittest.TestCase):
+    """The trial of issue 11: a PyTorch-style CNN subclass with an Adam over model.parameters() must learn."""
+
+    def test_cnn_subclass_learns(self):
+        class CNN(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv1 = nn.Conv2d(1, 16, 3, padding=1)
+                self.fc = nn.Linear(16 * 64, 10)
+
+            def forward(self, x):
+                return self.fc(F.relu(self.conv1(x)).view(x.size(0), -1))
+
+        ember.manual_seed(1)
+        model = CNN()
+        params = list(model.parameters())
+        self.assertEqual([p.shape for p in params], [(16, 1, 3, 3), (16,), (10, 1024), (10,)])
+        opt = ember.optim.Adam(model.parameters(), lr=1e-3)
+        x, y = ember.randn(16, 1, 8, 8, seed=4), ember.arange(16) % 10
+        losses = []
+        for _ in range(20):
+            loss = F.cross_entropy(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        self.assertLess(losses[-1], 0.5 * losses[0])
+        model.eval()
+        self.assertFalse(model.conv1.training)
+        self.assertEqual(len(model.state_dict()), 4)
+        with self.assertRaises(TypeError):
+            ember.optim.Adam(model.parameters(), amsgrad=True, foo=3)
+
+
 class StateDictTest(unittest.TestCase):
     def test_round_trip_in_place(self):
         a, b = Net(), Net()
