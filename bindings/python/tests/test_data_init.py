@@ -6,7 +6,7 @@ import unittest
 import _support  # noqa: F401
 import ember
 import ember.nn as nn
-from ember.utils.data import DataLoader, TensorDataset
+from ember.utils.data import DataLoader, Subset, TensorDataset, random_split
 
 
 class DataTest(unittest.TestCase):
@@ -46,6 +46,20 @@ class DataTest(unittest.TestCase):
         self.assertEqual(epoch(DataLoader(self.ds, batch_size=3, shuffle=True, generator=7)), first)
         for x, y in DataLoader(self.ds, batch_size=5, shuffle=True):
             self.assertEqual([int(v[0]) for v in x.tolist()], y.tolist())  # rows stay paired
+
+    def test_subset_and_random_split(self):
+        sub = Subset(self.ds, [9, 2])
+        self.assertEqual([sub[i][1].item() for i in range(len(sub))], [9, 2])
+        parts = random_split(self.ds, [7, 3], generator=1)
+        self.assertEqual([len(p) for p in parts], [7, 3])
+        seen = sorted(p[i][1].item() for p in parts for i in range(len(p)))
+        self.assertEqual(seen, list(range(10)))
+        self.assertEqual([len(p) for p in random_split(self.ds, [0.5, 0.3, 0.2])], [5, 3, 2])
+        self.assertEqual([len(p) for p in random_split(range(7), [0.5, 0.5])], [4, 3])  # remainder round-robin
+        with self.assertRaisesRegex(ValueError, "Sum of input lengths"):
+            random_split(self.ds, [3, 3])
+        batches = [yb.reshape(-1).tolist() for _, yb in DataLoader(sub, batch_size=2)]  # (2,) or (2, 1) by rank 0
+        self.assertEqual(batches, [[9, 2]])
 
     def test_generic_dataset_collates(self):
         items = [(ember.tensor([float(i), 1.0]), i) for i in range(5)]

@@ -88,9 +88,6 @@ class Optimizer:
                 raise TypeError("optimizer can only optimize Tensors, but one of the params is " + _typename(param))
             if not getattr(param, "is_leaf", True):
                 raise ValueError("can't optimize a non-leaf Tensor")
-            if not param.is_floating_point():
-                raise ValueError("ember.optim: can only optimize floating-point tensors, got one of dtype %s"
-                                 % param.dtype)
         for name, default in self.defaults.items():
             if default is required and name not in param_group:
                 raise ValueError("parameter group didn't specify a value of required optimization parameter "

@@ -4,6 +4,7 @@ DataLoader batches in the main process (num_workers=0). Its shuffling draws from
 `generator` is a random.Random or an int seed (torch takes a torch.Generator; its permutations differ from
 these). Without one, each epoch's order draws a seed from ember's generator (ember.manual_seed).
 """
+import math
 import random
 
 from .. import creation
@@ -55,6 +56,42 @@ class ConcatDataset(Dataset):
                 return d[idx]
             idx -= len(d)
         raise IndexError("index out of range")
+
+
+class Subset(Dataset):
+    """The items of `dataset` at `indices`, in that order."""
+
+    def __init__(self, dataset, indices):
+        self.dataset, self.indices = dataset, list(indices)
+
+    def __getitem__(self, idx):
+        if isinstance(idx, list):
+            return self.dataset[[self.indices[i] for i in idx]]
+        return self.dataset[self.indices[idx]]
+
+    def __len__(self):
+        return len(self.indices)
+
+
+def random_split(dataset, lengths, generator=None):
+    """Subsets of `dataset` with the given lengths (ints summing to its length, or fractions summing to 1, the
+    remainder spread round-robin as torch does), drawn without replacement."""
+    n = len(dataset)
+    lengths = list(lengths)
+    if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
+        counts = [int(math.floor(n * frac)) for frac in lengths]
+        for i in range(n - sum(counts)):
+            counts[i % len(counts)] += 1
+        lengths = counts
+    if sum(lengths) != n:
+        raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
+    order = list(range(n))
+    _rng_of(generator).shuffle(order)
+    out, start = [], 0
+    for length in lengths:
+        out.append(Subset(dataset, order[start:start + length]))
+        start += length
+    return out
 
 
 def default_collate(batch):
