@@ -167,8 +167,10 @@ class RegistrationTest(unittest.TestCase):
         lin = nn.Linear(2, 2)
         w = lin.weight
         values = w.tolist()
+        lin(ember.ones(3, 2)).sum().backward()
         self.assertIs(lin.double(), lin)
         self.assertIs(lin.weight, w)
+        self.assertEqual(w.grad.tolist(), [[3.0, 3.0], [3.0, 3.0]])  # the gradient is converted too
         self.assertEqual(w.dtype, ember.ones(1).double().dtype)
         close(self, w.tolist(), values)
         self.assertTrue(w.requires_grad)

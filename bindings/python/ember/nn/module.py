@@ -292,12 +292,13 @@ class Module:
         for p in self._parameters.values():
             if p is None:
                 continue
+            grad = p.grad  # read first: a new handle starts without one
             with autograd.no_grad():
                 new = fn(p)
             if new is not p:
                 rebind_(p, new)
-            if p.grad is not None:
-                p.grad = fn(p.grad)
+                if grad is not None:
+                    p.grad = fn(grad)
         for key, buf in self._buffers.items():
             if buf is not None:
                 self._buffers[key] = fn(buf)
