@@ -286,6 +286,11 @@ class LayerTest(unittest.TestCase):
         x = [[0.5, -1.0] * 25]
         close(self, lin(ember.tensor(x)).tolist(), py_linear(x, lin.weight.tolist(), lin.bias.tolist()), 1e-4)
         self.assertEqual(repr(lin), "Linear(in_features=50, out_features=40, bias=True)")
+        small = nn.Linear(3, 2)
+        w, b = small.weight.tolist(), small.bias.tolist()
+        close(self, small(ember.tensor([1.0, -2.0, 0.5])).tolist(), py_linear([[1.0, -2.0, 0.5]], w, b)[0])  # 1-D
+        close(self, F.linear(ember.ones(2, 2, 3), small.weight).tolist(),
+              [py_linear([[1.0] * 3] * 2, w, [0.0, 0.0])] * 2)  # rank 3, no bias
         self.assertIsNone(nn.Linear(2, 2, bias=False).bias)
 
     def test_conv_pool_flatten(self):

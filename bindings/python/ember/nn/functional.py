@@ -3,13 +3,13 @@
 Weights follow PyTorch's layouts (linear: weight [out_features, in_features]; conv2d: [out, in / groups, kH, kW]),
 as the nn layers hold them.
 """
-from ctypes import byref, sizeof
+from ctypes import byref, c_void_p, sizeof
 
 from .. import _lib, autograd, errors
 from .._assign import assign_
 from .._tensor_functions import where
 from ..creation import _random, arange
-from ..tensor import as_tensor_like, call
+from ..tensor import as_tensor_like, call, wrap
 
 _REDUCTIONS = {"mean": 0, "sum": 1}
 
@@ -113,8 +113,28 @@ def l1_loss(input, target, reduction="mean"):  # noqa: A002
     return _reduce((input - target).abs(), reduction)
 
 
+_transpose, _matmul, _add, _free = _lib.tensor_transpose, _lib.tensor_matmul, _lib.tensor_add, _lib.tensor_free
+
+
 def linear(input, weight, bias=None):  # noqa: A002
-    """input @ weight.T + bias, weight [out_features, in_features] as in PyTorch; input of any rank >= 1."""
+    """input @ weight.T + bias, weight [out_features, in_features] as in PyTorch; input of any rank >= 1.
+
+    The common case (float operands of one dtype, input rank >= 2) calls libember on the handles directly: a
+    layer's forward is the hottest small-op path of a model (results do not need their inputs alive, so the
+    transposed weight is freed at once)."""
+    wt, out = c_void_p(), c_void_p()
+    if not _transpose(weight._h, 0, 1, byref(wt)):
+        st = _matmul(input._h, wt, byref(out))
+        _free(wt)
+        if not st:
+            if bias is None:
+                return wrap(out)
+            y = c_void_p()
+            st = _add(out, bias._h, byref(y))
+            _free(out)
+            if not st:
+                return wrap(y)
+    # anything else (a rank-1 input, mixed dtypes, a bad shape) goes through the Tensor methods and their errors
     x = input
     if x.ndim == 1:
         y = (x.reshape(1, -1) @ weight.t()).reshape(-1)

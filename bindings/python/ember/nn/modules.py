@@ -43,7 +43,8 @@ class Linear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input):  # noqa: A002
-        return F.linear(input, self.weight, self.bias)
+        params = self._parameters  # direct: attribute access to params goes through __getattr__ (the hot path)
+        return F.linear(input, params["weight"], params["bias"])
 
     def extra_repr(self):
         return "in_features={}, out_features={}, bias={}".format(self.in_features, self.out_features,
