@@ -164,12 +164,15 @@ def _read(f):
     return f.read()
 
 
-def load(f, path=None, strict=True, map_location=None):
-    """load(f) -> the object ember.save wrote (a record file gives an ember.Record).
+def load(f, path=None, strict=True, map_location=None, weights_only=True):
+    """load(f) -> the object ember.save wrote (a record file gives an ember.Record). The format holds data only,
+    so loading is always what torch calls weights_only.
 
     load(module_or_optimizer, f, strict=True) loads the file's state_dict into it (module: load_state_dict's
     result, _IncompatibleKeys)."""
     if isinstance(f, (Module, Optimizer)):
+        if path is None:
+            raise TypeError("ember.load(%s, f): the file to load is missing" % type(f).__name__)
         target, data = f, _read(path)
         state = from_bytes(data)
         if isinstance(target, Module):

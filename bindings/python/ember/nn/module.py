@@ -41,7 +41,6 @@ class Module:
     """Base class of every layer and user model (torch.nn.Module)."""
 
     training = True
-    _version = 1
 
     def __init__(self):
         object.__setattr__(self, "training", True)
@@ -58,10 +57,6 @@ class Module:
         return self.forward(*args, **kwargs)
 
     # ------------------------------------------------------------ registration
-    def _check_initialized(self, what):
-        if "_parameters" not in self.__dict__:
-            raise AttributeError("cannot assign %s before Module.__init__() call" % what)
-
     def register_parameter(self, name, param):
         if "_parameters" not in self.__dict__:
             raise AttributeError("cannot assign parameter before Module.__init__() call")
