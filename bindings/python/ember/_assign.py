@@ -6,20 +6,11 @@ value is copied into the tensor's own handle, so the leaf keeps its identity ins
 Python object takes over a new handle holding the value (a fresh leaf with the same requires_grad); the old handle
 is freed. Either way ``t`` is the same object afterwards, like ``t.data.copy_(value)`` in PyTorch.
 """
-from ctypes import c_double, c_int32
-
 from . import _lib, autograd
 
-_INPLACE = getattr(_lib.lib, "ember_tensor_inplace", None)
-INPLACE_COPY = 0
-if _INPLACE is not None:
-    _INPLACE.restype = c_int32
-    _INPLACE.argtypes = [_lib.H, _lib.H, c_int32]
-_INPLACE_SCALAR = getattr(_lib.lib, "ember_tensor_inplace_scalar", None)
-INPLACE_FILL = 5
-if _INPLACE_SCALAR is not None:
-    _INPLACE_SCALAR.restype = c_int32
-    _INPLACE_SCALAR.argtypes = [_lib.H, c_int32, c_double]
+# None with a libember older than issue 11's in-place updates (the binding may declare it as optional)
+_INPLACE = getattr(_lib, "tensor_inplace", None)
+INPLACE_COPY = 0  # EMBER_INPLACE_COPY
 
 
 def assign_(t, value):
