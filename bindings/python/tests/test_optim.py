@@ -7,9 +7,10 @@ sum of column i of x, d/db = the batch size, whatever the params are.
 import math
 import unittest
 
-import _support  # noqa: F401
+import _support
 import ember
 import ember.nn as nn
+from ember import _assign
 from ember.optim import lr_scheduler
 
 X = [[1.0, 2.0, -1.0], [0.5, -3.0, 2.0]]
@@ -168,6 +169,19 @@ class OptimTest(unittest.TestCase):
         w0, b0 = snapshot(model)
         opt.step()
         self.assertParams(model, w0, b0, places=7)
+
+    @unittest.skipIf(_assign._INPLACE is None, "this libember has no in-place updates")
+    def test_step_updates_the_leaf_in_place(self):
+        model = nn.Linear(3, 1)
+        w = model.weight
+        handle = w._h.value
+        opt = ember.optim.SGD(model.parameters(), lr=0.1)
+        backward(model)
+        pending = model(ember.tensor(X)).sum()  # saved the weight before the step
+        opt.step()
+        self.assertEqual(w._h.value, handle)  # the same libember leaf, not a new one
+        with self.assertRaisesRegex(RuntimeError, "modified by an inplace operation"):
+            pending.backward()  # as torch: the step changed a tensor this graph saved
 
     def test_state_dict_round_trip(self):
         def train(model, opt, steps):
