@@ -183,6 +183,21 @@ class OptimTest(unittest.TestCase):
         with self.assertRaisesRegex(RuntimeError, "modified by an inplace operation"):
             pending.backward()  # as torch: the step changed a tensor this graph saved
 
+    @unittest.skipIf((ember.ones(1).double() * 0.5).dtype != "float64",
+                     "this libember or binding computes float64 as float32")
+    def test_float64_model_trains_in_float64(self):
+        model = nn.Linear(3, 1).double()
+        w0, b0 = snapshot(model)
+        opt = ember.optim.Adam(model.parameters(), lr=0.01)
+        loss = model(ember.tensor(X).double()).sum()
+        self.assertEqual(loss.dtype, "float64")
+        loss.backward()
+        self.assertEqual(model.weight.grad.dtype, "float64")
+        opt.step()
+        self.assertEqual(model.weight.dtype, "float64")
+        self.assertEqual(opt.state[model.weight]["exp_avg"].dtype, "float64")
+        self.assertParams(model, [w - 0.01 * math.copysign(1, g) for w, g in zip(w0, GW)], b0 - 0.01, places=9)
+
     def test_state_dict_round_trip(self):
         def train(model, opt, steps):
             for _ in range(steps):
