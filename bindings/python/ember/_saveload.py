@@ -11,7 +11,7 @@ import os
 import struct
 from collections import OrderedDict
 
-from . import _from_host, _lib, errors, serialization
+from . import _from_host, _lib, _record_bridge, errors, serialization
 from ._convert import BOOL, DTYPE_NAMES, DTYPES
 from .nn.module import Module
 from .optim.optimizer import Optimizer
@@ -136,14 +136,25 @@ def save(obj, f, recorder=None, precision=None):
     """Writes `obj` to `f` (a path or a binary file object).
 
     obj: a tensor, or dicts / lists / tuples of tensors, numbers and strings (a state_dict, an optimizer's
-    state_dict); a Module or an Optimizer saves its state_dict(). An ember.Record is written as a record file
-    (recorder "binary" | "json" | "compact", precision as ember.serialization says)."""
+    state_dict); a Module or an Optimizer saves its state_dict(). With recorder ("binary" | "json" | "compact")
+    or precision ("full" | "half" | "double"), a Module, a state_dict or an ember.Record is written as an ember
+    record file instead (what ``ember train`` writes and ``ember inspect`` reads; needs a libember with module
+    trees for modules and state_dicts)."""
     if isinstance(obj, serialization.Record):
         if not _is_path(f):
             raise TypeError("ember.save: a Record is written to a path")
         return serialization.save(obj, f, recorder or "binary", precision or "default")
-    if recorder is not None or precision is not None:
-        raise TypeError("ember.save: recorder / precision apply to Records only")
+    if recorder is not None or precision is not None:  # an ember record file (ember inspect reads it)
+        serialization.check_options(recorder or "binary", precision)
+        if isinstance(obj, Module):
+            record = _record_bridge.record_from_state_dict(obj.state_dict(), [n for n, _ in obj.named_parameters()])
+        elif isinstance(obj, dict) and all(isinstance(v, Tensor) for v in obj.values()):
+            record = _record_bridge.record_from_state_dict(obj)
+        else:
+            raise TypeError("ember.save: recorder / precision apply to modules, state_dicts and Records")
+        if not _is_path(f):
+            raise TypeError("ember.save: a record file is written to a path")
+        return serialization.save(record, f, recorder or "binary", precision or "default")
     if isinstance(obj, (Module, Optimizer)):
         obj = obj.state_dict()
     data = to_bytes(obj)
@@ -174,7 +185,7 @@ def load(f, path=None, strict=True, map_location=None, weights_only=True):
         if path is None:
             raise TypeError("ember.load(%s, f): the file to load is missing" % type(f).__name__)
         target, data = f, _read(path)
-        state = from_bytes(data)
+        state = serialization.Record.from_bytes(data) if data[:8] == RECORD_MAGIC else from_bytes(data)
         if isinstance(target, Module):
             return target.load_state_dict(state, strict=strict)
         return target.load_state_dict(state)

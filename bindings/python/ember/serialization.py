@@ -30,6 +30,11 @@ def _options(recorder, precision):
     return o
 
 
+def check_options(recorder, precision):
+    """Raises ValueError for a recorder or precision name that does not exist."""
+    _options(recorder, precision)
+
+
 def _path(path):
     return os.fsencode(os.fspath(path))
 

@@ -139,8 +139,8 @@ class ErrorMappingTest(unittest.TestCase):
         with self.assertRaises(ember.EmberIOError) as cm:
             ember.Record.read(_support.temp_path(self, "missing.emr"))
         self.assertIsInstance(cm.exception, OSError)
-        with self.assertRaises(TypeError):
-            ember.save(model, _support.temp_path(self, "x.pt"), recorder="xml")  # recorders are for Records
+        with self.assertRaisesRegex(ValueError, "recorder must be one of"):
+            ember.save(model, _support.temp_path(self, "x.emr"), recorder="xml")
         self.assertStillWorks()
 
     def test_errors_are_per_thread(self):

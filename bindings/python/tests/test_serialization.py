@@ -11,7 +11,7 @@ from collections import OrderedDict
 import _support
 import ember
 import ember.nn as nn
-from ember import _lib
+from ember import _lib, _record_bridge
 
 
 def mlp(out=3):
@@ -124,6 +124,37 @@ class RecordTest(unittest.TestCase):
         self.assertEqual(back.to_bytes(), rec.to_bytes())
         with self.assertRaises(ValueError):
             ember.save(rec, path, recorder="xml")
+
+    @unittest.skipUnless(_record_bridge.available(), "this libember has no module trees")
+    def test_models_as_record_files(self):
+        model = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.Linear(8, 3))
+        model(ember.randn(5, 4, seed=1))  # running statistics move away from their defaults
+        x = ember.randn(3, 4, seed=2)
+        model.eval()
+        want = model(x).tolist()
+        for recorder, precision, tol in (("binary", None, 0.0), ("json", None, 0.0), ("compact", "half", 2e-3)):
+            path = _support.temp_path(self, "m.emr")
+            ember.save(model, path, recorder=recorder, precision=precision)
+            with open(path, "rb") as f:
+                self.assertEqual(f.read(8), b"EMBERREC")
+            fresh = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.Linear(8, 3)).eval()
+            self.assertEqual(repr(ember.load(fresh, path)), "<All keys matched successfully>")
+            got = fresh(x).tolist()
+            for r, w in zip(got, want):
+                for a, b in zip(r, w):
+                    self.assertLessEqual(abs(a - b), 20 * tol + 1e-6, (recorder, precision))
+            again = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.Linear(8, 3))
+            again.load_state_dict(ember.load(path))  # a Record loads like a state_dict
+            self.assertEqual(again[1].running_mean.tolist(), fresh[1].running_mean.tolist())
+        json_bytes = ember.Record.read(path).to_bytes(recorder="json")
+        self.assertIn(b'"path": "1.running_var"', json_bytes)
+        with self.assertRaises(ember.RecordError) as cm:
+            ember.load(nn.Sequential(nn.Linear(4, 8)), path)  # strict: the record has more
+        self.assertIn("2.weight", str(cm.exception))
+        small = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.Linear(8, 5))
+        result = ember.load(small, path, strict=False)
+        self.assertEqual(sorted(result.missing_keys), ["2.bias", "2.weight"])  # mismatched shapes stay as they were
+        self.assertEqual(small[0].weight.tolist(), fresh[0].weight.tolist())
 
     def test_corrupt_record_bytes(self):
         data = bytearray(runtime_record().to_bytes())

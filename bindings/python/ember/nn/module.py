@@ -7,8 +7,9 @@ ember.nn.functional; ``module(x)`` calls it.
 """
 from collections import OrderedDict, namedtuple
 
-from .. import autograd
+from .. import _record_bridge, autograd
 from .._assign import assign_, rebind_
+from ..serialization import Record
 from ..tensor import Tensor
 from .parameter import Parameter, UninitializedParameter
 
@@ -390,9 +391,12 @@ class Module:
                         unexpected_keys.append(key)
 
     def load_state_dict(self, state_dict, strict=True):
-        """Copies the values of `state_dict` (a dict of tensors by dotted name) into the parameters and buffers,
-        in place. Returns _IncompatibleKeys(missing_keys, unexpected_keys); strict=True raises RuntimeError
+        """Copies the values of `state_dict` (a dict of tensors by dotted name, or an ember.Record) into the
+        parameters and buffers, in place. Returns _IncompatibleKeys(missing_keys, unexpected_keys); strict=True raises RuntimeError
         listing them (torch's message), and any size mismatch raises whatever strict says."""
+        if isinstance(state_dict, Record):  # an ember record file's state (ember.load(path) of a .emr)
+            state_dict = _record_bridge.state_dict_from_record(
+                state_dict, self.state_dict(), [n for n, _ in self.named_parameters()], strict)
         if not isinstance(state_dict, dict):
             raise TypeError("Expected state_dict to be dict-like, got %s." % type(state_dict))
         missing_keys, unexpected_keys, error_msgs = [], [], []
