@@ -241,6 +241,9 @@ _SIGNATURES = {
     "ember_tensor_inplace": (I32, [H, H, I32]),
     "ember_tensor_inplace_scalar": (I32, [H, I32, F64]),
     "ember_tensor_version": (I32, [H, PI64]),
+    # issue 11, tensor core (h-tensorcore): FFT and zero-copy views of CPU storage
+    "ember_tensor_fft": (I32, [H, I32, I64, I64, I32, OUT]),
+    "ember_tensor_data_ptr": (I32, [H, POINTER(c_void_p)]),
 }
 
 for _name, (_res, _args) in _SIGNATURES.items():

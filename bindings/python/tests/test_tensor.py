@@ -26,10 +26,10 @@ class CreationTest(unittest.TestCase):
         b = ember.tensor([0, 3, 0], dtype="bool")
         self.assertEqual(b.tolist(), [False, True, False])
 
-    def test_float64_is_stored_in_the_backend_float_dtype(self):
-        t = ember.tensor([0.1, 0.2], dtype="float64")
-        self.assertEqual(t.dtype, "float32")
-        self.assertAlmostEqual(t.tolist()[0], 0.1, places=6)
+    def test_float64_stays_float64_on_the_cpu(self):
+        t = ember.tensor([0.1, 0.2], dtype="float64")  # issue 11: it silently became float32 before
+        self.assertEqual(t.dtype, "float64")
+        self.assertEqual(t.tolist()[0], 0.1)
 
     def test_scalars_have_shape_one(self):
         t = ember.tensor(3.5)
