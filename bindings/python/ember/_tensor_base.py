@@ -36,6 +36,23 @@ class TensorBase:
             raise _lib.error(st)
         return self._wrap(out)
 
+    def _on_device(self, fn, *args):
+        """fn(device, *args, &out) -> a new Tensor on this tensor's device (ember_tensor_zeros, _full, _arange)."""
+        dev = c_void_p()
+        _lib.check(_lib.tensor_device(self._h, byref(dev)))
+        try:
+            return self._call(fn, dev, *args)
+        finally:
+            _lib.device_free(dev)
+
+    def _zeros_on_device(self, shape, code):
+        dims, rank = _lib.shape_array(shape)
+        return self._on_device(_lib.tensor_zeros, code, dims, rank)
+
+    def _full_on_device(self, shape, code, value):
+        dims, rank = _lib.shape_array(shape)
+        return self._on_device(_lib.tensor_full, code, dims, rank, float(value))
+
     def _dtype_code(self):
         d = c_int32()
         _lib.check(_lib.tensor_dtype(self._h, byref(d)))

@@ -41,6 +41,12 @@ def unregister_leaf(tensor):
         _leaves.pop(id(tensor), None)
 
 
+def is_leaf_registered(tensor):
+    """True for a tensor the user marked requires_grad (a leaf whose .grad backward fills)."""
+    ref = _leaves.get(id(tensor))
+    return ref is not None and ref() is tensor
+
+
 def register_optimizer(optimizer):
     _register(_optimizers, optimizer)
 

@@ -1,0 +1,157 @@
+"""InplaceMixin: ember.Tensor's in-place ops (``add_ sub_ mul_ div_ copy_ zero_ fill_ clamp_``, ``+= -= *= /=``).
+
+They keep both the Python object and the libember handle: ember_tensor_inplace / ember_tensor_inplace_scalar
+change the value the handle holds (a leaf stays the same leaf, with the same .grad and optimizer slot) and bump
+its version counter, so `w -= lr * w.grad` under ``ember.no_grad()`` updates the parameter and the next backward
+works. As in PyTorch, a leaf that requires grad refuses in-place ops while grad mode is on, the operand broadcasts
+to self's shape (never the other way), and a float operand cannot be written into an int tensor.
+
+With a libember older than these functions, the op is computed out of place and the new handle replaces this
+tensor's (the Python object keeps its identity; a leaf is marked again so later backward passes reach it).
+"""
+from ctypes import byref, c_int64
+
+from . import _lib, autograd
+from ._convert import BOOL, DTYPE_NAMES, is_float_code
+from ._tensor_base import TensorBase
+
+COPY, ADD, SUB, MUL, DIV, FILL = (_lib.INPLACE_COPY, _lib.INPLACE_ADD, _lib.INPLACE_SUB, _lib.INPLACE_MUL,
+                                  _lib.INPLACE_DIV, _lib.INPLACE_FILL)
+_TORCH_DTYPE = {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool", "int32": "Int"}
+
+
+def _cast_error(src, dst):
+    return RuntimeError("result type %s can't be cast to the desired output type %s"
+                        % (_TORCH_DTYPE.get(src, src), _TORCH_DTYPE.get(dst, dst)))
+
+
+class InplaceMixin:
+    """In-place updates of ember.Tensor (each returns self)."""
+
+    __slots__ = ()
+
+    # ------------------------------------------------------------ the two primitives
+    def _inplace_tensor(self, other, op):
+        """self (op)= other for a Tensor `other` of self's dtype, broadcast to self's shape."""
+        fn = _lib.tensor_inplace
+        if fn is not None:
+            _lib.check(fn(self._h, other._h, op))
+            return self
+        self._refuse_on_leaf()
+        if op == COPY:
+            new = other if list(other.shape) == list(self.shape) else other + self._zeros_on_device(
+                list(self.shape), other._dtype_code())
+        else:
+            new = (self + other, self - other, self * other, self / other)[op - ADD]
+        return self._take(new)
+
+    def _inplace_scalar(self, op, value):
+        fn = _lib.tensor_inplace_scalar
+        if fn is not None:
+            _lib.check(fn(self._h, op, float(value)))
+            return self
+        self._refuse_on_leaf()
+        if op == FILL:
+            new = self._full_on_device(list(self.shape), self._dtype_code(), value)
+        else:
+            new = (self + value, self - value, self * value, self / value)[op - ADD]
+        return self._take(new)
+
+    def _refuse_on_leaf(self):
+        if self.requires_grad and autograd.is_leaf_registered(self) and autograd.is_grad_enabled():
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+
+    def _take(self, new):
+        """Fallback of a libember without in-place ops: this object takes over `new`'s handle (its value cast to
+        self's dtype), staying a leaf when it was one."""
+        code = self._dtype_code()
+        if new._dtype_code() != code:
+            new = new.to(DTYPE_NAMES[code])
+        if list(new.shape) != list(self.shape):
+            raise RuntimeError("output with shape %s doesn't match the broadcast shape %s"
+                               % (list(self.shape), list(new.shape)))
+        leaf = autograd.is_leaf_registered(self) and self.requires_grad
+        if new is self:
+            return self
+        new = new.detach() if leaf else new
+        self._h, new._h = new._h, self._h  # new's __del__ frees the old handle
+        if leaf:
+            _lib.check(_lib.tensor_set_requires_grad(self._h, 1))
+        return self
+
+    def _operand(self, other):
+        """`other` as a Tensor of self's dtype (torch's rule: a float value never goes into an int tensor)."""
+        other = self._as_tensor_like(other)
+        code, ocode = self._dtype_code(), other._dtype_code()
+        if code != ocode:
+            if is_float_code(ocode) and not is_float_code(code) or (code == BOOL and ocode != BOOL):
+                raise _cast_error(other.dtype, self.dtype)
+            other = other.to(DTYPE_NAMES[code])
+        return other
+
+    def _scalar_ok(self, value):
+        if type(value) is float and not is_float_code(self._dtype_code()):
+            raise _cast_error("float32", self.dtype)
+        return value
+
+    def _update(self, other, op):
+        if isinstance(other, (int, float)) and not isinstance(other, bool):
+            return self._inplace_scalar(op, self._scalar_ok(other))
+        return self._inplace_tensor(self._operand(other), op)
+
+    # ------------------------------------------------------------ PyTorch's names
+    def add_(self, other, alpha=1):
+        """self += alpha * other, in place."""
+        if alpha != 1:
+            other = other * alpha
+        return self._update(other, ADD)
+
+    def sub_(self, other, alpha=1):
+        """self -= alpha * other, in place."""
+        if alpha != 1:
+            other = other * alpha
+        return self._update(other, SUB)
+
+    def mul_(self, other):
+        return self._update(other, MUL)
+
+    def div_(self, other):
+        """True division in place: an int tensor cannot hold the float result (RuntimeError, as torch)."""
+        if not is_float_code(self._dtype_code()):
+            raise _cast_error("float32", self.dtype)
+        return self._update(other, DIV)
+
+    def copy_(self, src):
+        """Copies src's values (broadcast to self's shape, cast to self's dtype) into self."""
+        if not isinstance(src, TensorBase):
+            src = self._as_tensor_like(src)
+        if src._dtype_code() != self._dtype_code():
+            src = src.to(self.dtype)
+        return self._inplace_tensor(src, COPY)
+
+    def fill_(self, value):
+        if isinstance(value, TensorBase):
+            value = value.item()
+        return self._inplace_scalar(FILL, value)
+
+    def zero_(self):
+        return self._inplace_scalar(FILL, 0)
+
+    def clamp_(self, min=None, max=None):  # noqa: A002 (PyTorch's names)
+        return self.copy_(self.clamp(min, max))
+
+    clip_ = clamp_
+
+    __iadd__, __isub__, __imul__ = add_, sub_, mul_
+
+    def __itruediv__(self, other):
+        return self.div_(other)
+
+    @property
+    def _version(self):
+        """How many in-place updates this tensor has seen (ember_tensor_version), as torch's Tensor._version."""
+        if _lib.tensor_version is None:
+            raise NotImplementedError("ember: this libember has no ember_tensor_version")
+        v = c_int64()
+        _lib.check(_lib.tensor_version(self._h, byref(v)))
+        return v.value
