@@ -273,8 +273,20 @@ def _rank0_supported():
     return True
 
 
-# The shape of a one-element result that PyTorch gives rank 0 (a libember without rank 0 gives (1,)).
+def _float64_native():
+    out, code = c_void_p(), c_int32()
+    if tensor_zeros(None, 1, (c_int64 * 1)(1), 1, byref(out)):
+        clear_error()
+        return False
+    tensor_dtype(out, byref(code))
+    tensor_free(out)
+    return code.value == 1
+
+
+# The shape of a one-element result that PyTorch gives rank 0 (a libember without rank 0 gives (1,)), and whether
+# float64 tensors stay float64 (older CPU runtimes store them as float32).
 SCALAR_SHAPE = [] if _rank0_supported() else [1]
+FLOAT64_NATIVE = _float64_native()
 
 if abi_version() != ABI_VERSION:
     raise ImportError("ember: %s has ABI version %d, this binding needs %d" % (path, abi_version(), ABI_VERSION))

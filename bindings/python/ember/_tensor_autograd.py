@@ -28,23 +28,50 @@ class AutogradMixin:
 
     @property
     def grad(self):
-        return self._grad
+        """The gradient accumulated by backward (None before): read from libember's leaf grad slot
+        (ember_tensor_grad), so every Python object of the same leaf sees it."""
+        if _lib.tensor_grad is None:
+            return self._grad
+        out = c_void_p()
+        _lib.check(_lib.tensor_grad(self._h, byref(out)))
+        return self._wrap(out) if out.value else None
 
     @grad.setter
     def grad(self, value):
-        self._grad = value
+        if value is not None and list(value.shape) != list(self.shape):
+            raise RuntimeError("assigned grad has data of a different size")
+        if _lib.tensor_set_grad is None:
+            self._grad = value
+            return
+        _lib.check(_lib.tensor_set_grad(self._h, None if value is None else value._h))
+
+    @property
+    def is_leaf(self):
+        """True for tensors that do not require grad and for the ones the user made require grad (torch)."""
+        if _lib.tensor_is_leaf is None:
+            return not self.requires_grad or autograd.is_leaf_registered(self)
+        leaf = c_int32()
+        _lib.check(_lib.tensor_is_leaf(self._h, byref(leaf)))
+        return bool(leaf.value)
 
     def _add_grad(self, grads):
-        """Adds this leaf's gradient from the ember_grads handle `grads` to .grad (called by ember.autograd)."""
+        """Adds this leaf's gradient from the ember_grads handle `grads` to .grad (called by ember.autograd when
+        libember keeps no leaf grad slot)."""
         out = c_void_p()
         _lib.check(_lib.grads_get(grads, self._h, byref(out)))
         if out.value:
             g = self._wrap(out)
             self._grad = g if self._grad is None else self._grad + g
 
-    def backward(self, gradient=None):
-        """Reverse pass seeded with `gradient` (ones when None); fills .grad of leaves and feeds optimizers."""
-        autograd.backward(self, gradient)
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Reverse pass seeded with `gradient` (ones when None, for one-element tensors only); adds into .grad of
+        the leaves and feeds optimizers. retain_graph keeps the graph for another backward (torch's default:
+        create_graph, which Ember does not support)."""
+        if create_graph:
+            raise NotImplementedError("ember: create_graph=True (higher-order gradients) is not supported")
+        if inputs is not None:
+            raise NotImplementedError("ember: backward(inputs=...) is not supported; use ember.autograd.grad")
+        autograd.backward(self, gradient, bool(retain_graph))
 
     def detach(self):
         return self._call(_lib.tensor_detach, self._h)

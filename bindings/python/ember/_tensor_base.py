@@ -69,7 +69,9 @@ class TensorBase:
             return value
         if isinstance(value, (int, float, bool)):
             code = self._dtype_code()
-            return self._from_data([value], code if code != F64 else F32)
+            if code == F64 and not _lib.FLOAT64_NATIVE:
+                code = F32
+            return self._from_data(value, code)
         return self._from_data(value)
 
     @staticmethod
@@ -78,8 +80,9 @@ class TensorBase:
         ca, cb = a._dtype_code(), b._dtype_code()
         if ca == cb:
             return None, None
-        if ca == F32 or cb == F32:
-            return (a if ca == F32 else a.to("float32")), (b if cb == F32 else b.to("float32"))
+        for f, name in ((F64, "float64"), (F32, "float32")):  # float64 wins, then float32 (torch's order)
+            if ca == f or cb == f:
+                return (a if ca == f else a.to(name)), (b if cb == f else b.to(name))
         if BOOL in (ca, cb):
             return (a if ca != BOOL else a.to("int64")), (b if cb != BOOL else b.to("int64"))
         return None, None

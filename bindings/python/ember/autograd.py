@@ -56,17 +56,66 @@ def _snapshot(registry):
     return [obj for obj in (ref() for ref in registry.copy().values()) if obj is not None]
 
 
-def backward(tensor, gradient=None):
-    """Runs the reverse pass from `tensor` (seeded with `gradient`, ones when None) and distributes the gradients."""
+def backward(tensor, gradient=None, retain_graph=False):
+    """Runs the reverse pass from `tensor` (seeded with `gradient`, ones when None) and distributes the gradients:
+    libember adds them into its leaves' grad slots (ember_tensor_backward_ex; an older libember: here, into the
+    registered leaves' .grad), and every live optimizer gets them too."""
+    if gradient is None and tensor.numel() != 1:
+        raise RuntimeError("grad can be implicitly created only for scalar outputs")
+    if gradient is not None and not hasattr(gradient, "_h"):
+        gradient = tensor._as_tensor_like(gradient)
     grads = c_void_p()
-    _lib.check(_lib.tensor_backward(tensor._h, None if gradient is None else gradient._h, byref(grads)))
+    seed = None if gradient is None else gradient._h
+    if _lib.tensor_backward_ex is not None:
+        options = _lib.BackwardOptions()
+        _lib.check(_lib.backward_options_init(byref(options)))
+        options.retain_graph = 1 if retain_graph else 0
+        _lib.check(_lib.tensor_backward_ex(tensor._h, seed, byref(options), byref(grads)))
+        leaves = []
+    else:
+        _lib.check(_lib.tensor_backward(tensor._h, seed, byref(grads)))
+        leaves = _snapshot(_leaves)
     try:
         for opt in _snapshot(_optimizers):
             opt._accumulate(grads)
-        for leaf in _snapshot(_leaves):
+        for leaf in leaves:
             leaf._add_grad(grads)
     finally:
         _lib.grads_free(grads)
+
+
+def _handles(tensors):
+    return (c_void_p * len(tensors))(*[None if t is None else t._h for t in tensors])
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
+         allow_unused=False, is_grads_batched=False):
+    """torch.autograd.grad: the gradients of `outputs` (a tensor or a sequence) w.r.t. `inputs` (any tensors in
+    their graph, leaves or not), as a tuple; .grad is not touched. grad_outputs: one seed per output (None: ones,
+    one-element outputs only). An input the outputs do not reach gives None with allow_unused, else RuntimeError."""
+    if create_graph or is_grads_batched:
+        raise NotImplementedError("ember: create_graph / is_grads_batched are not supported")
+    single = hasattr(outputs, "_h")
+    outputs = [outputs] if single else list(outputs)
+    inputs = [inputs] if hasattr(inputs, "_h") else list(inputs)
+    if grad_outputs is None:
+        grad_outputs = [None] * len(outputs)
+    elif hasattr(grad_outputs, "_h"):
+        grad_outputs = [grad_outputs]
+    grad_outputs = list(grad_outputs)
+    if len(grad_outputs) != len(outputs):
+        raise RuntimeError("grad requires one grad_output per output (got %d for %d outputs)"
+                           % (len(grad_outputs), len(outputs)))
+    for out, g in zip(outputs, grad_outputs):
+        if g is None and out.numel() != 1:
+            raise RuntimeError("grad can be implicitly created only for scalar outputs")
+    if _lib.autograd_grad is None:
+        raise NotImplementedError("ember.autograd.grad needs a libember with ember_autograd_grad")
+    results = (c_void_p * len(inputs))()
+    seeds = None if all(g is None for g in grad_outputs) else _handles(grad_outputs)
+    _lib.check(_lib.autograd_grad(_handles(outputs), seeds, len(outputs), _handles(inputs), len(inputs),
+                                  1 if retain_graph else 0, 1 if allow_unused else 0, results))
+    return tuple(None if h is None else inputs[0]._wrap(c_void_p(h)) for h in results)
 
 
 def is_grad_enabled():

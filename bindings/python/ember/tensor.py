@@ -7,7 +7,7 @@ stored in the backend's float dtype (float32 on the CPU), whatever float dtype t
 import array
 from ctypes import byref, c_double, c_int32, c_int64, c_size_t, c_void_p
 
-from . import _backends, _convert, _lib
+from . import _backends, _convert, _lib, autograd
 from ._convert import BOOL, F32, F64, I64
 from ._numpy import numpy
 from ._tensor_autograd import AutogradMixin
@@ -154,6 +154,42 @@ class Tensor(IndexMixin, InplaceMixin, MathMixin, ReductionMixin, LayoutMixin, C
 
     __float__ = lambda self: float(self.item())  # noqa: E731
     __int__ = lambda self: int(self.item())  # noqa: E731
+    __index__ = lambda self: self._index_value()  # noqa: E731
+
+    def _index_value(self):
+        if self._dtype_code() not in (I64, 3, 5, 7) or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __format__(self, spec):
+        """A rank-0 tensor formats as its number (f"{loss:.4f}"), as torch; others as str() with an empty spec."""
+        if self.ndim == 0 or (_lib.SCALAR_SHAPE and self.numel() == 1 and spec):
+            return format(self.item(), spec)
+        return object.__format__(self, spec)
+
+    @property
+    def data(self):
+        """A detached alias: same values, no graph; in-place ops on it (``p.data.copy_(w)``, ``p.data -= ...``)
+        write this tensor, outside autograd, as torch's .data does. Ember difference: the alias reads this tensor's
+        values as of when .data was taken (or when the alias last wrote them)."""
+        alias = _new(DataAlias)
+        alias._h = self.detach()._steal()
+        alias._grad = None
+        alias._base = self
+        return alias
+
+    @data.setter
+    def data(self, value):
+        if list(value.shape) != list(self.shape):
+            raise RuntimeError("ember: .data = x needs x of the same shape (%s, got %s)"
+                               % (list(self.shape), list(value.shape)))
+        with autograd.no_grad():
+            self.copy_(value.detach())
+
+    def _steal(self):
+        """This tensor's handle, which the caller now owns (this object no longer frees it)."""
+        h, self._h = self._h, None
+        return h
 
     def __bool__(self):
         return bool(self.item())
@@ -178,3 +214,24 @@ class Tensor(IndexMixin, InplaceMixin, MathMixin, ReductionMixin, LayoutMixin, C
         if n > 1000:
             extra += ", shape=%s" % (self.shape,)
         return "tensor(%s%s)" % (body, extra)
+
+
+class DataAlias(Tensor):
+    """What Tensor.data returns: in-place ops write the base tensor (under no_grad), then this alias re-reads it."""
+
+    __slots__ = ("_base",)
+
+    def _inplace_tensor(self, other, op):
+        with autograd.no_grad():
+            Tensor._inplace_tensor(self._base, other, op)
+        return self._reread()
+
+    def _inplace_scalar(self, op, value):
+        with autograd.no_grad():
+            Tensor._inplace_scalar(self._base, op, value)
+        return self._reread()
+
+    def _reread(self):
+        fresh = self._base.detach()
+        self._h, fresh._h = fresh._h, self._h
+        return self

@@ -1,0 +1,114 @@
+"""t[key] and t[key] = value against torch 1.13: the cases and torch's results are in indexing_expected.json
+(written by gen_indexing_expected.py with Debian's python3-torch), so this runs without torch; with torch
+importable the same cases are also compared live."""
+import json
+import os
+import unittest
+
+import _support  # noqa: F401  (puts the package on sys.path)
+import ember
+from ember import _lib
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "indexing_expected.json")) as _f:
+    EXPECTED = json.load(_f)
+_BUILTINS = {"IndexError": IndexError, "ValueError": ValueError, "TypeError": TypeError, "RuntimeError": RuntimeError}
+
+
+def _env(module):
+    x = module.arange(60).reshape(3, 4, 5)
+    return {"x": x, "M": module, "mask": x % 3 == 0}
+
+
+def _rank0(shape, values):
+    """torch's rank-0 result as this libember gives it (shape (1,) where rank 0 does not exist)."""
+    if shape == [] and _lib.SCALAR_SHAPE == [1]:
+        return [1], [values]
+    return shape, values
+
+
+class IndexReadTest(unittest.TestCase):
+    def test_reads_match_torch(self):
+        self.assertGreater(len(EXPECTED["reads"]), 30)
+        env = _env(ember)
+        for expr, want in EXPECTED["reads"].items():
+            with self.subTest(expr=expr):
+                got = eval(expr, env)  # noqa: S307 (the checked-in cases)
+                shape, values = _rank0(want["shape"], want["values"])
+                self.assertEqual(list(got.shape), shape)
+                self.assertEqual(got.tolist(), values)
+
+    def test_errors_match_torch(self):
+        env = _env(ember)
+        for expr, name in EXPECTED["errors"].items():
+            with self.subTest(expr=expr):
+                with self.assertRaises(_BUILTINS[name]):
+                    eval(expr, env)  # noqa: S307
+
+    @unittest.skipIf(torch is None, "torch is not importable (Debian: python3-torch)")
+    def test_reads_match_live_torch(self):
+        env, tenv = _env(ember), _env(torch)
+        for expr in EXPECTED["reads"]:
+            with self.subTest(expr=expr):
+                want = eval(expr, tenv)  # noqa: S307
+                shape, values = _rank0(list(want.shape), want.tolist())
+                got = eval(expr, env)  # noqa: S307
+                self.assertEqual((list(got.shape), got.tolist()), (shape, values))
+
+    def test_reads_are_differentiable(self):
+        x = ember.arange(12.).reshape(3, 4).requires_grad_()
+        (x[:, [0, 2, 2]].sum() + x[x > 9].sum() * 2 + x[::2, 1:3].sum() * 10).backward()
+        self.assertEqual(x.grad.tolist(), [[1.0, 10.0, 12.0, 0.0], [1.0, 0.0, 2.0, 0.0],
+                                           [1.0, 10.0, 14.0, 2.0]])
+
+    def test_index_tensor_kinds(self):
+        x = ember.arange(5)
+        self.assertEqual(x[ember.tensor([[4], [0]])].tolist(), [[4], [0]])
+        self.assertEqual(x[[True, False, True, False, True]].tolist(), [0, 2, 4])
+        with self.assertRaises(IndexError):  # a mask of the wrong length
+            x[[True, False]]
+
+
+class IndexWriteTest(unittest.TestCase):
+    def test_writes_match_torch(self):
+        self.assertGreater(len(EXPECTED["writes"]), 10)
+        for stmt, want in EXPECTED["writes"].items():
+            with self.subTest(stmt=stmt):
+                env = _env(ember)
+                y = ember.zeros(3, 4, 5)
+                env["y"] = y
+                h = y._h.value
+                exec(stmt, env)  # noqa: S102 (the checked-in cases)
+                self.assertIs(env["y"], y)
+                self.assertEqual(y.tolist(), want)
+                if _lib.tensor_inplace is not None:  # the libember handle itself was updated
+                    self.assertEqual(y._h.value, h)
+
+    def test_value_that_does_not_broadcast(self):
+        y = ember.zeros(3, 4)
+        with self.assertRaises(RuntimeError):
+            y[:, 1] = ember.ones(4)
+        self.assertEqual(y.sum().item(), 0.0)
+
+    def test_write_casts_to_the_tensor_dtype(self):
+        y = ember.zeros(4, dtype="int64")
+        y[1:3] = ember.tensor([2.7, -1.2])
+        self.assertEqual(y.dtype, "int64")
+        self.assertEqual(y.tolist(), [0, 2, -1, 0])
+
+    def test_write_keeps_a_nonleaf_in_the_graph(self):
+        x = ember.ones(4, requires_grad=True)
+        v = ember.tensor([5.0], requires_grad=True)
+        y = x * 2
+        y[1] = v * 3
+        y.sum().backward()
+        self.assertEqual(x.grad.tolist(), [2.0, 0.0, 2.0, 2.0])
+        self.assertEqual(v.grad.tolist(), [3.0])
+
+
+if __name__ == "__main__":
+    unittest.main()
