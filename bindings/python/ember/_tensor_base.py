@@ -15,7 +15,9 @@ DTYPE_ERROR = errors.DTypeError.status
 class TensorBase:
     """The handle (``_h``), the user-visible gradient (``_grad``), and helpers for the mixins."""
 
-    __slots__ = ("_h", "_grad", "__weakref__")
+    # _shape_of: (the handle object, its shape), a cache the shape property fills (shapes never change under a
+    # handle: in-place ops keep them; a new handle object invalidates it).
+    __slots__ = ("_h", "_grad", "_shape_of", "__weakref__")
 
     def __del__(self, _free=_lib.tensor_free):
         try:

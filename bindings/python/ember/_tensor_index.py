@@ -22,6 +22,8 @@ from ._convert import BOOL, I64
 from ._tensor_base import TensorBase
 
 _slice, _index_select, _arange = _lib.tensor_slice, _lib.tensor_index_select, _lib.tensor_arange
+_reshape = _lib.tensor_reshape
+_I64x1 = c_int64 * 1
 _INT_CODES = (I64, 3, 5, 7)  # int64, int32, uint8, int16: accepted as index tensors (cast to int64)
 _BAD_INDEX = ("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices "
               "(got %s)")
@@ -191,8 +193,20 @@ class IndexMixin:
             if key < -size or key >= size:
                 raise IndexError("index %d is out of bounds for dimension 0 with size %d" % (key, size))
             key %= size
-            t = self._call(_slice, self._h, (c_int64 * 1)(key), (c_int64 * 1)(key + 1), 1)
-            return t.reshape(list(shape[1:])) if len(shape) > 1 else t.reshape(_lib.SCALAR_SHAPE)
+            out = c_void_p()
+            st = _slice(self._h, _I64x1(key), _I64x1(key + 1), 1, byref(out))
+            if st:
+                raise _lib.error(st)
+            t = self._wrap(out)
+            rest = shape[1:] if len(shape) > 1 else tuple(_lib.SCALAR_SHAPE)
+            n = len(rest)
+            out = c_void_p()
+            st = _reshape(t._h, (c_int64 * n)(*rest), n, byref(out))
+            if st:
+                raise _lib.error(st)
+            r = self._wrap(out)
+            r._shape_of = (out, rest)
+            return r
         return self._index(_key_tuple(key, self))
 
     def _index(self, key):

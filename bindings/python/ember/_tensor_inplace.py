@@ -102,6 +102,9 @@ class InplaceMixin:
     # ------------------------------------------------------------ PyTorch's names
     def add_(self, other, alpha=1):
         """self += alpha * other, in place."""
+        fn = _lib.tensor_inplace
+        if fn is not None and alpha == 1 and isinstance(other, TensorBase) and not fn(self._h, other._h, ADD):
+            return self  # the common case in one call; dtype promotion and errors take the general path
         if alpha != 1:
             other = other * alpha
         return self._update(other, ADD)

@@ -72,9 +72,18 @@ class Tensor(IndexMixin, InplaceMixin, MathMixin, ReductionMixin, LayoutMixin, C
 
     @property
     def shape(self):
+        h = self._h
+        try:
+            cached = self._shape_of
+            if cached[0] is h:
+                return cached[1]
+        except AttributeError:
+            pass
         dims, rank = (c_int64 * _lib.MAX_RANK)(), c_size_t()
-        _check(_lib.tensor_shape(self._h, dims, _lib.MAX_RANK, byref(rank)))
-        return tuple(dims[:rank.value])
+        _check(_lib.tensor_shape(h, dims, _lib.MAX_RANK, byref(rank)))
+        shape = tuple(dims[:rank.value])
+        self._shape_of = (h, shape)
+        return shape
 
     def size(self, dim=None):
         s = self.shape
@@ -82,9 +91,7 @@ class Tensor(IndexMixin, InplaceMixin, MathMixin, ReductionMixin, LayoutMixin, C
 
     @property
     def ndim(self):
-        rank = c_size_t()
-        _check(_lib.tensor_rank(self._h, byref(rank)))
-        return rank.value
+        return len(self.shape)
 
     dim = lambda self: self.ndim  # noqa: E731
 
