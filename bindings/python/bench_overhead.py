@@ -7,10 +7,12 @@ Times, on tiny tensors where the kernel costs next to nothing: `a + b`, `a + 1.0
 `a.add_(b)`, and a Linear(16, 16) forward on a [4, 16] batch; each with ember and (when `import torch` works, e.g.
 Debian's /usr/bin/python3 with python3-torch) with torch 1.13, and prints ember/torch. The bar (issue 11): each
 ratio at most 1.2. Without torch the bar is the old absolute one: `a + b` within 15 us. Reports the best of several
-repeats (least disturbed by other processes). --check exits 1 when a ratio (or, without torch, `a + b`) is above
+repeats (least disturbed by other processes), ember's and torch's interleaved; "C calls" is the libember calls of
+the case alone through ctypes (what is left of the ember time is the binding's Python cost). --check exits 1 when a ratio (or, without torch, `a + b`) is above
 the bar.
 """
 import argparse
+import ctypes
 import os
 import sys
 import timeit
@@ -30,8 +32,13 @@ RATIO_BAR = 1.2
 ABSOLUTE_BAR_US = 15.0
 
 
-def best_us(fn, calls, repeats):
-    return min(timeit.repeat(fn, number=calls, repeat=repeats)) / calls * 1e6
+def best_us(fns, calls, repeats):
+    """Best time per call (us) of each callable, their repeats interleaved so that both see the same load."""
+    best = [float("inf")] * len(fns)
+    for _ in range(repeats):
+        for i, fn in enumerate(fns):
+            best[i] = min(best[i], timeit.timeit(fn, number=calls) / calls * 1e6)
+    return best
 
 
 def cases(m, nn):
@@ -55,6 +62,34 @@ def cases(m, nn):
     }
 
 
+def bare_c_cases():
+    """The libember calls alone (ctypes, no Tensor objects) of some cases: what is left is the binding's own cost."""
+    keep = [ember.ones(1), ember.ones(1), ember.ones(4, 4)]  # the tensors must outlive the cases
+    ha, hb, hx = (t._h for t in keep)
+    add, free, sl, rs = _lib.tensor_add, _lib.tensor_free, _lib.tensor_slice, _lib.tensor_reshape
+    byref, void, i64x1, i64x2 = ctypes.byref, ctypes.c_void_p, ctypes.c_int64 * 1, ctypes.c_int64 * 2
+
+    def add_free():
+        out = void()
+        if add(ha, hb, byref(out)):
+            raise _lib.error(1)
+        free(out)
+
+    def select_row():  # x[1]: a slice, then a reshape dropping the dim
+        out, row = void(), void()
+        sl(hx, i64x1(1), i64x1(2), 1, byref(out))
+        rs(out, i64x1(4), 1, byref(row))
+        free(out)
+        free(row)
+
+    def slice_cols():
+        out = void()
+        sl(hx, i64x2(0, 1), i64x2(4, 3), 2, byref(out))
+        free(out)
+    add_free.keep = keep
+    return {"a + b": add_free, "x[1]": select_row, "x[:, 1:3]": slice_cols}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--calls", type=int, default=20000)
@@ -66,16 +101,20 @@ def main():
     ember_cases = cases(ember, enn)
     torch_cases = cases(torch, torch.nn) if torch is not None else {}
     print("ember %s (%s); torch %s" % (ember.__version__, _lib.path, torch.__version__ if torch else "not importable"))
-    print("%-20s %10s %10s %8s" % ("op", "ember us", "torch us", "ratio"))
+    bare = bare_c_cases()
+    print("%-20s %10s %10s %8s %12s" % ("op", "ember us", "torch us", "ratio", "C calls us"))
     worst = 0.0
     for name, fn in ember_cases.items():
-        e = best_us(fn, args.calls, args.repeats)
-        if name in torch_cases:
-            t = best_us(torch_cases[name], args.calls, args.repeats)
+        fns = [fn] + ([torch_cases[name]] if name in torch_cases else []) + ([bare[name]] if name in bare else [])
+        times = best_us(fns, args.calls, args.repeats)
+        e = times[0]
+        t = times[1] if name in torch_cases else None
+        c = "%12.2f" % times[-1] if name in bare else "%12s" % "-"
+        if t is not None:
             worst = max(worst, e / t)
-            print("%-20s %10.2f %10.2f %8.2f" % (name, e, t, e / t))
+            print("%-20s %10.2f %10.2f %8.2f %s" % (name, e, t, e / t, c))
         else:
-            print("%-20s %10.2f %10s %8s" % (name, e, "-", "-"))
+            print("%-20s %10.2f %10s %8s %s" % (name, e, "-", "-", c))
             if name == "a + b":
                 worst = max(worst, e / ABSOLUTE_BAR_US)
     if torch is not None:

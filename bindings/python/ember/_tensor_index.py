@@ -207,7 +207,50 @@ class IndexMixin:
             r = self._wrap(out)
             r._shape_of = (out, rest)
             return r
+        if type(key) is slice:
+            key = (key,)
+        if type(key) is tuple:
+            t = self._basic_ints_and_slices(key)
+            if t is not None:
+                return t
         return self._index(_key_tuple(key, self))
+
+    def _basic_ints_and_slices(self, key):
+        """Fast path for keys of ints and step-1 slices only (one ember_tensor_slice, a reshape when an int drops
+        a dim); None for anything else (then _index does it, and raises the errors)."""
+        shape = self.shape
+        n = len(key)
+        if n > len(shape):
+            return None
+        starts, ends, out_shape = [], [], []
+        for d in range(n):
+            k = key[d]
+            tk = type(k)
+            if tk is slice and k.step is None:
+                a, b, _ = k.indices(shape[d])
+                if b < a:
+                    b = a
+                starts.append(a)
+                ends.append(b)
+                out_shape.append(b - a)
+            elif tk is int:
+                size = shape[d]
+                if not -size <= k < size:
+                    return None
+                k %= size
+                starts.append(k)
+                ends.append(k + 1)
+            else:
+                return None
+        out_shape.extend(shape[n:])
+        out = c_void_p()
+        st = _slice(self._h, (c_int64 * n)(*starts), (c_int64 * n)(*ends), n, byref(out))
+        if st:
+            raise _lib.error(st)
+        t = self._wrap(out)
+        if len(out_shape) != len(shape):
+            t = t.reshape(out_shape or _lib.SCALAR_SHAPE)
+        return t
 
     def _index(self, key):
         shape = self.shape
