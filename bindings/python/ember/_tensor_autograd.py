@@ -34,7 +34,7 @@ class AutogradMixin:
             return self._grad
         out = c_void_p()
         _lib.check(_lib.tensor_grad(self._h, byref(out)))
-        return self._wrap(out) if out.value else None
+        return self._wrap_grad(out, self) if out.value else None
 
     @grad.setter
     def grad(self, value):
@@ -53,6 +53,12 @@ class AutogradMixin:
         leaf = c_int32()
         _lib.check(_lib.tensor_is_leaf(self._h, byref(leaf)))
         return bool(leaf.value)
+
+    @staticmethod
+    def _wrap_grad(h, leaf):
+        """A Tensor owning `h`, a copy of leaf's .grad whose in-place ops write the grad slot back (ember.Tensor
+        defines it, as _wrap)."""
+        raise NotImplementedError
 
     def _add_grad(self, grads):
         """Adds this leaf's gradient from the ember_grads handle `grads` to .grad (called by ember.autograd when

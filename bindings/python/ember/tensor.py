@@ -64,6 +64,14 @@ class Tensor(IndexMixin, InplaceMixin, MathMixin, ReductionMixin, LayoutMixin, C
 
     _wrap = staticmethod(wrap)
 
+    @staticmethod
+    def _wrap_grad(h, leaf):
+        g = _new(GradAlias)
+        g._h = h
+        g._grad = None
+        g._owner = leaf
+        return g
+
     # ------------------------------------------------------------ queries
     @property
     def dtype(self):
@@ -241,4 +249,25 @@ class DataAlias(Tensor):
     def _reread(self):
         fresh = self._base.detach()
         self._h, fresh._h = fresh._h, self._h
+        return self
+
+
+class GradAlias(Tensor):
+    """What Tensor.grad returns with libember's leaf grad slot: a copy of the slot whose in-place ops
+    (``p.grad.zero_()``, ``p.grad.mul_(0.5)``, ``p.grad[0] = 0``) also write the slot, as torch's .grad does."""
+
+    __slots__ = ("_owner",)
+
+    def _inplace_tensor(self, other, op):
+        with autograd.no_grad():
+            Tensor._inplace_tensor(self, other, op)
+        return self._write_back()
+
+    def _inplace_scalar(self, op, value):
+        with autograd.no_grad():
+            Tensor._inplace_scalar(self, op, value)
+        return self._write_back()
+
+    def _write_back(self):
+        _check(_lib.tensor_set_grad(self._owner._h, self._h))
         return self

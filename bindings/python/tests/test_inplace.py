@@ -134,6 +134,17 @@ class InplaceOpsTest(unittest.TestCase):
         clone = w.clone()  # a second handle of the same leaf
         self.assertEqual(clone.grad.tolist(), [2.0, 2.0, 2.0])
 
+    @unittest.skipUnless(_lib.tensor_grad is not None, "this libember has no leaf grad slot (ember_tensor_grad)")
+    def test_inplace_on_grad_writes_the_slot(self):
+        w = ember.ones(3, requires_grad=True)
+        (w * 2).sum().backward()
+        w.grad.mul_(0.5)
+        w.grad[1] = 7
+        self.assertEqual(w.grad.tolist(), [1.0, 7.0, 1.0])
+        w.grad.zero_()
+        (w * 3).sum().backward()
+        self.assertEqual(w.grad.tolist(), [3.0, 3.0, 3.0])
+
 
 if __name__ == "__main__":
     unittest.main()
