@@ -1,8 +1,7 @@
 """ember.Tensor: an owned ``ember_tensor`` handle with PyTorch's method and operator names.
 
-Tensors are immutable values in libember: every op returns a new tensor. Differences from PyTorch worth knowing:
-rank 0 does not exist (reductions over everything and Python scalars give shape ``(1,)``), and float tensors are
-stored in the backend's float dtype (float32 on the CPU), whatever float dtype they were created from.
+Ops return new tensors; in-place ops (add_, copy_, t[i] = v, ...) change the tensor's own handle. Against a libember without rank 0 (before issue 11), reductions over everything and Python scalars give shape
+``(1,)`` instead of ``()``, and float64 data is stored as float32 (``_lib.SCALAR_SHAPE``, ``_lib.FLOAT64_NATIVE``).
 """
 import array
 from ctypes import byref, c_double, c_int32, c_int64, c_size_t, c_void_p
@@ -109,7 +108,10 @@ class Tensor(IndexMixin, InplaceMixin, MathMixin, ReductionMixin, LayoutMixin, C
         return n.value
 
     def __len__(self):
-        return self.shape[0]
+        shape = self.shape
+        if not shape:
+            raise TypeError("len() of a 0-d tensor")
+        return shape[0]
 
     @property
     def device(self):
@@ -210,6 +212,8 @@ class Tensor(IndexMixin, InplaceMixin, MathMixin, ReductionMixin, LayoutMixin, C
         return bool(self.item())
 
     def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d tensor")
         return (self[i] for i in range(len(self)))
 
     def __repr__(self):
