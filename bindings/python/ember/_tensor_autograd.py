@@ -40,9 +40,11 @@ class AutogradMixin:
     def grad(self, value):
         if value is not None and list(value.shape) != list(self.shape):
             raise RuntimeError("assigned grad has data of a different size")
+        self._grad = value
         if _lib.tensor_set_grad is None:
-            self._grad = value
             return
+        if value is None and not (self.requires_grad and self.is_leaf):
+            return  # nothing to clear: only leaves that require grad have a grad slot
         _lib.check(_lib.tensor_set_grad(self._h, None if value is None else value._h))
 
     @property

@@ -16,7 +16,7 @@ it with an in-place copy, so the tensor (the Python object and the libember hand
 import array
 from ctypes import byref, c_int64, c_void_p
 
-from . import _lib
+from . import _lib, autograd
 from ._from_host import from_buffer, from_data
 from ._convert import BOOL, I64
 from ._tensor_base import TensorBase
@@ -351,7 +351,16 @@ class IndexMixin:
             value = self._as_tensor_like(value)
             if value._dtype_code() != code:
                 value = value.to(self.dtype)
-        self.copy_(_where(cond, value, self))
+        if self.requires_grad and _lib.tensor_inplace is not None and autograd.is_grad_enabled():
+            # A tensor in the graph must not feed the op that computes its own new value: libember refuses a
+            # backward through an op one of whose tracked inputs was changed in place later. So zero the selected
+            # elements in place (their gradient becomes 0) and add the new values there.
+            zeros = self._zeros_on_device([1], code)
+            keep = _where(cond, zeros, self._full_on_device([1], code, 1.0))
+            self.mul_(keep)
+            self.add_(_where(cond, value, zeros))
+        else:
+            self.copy_(_where(cond, value, self))
 
 
 def _where(cond, a, b):

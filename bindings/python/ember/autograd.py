@@ -10,7 +10,7 @@ PyTorch users expect and then frees the handle:
 """
 import functools
 import weakref
-from ctypes import byref, c_int32, c_void_p
+from ctypes import byref, c_int32, c_void_p, sizeof
 
 from . import _lib
 
@@ -56,6 +56,22 @@ def _snapshot(registry):
     return [obj for obj in (ref() for ref in registry.copy().values()) if obj is not None]
 
 
+_BACKWARD_OPTIONS = {}
+
+
+def _backward_options(retain_graph):
+    """ember_backward_options with libember's defaults and retain_graph (made once per value; read-only after)."""
+    key = bool(retain_graph)
+    options = _BACKWARD_OPTIONS.get(key)
+    if options is None:
+        options = _lib.BackwardOptions()
+        options.struct_size = sizeof(options)
+        _lib.check(_lib.backward_options_init(byref(options)))
+        options.retain_graph = 1 if key else 0
+        _BACKWARD_OPTIONS[key] = options
+    return options
+
+
 def backward(tensor, gradient=None, retain_graph=False):
     """Runs the reverse pass from `tensor` (seeded with `gradient`, ones when None) and distributes the gradients:
     libember adds them into its leaves' grad slots (ember_tensor_backward_ex; an older libember: here, into the
@@ -67,9 +83,7 @@ def backward(tensor, gradient=None, retain_graph=False):
     grads = c_void_p()
     seed = None if gradient is None else gradient._h
     if _lib.tensor_backward_ex is not None:
-        options = _lib.BackwardOptions()
-        _lib.check(_lib.backward_options_init(byref(options)))
-        options.retain_graph = 1 if retain_graph else 0
+        options = _backward_options(retain_graph)
         _lib.check(_lib.tensor_backward_ex(tensor._h, seed, byref(options), byref(grads)))
         leaves = []
     else:
