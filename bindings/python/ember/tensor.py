@@ -143,7 +143,8 @@ class Tensor(IndexMixin, InplaceMixin, MathMixin, ReductionMixin, LayoutMixin, C
             flat = self._copy_out(I64, "q").tolist()
         else:
             flat = self._copy_out(F64, "d").tolist()
-        return _convert.unflatten(flat, self.shape)
+        shape = self.shape
+        return _convert.unflatten(flat, shape) if shape else flat[0]  # rank 0: the number, as torch
 
     def numpy(self):
         """A new NumPy array with the values: exactly one copy (ember_tensor_copy_to writes straight into the
