@@ -100,6 +100,14 @@ class IndexWriteTest(unittest.TestCase):
         self.assertEqual(y.dtype, "int64")
         self.assertEqual(y.tolist(), [0, 2, -1, 0])
 
+    def test_write_of_a_tracked_value_into_a_plain_tensor(self):
+        w = ember.tensor([2.0, 3.0], requires_grad=True)
+        y = ember.zeros(4)
+        y[1:3] = w * 2
+        self.assertEqual((y.requires_grad, y.is_leaf), (True, False))
+        (y * ember.tensor([1.0, 2.0, 3.0, 4.0])).sum().backward()
+        self.assertEqual(w.grad.tolist(), [4.0, 6.0])
+
     def test_write_keeps_a_nonleaf_in_the_graph(self):
         x = ember.ones(4, requires_grad=True)
         v = ember.tensor([5.0], requires_grad=True)
