@@ -22,13 +22,15 @@
  *             NUL) in *length; if capacity is too small the text is truncated, still NUL-terminated when
  *             capacity > 0, and EMBER_ERR_BUFFER_TOO_SMALL is returned (call again with *length + 1).
  *  Threads.   Tensors are immutable values: any number of threads may use the same tensor as an op input at once.
- *             A handle must not be freed (or mutated: ember_tensor_set_requires_grad) while another thread uses it.
+ *             A handle must not be freed (or mutated: ember_tensor_set_requires_grad, ember_tensor_inplace*) while
+ *             another thread uses it.
  *             Modules and optimizers are internally synchronized: forward may run on one module from many threads
  *             at once (eval mode always; train mode too unless the module has batch_norm layers, whose train-mode
  *             forward is serialized), and an optimizer step or a load waits for running forwards to finish.
  *             The error message and the no-grad scope are per thread.
  *  Autodiff.  Float tensors live on an autodiff backend: ops on tensors that require grad are recorded, and
- *             ember_tensor_backward turns the graph into gradients (ember_grads), consuming it.
+ *             ember_tensor_backward turns the graph into gradients (ember_grads), consuming it;
+ *             ember_tensor_backward_ex also adds them into the leaves' .grad and can keep the graph (retain_graph).
  */
 #ifndef EMBER_H
 #define EMBER_H
@@ -184,7 +186,8 @@ EMBER_API ember_status ember_tensor_arange(const ember_device* device, int32_t d
  * same seed gives the same values on every platform. Independent of ember_seed. */
 EMBER_API ember_status ember_tensor_random(const ember_device* device, int32_t distribution, double a, double b,
                                            uint64_t seed, const int64_t* shape, size_t rank, ember_tensor** out);
-/* A new handle to the same (immutable) tensor; cheap. */
+/* A new handle to the same (immutable) tensor; cheap. It shares the value's leaf identity (.grad) but not the
+ * handle: an in-place update of one handle (ember_tensor_inplace) is not seen through the other. */
 EMBER_API ember_status ember_tensor_clone(const ember_tensor* tensor, ember_tensor** out);
 EMBER_API ember_status ember_tensor_free(ember_tensor* tensor);
 
@@ -287,13 +290,18 @@ EMBER_API ember_status ember_loss_mse(const ember_tensor* input, const ember_ten
 typedef struct ember_grads ember_grads;
 
 /* Marks a float tensor as a graph leaf whose gradient backward keeps (on != 0), or detaches it (on == 0). Changes
- * the handle in place: not concurrently with other uses of this handle. */
+ * the handle in place: not concurrently with other uses of this handle. As PyTorch's requires_grad_: the result of
+ * a recorded op (a non-leaf, see ember_tensor_is_leaf) already requires grad, so on != 0 leaves it as it is (still
+ * a non-leaf; detach it first to make a new leaf), and on == 0 fails with EMBER_ERR_INVALID_ARGUMENT ("you can only
+ * change requires_grad flags of leaf variables"; ember_tensor_detach is the way). */
 EMBER_API ember_status ember_tensor_set_requires_grad(ember_tensor* tensor, int32_t on);
 EMBER_API ember_status ember_tensor_requires_grad(const ember_tensor* tensor, int32_t* on);
 /* The same values, cut from the graph. */
 EMBER_API ember_status ember_tensor_detach(const ember_tensor* tensor, ember_tensor** out);
-/* Reverse pass from `tensor`, seeded with `grad` (same shape; NULL seeds ones). Frees the graph it runs through:
- * a second backward through the same graph fails. The caller owns *out. */
+/* Reverse pass from `tensor`, seeded with `grad` (same shape). grad NULL is only for a one-element tensor (seeded
+ * with 1); otherwise EMBER_ERR_INVALID_ARGUMENT ("grad can be implicitly created only for scalar outputs"), as
+ * PyTorch. Frees the graph it runs through: a second backward through the same graph fails. Leaves' .grad are not
+ * touched (ember_tensor_backward_ex does that). The caller owns *out. */
 EMBER_API ember_status ember_tensor_backward(const ember_tensor* tensor, const ember_tensor* grad, ember_grads** out);
 /* The gradient of leaf `tensor` (one that required grad) in `grads`, as a new tensor that does not require grad;
  * *out is NULL (and EMBER_OK returned) when the backward pass did not reach it. */
@@ -562,6 +570,69 @@ EMBER_API ember_status ember_vulkan_synchronize(const ember_device* device);
  * (saves shader compilation); *size = bytes needed (BUFFER_TOO_SMALL, nothing written, when capacity is less). */
 EMBER_API ember_status ember_vulkan_pipeline_cache_data(const ember_device* device, void* buffer, size_t capacity,
                                                         size_t* size);
+
+/* ================================================================ autograd: .grad, retain_graph, autograd.grad,
+ * in-place updates (PyTorch's semantics unless said otherwise) */
+typedef struct ember_backward_options {
+  uint32_t struct_size;
+  int32_t retain_graph; /* 0 (default): free the graph the pass runs through; != 0: keep it for another pass */
+  int32_t accumulate;   /* 1 (default): add each reached leaf's gradient into that leaf's .grad (Tensor.backward) */
+  int32_t reserved;     /* 0 */
+} ember_backward_options;
+/* Sets struct_size and the defaults (retain_graph 0, accumulate 1). */
+EMBER_API ember_status ember_backward_options_init(ember_backward_options* options);
+/* Tensor.backward(gradient, retain_graph): reverse pass from `tensor` seeded with `grad` (same shape; NULL only for
+ * a one-element tensor, else EMBER_ERR_INVALID_ARGUMENT "grad can be implicitly created only for scalar outputs").
+ * options NULL: the defaults. With accumulate, the .grad of every leaf reached becomes .grad + gradient (set when it
+ * had none); nothing changes when the pass fails. *out (may be NULL) receives this pass's gradients alone, as
+ * ember_tensor_backward's. Without retain_graph a second pass through the same graph fails ("already freed"); with
+ * it, it gives the same gradients again. A pass through an op one of whose inputs (a leaf or a recorded result) was
+ * updated in place after the op recorded it fails with EMBER_ERR_INVALID_ARGUMENT ("one of the variables needed for
+ * gradient computation has been modified by an inplace operation"). Ember checks every tracked input of the op,
+ * also one the op's gradient does not read (PyTorch checks only the saved ones), and does not check tensors that
+ * require no grad: their values are immutable, so the gradient never reads a changed value. */
+EMBER_API ember_status ember_tensor_backward_ex(const ember_tensor* tensor, const ember_tensor* grad,
+                                                const ember_backward_options* options, ember_grads** out);
+/* torch.autograd.grad: results[i] = d(sum_j <outputs[j], grad_outputs[j]>) / d inputs[i], for inputs that are
+ * leaves or results of recorded ops (an input that requires no grad is EMBER_ERR_INVALID_ARGUMENT).
+ * grad_outputs may be NULL, and so may each of its entries, for one-element outputs (seeded with 1). An input the
+ * outputs do not reach gets results[i] = NULL when allow_unused, else the call fails. No .grad is touched. On
+ * failure every results[i] is NULL; the caller owns (frees) the non-NULL results. retain_graph as above. */
+EMBER_API ember_status ember_autograd_grad(const ember_tensor* const* outputs, const ember_tensor* const* grad_outputs,
+                                           size_t n_outputs, const ember_tensor* const* inputs, size_t n_inputs,
+                                           int32_t retain_graph, int32_t allow_unused, ember_tensor** results);
+/* A leaf's accumulated gradient (.grad) as a new handle that requires no grad; *out = NULL when it has none, or
+ * when the tensor is not a leaf that requires grad. The slot belongs to the leaf, not to a handle: every handle of
+ * that leaf (clones, the handle after in-place updates under no-grad) sees it. The returned handle is a copy of the
+ * slot's current value: to change the slot (zero_grad, clipping), write it back with ember_tensor_set_grad. */
+EMBER_API ember_status ember_tensor_grad(const ember_tensor* tensor, ember_tensor** out);
+/* Sets a leaf's .grad to grad's values (same shape: "assigned grad has data of a different size"); grad NULL clears
+ * it. Only for leaves that require grad (EMBER_ERR_INVALID_ARGUMENT otherwise). */
+EMBER_API ember_status ember_tensor_set_grad(ember_tensor* tensor, const ember_tensor* grad);
+/* *leaf = 1 for a tensor that requires no grad or was made a leaf by ember_tensor_set_requires_grad, 0 for the
+ * result of a recorded op (PyTorch's is_leaf). */
+EMBER_API ember_status ember_tensor_is_leaf(const ember_tensor* tensor, int32_t* leaf);
+
+/* In-place updates: self's handle takes the new value and keeps its identity; its version (ember_tensor_version)
+ * increases by one. With grad mode off (ember_no_grad_enter) a leaf stays the same leaf: same .grad, same optimizer
+ * slot. With grad mode on, a leaf that requires grad is refused (EMBER_ERR_INVALID_ARGUMENT, "a leaf Variable that
+ * requires grad is being used in an in-place operation."), and the update of a tensor that requires grad is recorded
+ * (self then is a non-leaf whose history continues through the op). `other` is broadcast to self's shape ("output
+ * with shape [3] doesn't match the broadcast shape [2, 3]" otherwise) and must be of self's kind, except for COPY,
+ * which converts other to self's dtype. DIV is refused for int tensors (the quotient is a float) and int tensors
+ * take integral scalars only; bool tensors take COPY and FILL only. On failure self is unchanged. */
+enum ember_inplace_op {
+  EMBER_INPLACE_COPY = 0, /* self = other (tensor form only) */
+  EMBER_INPLACE_ADD = 1,
+  EMBER_INPLACE_SUB = 2,
+  EMBER_INPLACE_MUL = 3,
+  EMBER_INPLACE_DIV = 4,
+  EMBER_INPLACE_FILL = 5 /* self = s (scalar form only) */
+};
+EMBER_API ember_status ember_tensor_inplace(ember_tensor* self, const ember_tensor* other, int32_t op);
+EMBER_API ember_status ember_tensor_inplace_scalar(ember_tensor* self, int32_t op, double s);
+/* How many in-place updates this handle has had (0 for a new handle, clones included). */
+EMBER_API ember_status ember_tensor_version(const ember_tensor* tensor, int64_t* version);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -413,9 +413,10 @@ TEST(CApiMisuse, AutodiffMisuse) {
   ember_tensor* y = nullptr;
   EMBER_ASSERT_OK(ember_tensor_mul(x.get(), x.get(), &y));
   Tensor yy(y);
-  EMBER_ASSERT_OK(ember_tensor_backward(y, nullptr, &g));
+  auto ones = f32({1, 1, 1}, {3});  // y has 3 elements: no implicit seed (PyTorch's rule)
+  EMBER_ASSERT_OK(ember_tensor_backward(y, ones.get(), &g));
   Grads first(g);
-  EMBER_EXPECT_ERR(ember_tensor_backward(y, nullptr, &g), EMBER_ERR_INVALID_ARGUMENT, "already freed");
+  EMBER_EXPECT_ERR(ember_tensor_backward(y, ones.get(), &g), EMBER_ERR_INVALID_ARGUMENT, "already freed");
   EMBER_EXPECT_ERR(ember_no_grad_exit(), EMBER_ERR_INVALID_ARGUMENT, "no open no-grad scope");
 }
 
