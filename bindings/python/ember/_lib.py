@@ -92,10 +92,6 @@ class RecordOptions(Structure):
     _fields_ = [("struct_size", c_uint32), ("recorder", c_int32), ("precision", c_int32), ("reserved", c_int32)]
 
 
-class BackwardOptions(Structure):  # issue 11 (see the block after _SIGNATURES)
-    _fields_ = [("struct_size", c_uint32), ("retain_graph", c_int32), ("accumulate", c_int32), ("reserved", c_int32)]
-
-
 class OptimizerOptions(Structure):
     _fields_ = [("struct_size", c_uint32), ("kind", c_int32), ("lr", c_double), ("momentum", c_double),
                 ("dampening", c_double), ("weight_decay", c_double), ("beta1", c_double), ("beta2", c_double),
@@ -247,21 +243,10 @@ _SIGNATURES = {
     "ember_tensor_version": (I32, [H, PI64]),
 }
 
-# ---------------------------------------------------------------- issue 11: tensor semantics (in-place ops, leaf
-# .grad, retain_graph, autograd.grad, FFT, storage views). Declared here, bound when the loaded library exports
-# them (they are added to _SIGNATURES then, so test_abi_sync matches them against ember.h); the module attribute
-# is None otherwise and the Tensor methods that need one say so.
-PHANDLES = POINTER(c_void_p)
+# ---------------------------------------------------------------- issue 11: tensor core (FFT, storage views).
+# Declared here, bound when the loaded library exports them (they join _SIGNATURES then, so test_abi_sync matches
+# them against ember.h); the module attribute is None otherwise and the Tensor methods that need one say so.
 _ISSUE11_TENSOR = {
-    "ember_backward_options_init": (I32, [POINTER(BackwardOptions)]),
-    "ember_tensor_backward_ex": (I32, [H, H, POINTER(BackwardOptions), OUT]),
-    "ember_autograd_grad": (I32, [PHANDLES, PHANDLES, SZ, PHANDLES, SZ, I32, I32, PHANDLES]),
-    "ember_tensor_grad": (I32, [H, OUT]),
-    "ember_tensor_set_grad": (I32, [H, H]),
-    "ember_tensor_is_leaf": (I32, [H, PI32]),
-    "ember_tensor_inplace": (I32, [H, H, I32]),
-    "ember_tensor_inplace_scalar": (I32, [H, I32, F64]),
-    "ember_tensor_version": (I32, [H, PI64]),
     "ember_tensor_fft": (I32, [H, I32, I64, I64, I32, OUT]),
     "ember_tensor_data_ptr": (I32, [H, POINTER(c_void_p)]),
 }

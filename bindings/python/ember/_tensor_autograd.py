@@ -23,15 +23,12 @@ class AutogradMixin:
     def requires_grad_(self, requires_grad=True):
         """Makes this tensor a leaf whose gradient backward keeps in .grad (in place; float tensors only)."""
         _lib.check(_lib.tensor_set_requires_grad(self._h, 1 if requires_grad else 0))
-        (autograd.register_leaf if requires_grad else autograd.unregister_leaf)(self)
         return self
 
     @property
     def grad(self):
         """The gradient accumulated by backward (None before): read from libember's leaf grad slot
         (ember_tensor_grad), so every Python object of the same leaf sees it."""
-        if _lib.tensor_grad is None:
-            return self._grad
         out = c_void_p()
         _lib.check(_lib.tensor_grad(self._h, byref(out)))
         return self._wrap_grad(out, self) if out.value else None
@@ -40,9 +37,6 @@ class AutogradMixin:
     def grad(self, value):
         if value is not None and list(value.shape) != list(self.shape):
             raise RuntimeError("assigned grad has data of a different size")
-        self._grad = value
-        if _lib.tensor_set_grad is None:
-            return
         if value is None and not (self.requires_grad and self.is_leaf):
             return  # nothing to clear: only leaves that require grad have a grad slot
         _lib.check(_lib.tensor_set_grad(self._h, None if value is None else value._h))
@@ -50,8 +44,6 @@ class AutogradMixin:
     @property
     def is_leaf(self):
         """True for tensors that do not require grad and for the ones the user made require grad (torch)."""
-        if _lib.tensor_is_leaf is None:
-            return not self.requires_grad or autograd.is_leaf_registered(self)
         leaf = c_int32()
         _lib.check(_lib.tensor_is_leaf(self._h, byref(leaf)))
         return bool(leaf.value)
@@ -61,15 +53,6 @@ class AutogradMixin:
         """A Tensor owning `h`, a copy of leaf's .grad whose in-place ops write the grad slot back (ember.Tensor
         defines it, as _wrap)."""
         raise NotImplementedError
-
-    def _add_grad(self, grads):
-        """Adds this leaf's gradient from the ember_grads handle `grads` to .grad (called by ember.autograd when
-        libember keeps no leaf grad slot)."""
-        out = c_void_p()
-        _lib.check(_lib.grads_get(grads, self._h, byref(out)))
-        if out.value:
-            g = self._wrap(out)
-            self._grad = g if self._grad is None else self._grad + g
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Reverse pass seeded with `gradient` (ones when None, for one-element tensors only); adds into .grad of

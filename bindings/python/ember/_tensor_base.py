@@ -13,7 +13,8 @@ DTYPE_ERROR = errors.DTypeError.status
 
 
 class TensorBase:
-    """The handle (``_h``), the user-visible gradient (``_grad``), and helpers for the mixins."""
+    """The handle (``_h``) and helpers for the mixins. (``_grad`` is unused since .grad lives in libember's leaf
+    slot; kept so that code assigning it still works.)"""
 
     # _shape_of: (the handle object, its shape), a cache the shape property fills (shapes never change under a
     # handle: in-place ops keep them; a new handle object invalidates it).

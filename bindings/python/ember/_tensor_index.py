@@ -351,7 +351,7 @@ class IndexMixin:
             value = self._as_tensor_like(value)
             if value._dtype_code() != code:
                 value = value.to(self.dtype)
-        if self.requires_grad and _lib.tensor_inplace is not None and autograd.is_grad_enabled():
+        if self.requires_grad and autograd.is_grad_enabled():
             # A tensor in the graph must not feed the op that computes its own new value: libember refuses a
             # backward through an op one of whose tracked inputs was changed in place later. So zero the selected
             # elements in place (their gradient becomes 0) and add the new values there.

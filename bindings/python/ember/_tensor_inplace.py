@@ -5,18 +5,16 @@ change the value the handle holds (a leaf stays the same leaf, with the same .gr
 its version counter, so `w -= lr * w.grad` under ``ember.no_grad()`` updates the parameter and the next backward
 works. As in PyTorch, a leaf that requires grad refuses in-place ops while grad mode is on, the operand broadcasts
 to self's shape (never the other way), and a float operand cannot be written into an int tensor.
-
-With a libember older than these functions, the op is computed out of place and the new handle replaces this
-tensor's (the Python object keeps its identity; a leaf is marked again so later backward passes reach it).
 """
 from ctypes import byref, c_int64
 
-from . import _lib, autograd
+from . import _lib
 from ._convert import BOOL, DTYPE_NAMES, is_float_code
 from ._tensor_base import TensorBase
 
 COPY, ADD, SUB, MUL, DIV, FILL = (_lib.INPLACE_COPY, _lib.INPLACE_ADD, _lib.INPLACE_SUB, _lib.INPLACE_MUL,
                                   _lib.INPLACE_DIV, _lib.INPLACE_FILL)
+_inplace, _inplace_scalar, _check = _lib.tensor_inplace, _lib.tensor_inplace_scalar, _lib.check
 _TORCH_DTYPE = {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool", "int32": "Int"}
 
 
@@ -33,50 +31,11 @@ class InplaceMixin:
     # ------------------------------------------------------------ the two primitives
     def _inplace_tensor(self, other, op):
         """self (op)= other for a Tensor `other` of self's dtype, broadcast to self's shape."""
-        fn = _lib.tensor_inplace
-        if fn is not None:
-            _lib.check(fn(self._h, other._h, op))
-            return self
-        self._refuse_on_leaf()
-        if op == COPY:
-            new = other if list(other.shape) == list(self.shape) else other + self._zeros_on_device(
-                list(self.shape), other._dtype_code())
-        else:
-            new = (self + other, self - other, self * other, self / other)[op - ADD]
-        return self._take(new)
+        _check(_inplace(self._h, other._h, op))
+        return self
 
     def _inplace_scalar(self, op, value):
-        fn = _lib.tensor_inplace_scalar
-        if fn is not None:
-            _lib.check(fn(self._h, op, float(value)))
-            return self
-        self._refuse_on_leaf()
-        if op == FILL:
-            new = self._full_on_device(list(self.shape), self._dtype_code(), value)
-        else:
-            new = (self + value, self - value, self * value, self / value)[op - ADD]
-        return self._take(new)
-
-    def _refuse_on_leaf(self):
-        if self.requires_grad and autograd.is_leaf_registered(self) and autograd.is_grad_enabled():
-            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-
-    def _take(self, new):
-        """Fallback of a libember without in-place ops: this object takes over `new`'s handle (its value cast to
-        self's dtype), staying a leaf when it was one."""
-        code = self._dtype_code()
-        if new._dtype_code() != code:
-            new = new.to(DTYPE_NAMES[code])
-        if list(new.shape) != list(self.shape):
-            raise RuntimeError("output with shape %s doesn't match the broadcast shape %s"
-                               % (list(self.shape), list(new.shape)))
-        leaf = autograd.is_leaf_registered(self) and self.requires_grad
-        if new is self:
-            return self
-        new = new.detach() if leaf else new
-        self._h, new._h = new._h, self._h  # new's __del__ frees the old handle
-        if leaf:
-            _lib.check(_lib.tensor_set_requires_grad(self._h, 1))
+        _check(_inplace_scalar(self._h, op, float(value)))
         return self
 
     def _operand(self, other):
@@ -102,8 +61,7 @@ class InplaceMixin:
     # ------------------------------------------------------------ PyTorch's names
     def add_(self, other, alpha=1):
         """self += alpha * other, in place."""
-        fn = _lib.tensor_inplace
-        if fn is not None and alpha == 1 and isinstance(other, TensorBase) and not fn(self._h, other._h, ADD):
+        if alpha == 1 and isinstance(other, TensorBase) and not _inplace(self._h, other._h, ADD):
             return self  # the common case in one call; dtype promotion and errors take the general path
         if alpha != 1:
             other = other * alpha
@@ -153,8 +111,6 @@ class InplaceMixin:
     @property
     def _version(self):
         """How many in-place updates this tensor has seen (ember_tensor_version), as torch's Tensor._version."""
-        if _lib.tensor_version is None:
-            raise NotImplementedError("ember: this libember has no ember_tensor_version")
         v = c_int64()
         _lib.check(_lib.tensor_version(self._h, byref(v)))
         return v.value

@@ -1,12 +1,9 @@
 """Autodiff glue: no-grad scopes and where a backward pass's gradients go.
 
-libember returns a backward pass's gradients as one ``ember_grads`` handle. The binding hands them out the way
-PyTorch users expect and then frees the handle:
-
-* every live tensor marked ``requires_grad`` by the user (``ember.tensor(..., requires_grad=True)``,
-  ``requires_grad_()``) and every :class:`ember.nn.Parameter` gets its gradient added to ``.grad``;
-* every live optimizer adds them to its pending gradients (``ember_optimizer_accumulate``), which its ``step()``
-  applies and its ``zero_grad()`` drops.
+``backward()`` runs ember_tensor_backward_ex, which adds each reached leaf's gradient into libember's grad slot of
+that leaf (what ``Tensor.grad`` reads, for every Python object of the leaf). When optimizers built on libember's
+module optimizers are alive, the pass's gradients (one ``ember_grads`` handle) also go to each of them
+(``ember_optimizer_accumulate``, pending until their ``step()`` or ``zero_grad()``); then the handle is freed.
 """
 import functools
 import weakref
@@ -15,7 +12,6 @@ from ctypes import byref, c_int32, c_void_p, sizeof
 from . import _lib
 
 # id(object) -> weakref. Not weakref.WeakSet: it compares members with ==, which is elementwise on tensors.
-_leaves = {}
 _optimizers = {}
 
 
@@ -29,22 +25,6 @@ def _register(registry, obj):
             registry.pop(key, None)
 
     registry[key] = weakref.ref(obj, gone)
-
-
-def register_leaf(tensor):
-    _register(_leaves, tensor)
-
-
-def unregister_leaf(tensor):
-    ref = _leaves.get(id(tensor))
-    if ref is not None and ref() is tensor:
-        _leaves.pop(id(tensor), None)
-
-
-def is_leaf_registered(tensor):
-    """True for a tensor the user marked requires_grad (a leaf whose .grad backward fills)."""
-    ref = _leaves.get(id(tensor))
-    return ref is not None and ref() is tensor
 
 
 def register_optimizer(optimizer):
@@ -73,27 +53,23 @@ def _backward_options(retain_graph):
 
 
 def backward(tensor, gradient=None, retain_graph=False):
-    """Runs the reverse pass from `tensor` (seeded with `gradient`, ones when None) and distributes the gradients:
-    libember adds them into its leaves' grad slots (ember_tensor_backward_ex; an older libember: here, into the
-    registered leaves' .grad), and every live optimizer gets them too."""
+    """Runs the reverse pass from `tensor` (seeded with `gradient`; None only for one-element tensors): libember adds
+    the gradients into its leaves' grad slots, and every live module optimizer gets them too."""
     if gradient is None and tensor.numel() != 1:
         raise RuntimeError("grad can be implicitly created only for scalar outputs")
     if gradient is not None and not hasattr(gradient, "_h"):
         gradient = tensor._as_tensor_like(gradient)
-    grads = c_void_p()
     seed = None if gradient is None else gradient._h
-    if _lib.tensor_backward_ex is not None:
-        options = _backward_options(retain_graph)
-        _lib.check(_lib.tensor_backward_ex(tensor._h, seed, byref(options), byref(grads)))
-        leaves = []
-    else:
-        _lib.check(_lib.tensor_backward(tensor._h, seed, byref(grads)))
-        leaves = _snapshot(_leaves)
+    options = byref(_backward_options(retain_graph))
+    optimizers = _snapshot(_optimizers)
+    if not optimizers:
+        _lib.check(_lib.tensor_backward_ex(tensor._h, seed, options, None))
+        return
+    grads = c_void_p()
+    _lib.check(_lib.tensor_backward_ex(tensor._h, seed, options, byref(grads)))
     try:
-        for opt in _snapshot(_optimizers):
+        for opt in optimizers:
             opt._accumulate(grads)
-        for leaf in leaves:
-            leaf._add_grad(grads)
     finally:
         _lib.grads_free(grads)
 
@@ -123,8 +99,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     for out, g in zip(outputs, grad_outputs):
         if g is None and out.numel() != 1:
             raise RuntimeError("grad can be implicitly created only for scalar outputs")
-    if _lib.autograd_grad is None:
-        raise NotImplementedError("ember.autograd.grad needs a libember with ember_autograd_grad")
     results = (c_void_p * len(inputs))()
     seeds = None if all(g is None for g in grad_outputs) else _handles(grad_outputs)
     _lib.check(_lib.autograd_grad(_handles(outputs), seeds, len(outputs), _handles(inputs), len(inputs),

@@ -46,7 +46,6 @@ def view_as_real(c):
 def _as_complex(t):
     c = object.__new__(ComplexTensor)
     c._h = t._steal()
-    c._grad = None
     return c
 
 

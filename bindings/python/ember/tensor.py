@@ -26,7 +26,6 @@ def wrap(h):
     """A Tensor owning the handle in the c_void_p `h`."""
     t = _new(Tensor)
     t._h = h
-    t._grad = None
     return t
 
 
