@@ -22,7 +22,8 @@ from ._convert import BOOL, I64
 from ._tensor_base import TensorBase
 
 _slice, _index_select, _arange = _lib.tensor_slice, _lib.tensor_index_select, _lib.tensor_arange
-_reshape = _lib.tensor_reshape
+_reshape, _free = _lib.tensor_reshape, _lib.tensor_free
+_SCALAR_SHAPE = tuple(_lib.SCALAR_SHAPE)
 _I64x1 = c_int64 * 1
 _INT_CODES = (I64, 3, 5, 7)  # int64, int32, uint8, int16: accepted as index tensors (cast to int64)
 _BAD_INDEX = ("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices "
@@ -193,15 +194,15 @@ class IndexMixin:
             if key < -size or key >= size:
                 raise IndexError("index %d is out of bounds for dimension 0 with size %d" % (key, size))
             key %= size
-            out = c_void_p()
-            st = _slice(self._h, _I64x1(key), _I64x1(key + 1), 1, byref(out))
+            row = c_void_p()  # the [1, ...] slice: a raw handle, freed here (no Tensor object for it)
+            st = _slice(self._h, _I64x1(key), _I64x1(key + 1), 1, byref(row))
             if st:
                 raise _lib.error(st)
-            t = self._wrap(out)
-            rest = shape[1:] if len(shape) > 1 else tuple(_lib.SCALAR_SHAPE)
+            rest = shape[1:] if len(shape) > 1 else _SCALAR_SHAPE
             n = len(rest)
             out = c_void_p()
-            st = _reshape(t._h, (c_int64 * n)(*rest), n, byref(out))
+            st = _reshape(row, (c_int64 * n)(*rest), n, byref(out))
+            _free(row)
             if st:
                 raise _lib.error(st)
             r = self._wrap(out)
