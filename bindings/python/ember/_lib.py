@@ -241,53 +241,19 @@ _SIGNATURES = {
     "ember_tensor_inplace": (I32, [H, H, I32]),
     "ember_tensor_inplace_scalar": (I32, [H, I32, F64]),
     "ember_tensor_version": (I32, [H, PI64]),
-}
-
-# ---------------------------------------------------------------- issue 11: tensor core (FFT, storage views).
-# Declared here, bound when the loaded library exports them (they join _SIGNATURES then, so test_abi_sync matches
-# them against ember.h); the module attribute is None otherwise and the Tensor methods that need one say so.
-_ISSUE11_TENSOR = {
+    # tensor core (issue 11): FFT (complex = a trailing (re, im) dim), zero-copy read-only storage views
     "ember_tensor_fft": (I32, [H, I32, I64, I64, I32, OUT]),
     "ember_tensor_data_ptr": (I32, [H, POINTER(c_void_p)]),
 }
-INPLACE_COPY, INPLACE_ADD, INPLACE_SUB, INPLACE_MUL, INPLACE_DIV, INPLACE_FILL = range(6)
-for _name, _sig in _ISSUE11_TENSOR.items():
-    if hasattr(lib, _name):
-        _SIGNATURES[_name] = _sig
-    else:
-        globals()[_name[len("ember_"):]] = None
+INPLACE_COPY, INPLACE_ADD, INPLACE_SUB, INPLACE_MUL, INPLACE_DIV, INPLACE_FILL = range(6)  # enum ember_inplace_op
 
 for _name, (_res, _args) in _SIGNATURES.items():
     _fn = getattr(lib, _name)  # AttributeError here: the library is older than this binding
     _fn.restype = _res
     _fn.argtypes = _args
     globals()[_name[len("ember_"):]] = _fn
-del _name, _res, _args, _fn, _sig
+del _name, _res, _args, _fn
 
-
-def _rank0_supported():
-    out = c_void_p()
-    if tensor_zeros(None, 0, None, 0, byref(out)):
-        clear_error()
-        return False
-    tensor_free(out)
-    return True
-
-
-def _float64_native():
-    out, code = c_void_p(), c_int32()
-    if tensor_zeros(None, 1, (c_int64 * 1)(1), 1, byref(out)):
-        clear_error()
-        return False
-    tensor_dtype(out, byref(code))
-    tensor_free(out)
-    return code.value == 1
-
-
-# The shape of a one-element result that PyTorch gives rank 0 (a libember without rank 0 gives (1,)), and whether
-# float64 tensors stay float64 (older CPU runtimes store them as float32).
-SCALAR_SHAPE = [] if _rank0_supported() else [1]
-FLOAT64_NATIVE = _float64_native()
 
 if abi_version() != ABI_VERSION:
     raise ImportError("ember: %s has ABI version %d, this binding needs %d" % (path, abi_version(), ABI_VERSION))

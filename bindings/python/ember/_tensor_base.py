@@ -72,8 +72,6 @@ class TensorBase:
             return value
         if isinstance(value, (int, float, bool)):
             code = self._dtype_code()
-            if code == F64 and not _lib.FLOAT64_NATIVE:
-                code = F32
             return self._from_data(value, code)
         return self._from_data(value)
 

@@ -23,7 +23,6 @@ from ._tensor_base import TensorBase
 
 _slice, _index_select, _arange = _lib.tensor_slice, _lib.tensor_index_select, _lib.tensor_arange
 _reshape, _free = _lib.tensor_reshape, _lib.tensor_free
-_SCALAR_SHAPE = tuple(_lib.SCALAR_SHAPE)
 _I64x1 = c_int64 * 1
 _INT_CODES = (I64, 3, 5, 7)  # int64, int32, uint8, int16: accepted as index tensors (cast to int64)
 _BAD_INDEX = ("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices "
@@ -198,7 +197,7 @@ class IndexMixin:
             st = _slice(self._h, _I64x1(key), _I64x1(key + 1), 1, byref(row))
             if st:
                 raise _lib.error(st)
-            rest = shape[1:] if len(shape) > 1 else _SCALAR_SHAPE
+            rest = shape[1:]
             n = len(rest)
             out = c_void_p()
             st = _reshape(row, (c_int64 * n)(*rest), n, byref(out))
@@ -250,7 +249,7 @@ class IndexMixin:
             raise _lib.error(st)
         t = self._wrap(out)
         if len(out_shape) != len(shape):
-            t = t.reshape(out_shape or _lib.SCALAR_SHAPE)
+            t = t.reshape(out_shape)
         return t
 
     def _index(self, key):
@@ -266,7 +265,7 @@ class IndexMixin:
                     n = p.ends[d] - p.starts[d]
                     picks = self._arange_on_device(0, n, step)  # a local: it must outlive the call
                     t = t._call(_index_select, t._h, d, picks._h)
-            t = t.reshape(p.out_shape or _lib.SCALAR_SHAPE)
+            t = t.reshape(p.out_shape)
         if p.advanced:
             t = t._advanced(p.advanced)
         return t
@@ -309,7 +308,7 @@ class IndexMixin:
         t = t.reshape([stride] + [shape[d] for d in rest])
         flat = lin.reshape(-1)
         t = t._call(_index_select, t._h, 0, flat._h)
-        t = t.reshape(b_shape + [shape[d] for d in rest] or _lib.SCALAR_SHAPE)
+        t = t.reshape(b_shape + [shape[d] for d in rest])
         first = dims[0]
         if dims == list(range(first, first + len(dims))) and first > 0:
             nb = len(b_shape)

@@ -65,10 +65,10 @@ class LayoutMixin:
     def squeeze(self, dim=None):
         s = list(self.shape)
         if dim is None:
-            keep = [d for d in s if d != 1] or list(_lib.SCALAR_SHAPE)
+            keep = [d for d in s if d != 1]
         else:
             keep = s[:]
-            if s and s[wrap_dim(dim, len(s))] == 1 and (len(s) > 1 or _lib.SCALAR_SHAPE == []):
+            if s and s[wrap_dim(dim, len(s))] == 1:
                 del keep[dim]
         return self.reshape(keep)
 

@@ -162,7 +162,7 @@ class MathMixin(UnaryMixin):
         ra, rb = self.ndim, other.ndim
         if ra == 1 and rb == 1:  # [1, n] @ [m, 1]: libember reports n != m
             a, b = self.reshape([1, self.shape[0]]), other.reshape([other.shape[0], 1])
-            return self._call(_lib.tensor_matmul, a._h, b._h).reshape(_lib.SCALAR_SHAPE)
+            return self._call(_lib.tensor_matmul, a._h, b._h).reshape([])
         if ra == 1:
             out = self.reshape([1, self.shape[0]]) @ other
             shape = list(out.shape)

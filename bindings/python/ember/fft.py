@@ -50,8 +50,6 @@ def _as_complex(t):
 
 
 def _run(x, op, n, dim, norm):
-    if _lib.tensor_fft is None:
-        raise NotImplementedError("ember.fft needs a libember with ember_tensor_fft")
     if norm not in _NORMS:
         raise ValueError('Invalid normalization mode: "%s"' % (norm,))
     is_complex = isinstance(x, ComplexTensor)

@@ -1,7 +1,6 @@
 """ember.Tensor: an owned ``ember_tensor`` handle with PyTorch's method and operator names.
 
-Ops return new tensors; in-place ops (add_, copy_, t[i] = v, ...) change the tensor's own handle. Against a libember without rank 0 (before issue 11), reductions over everything and Python scalars give shape
-``(1,)`` instead of ``()``, and float64 data is stored as float32 (``_lib.SCALAR_SHAPE``, ``_lib.FLOAT64_NATIVE``).
+Ops return new tensors; in-place ops (add_, copy_, t[i] = v, ...) change the tensor's own handle.
 """
 import array
 from ctypes import byref, c_double, c_int32, c_int64, c_size_t, c_void_p
@@ -180,7 +179,7 @@ class Tensor(IndexMixin, InplaceMixin, MathMixin, ReductionMixin, LayoutMixin, C
 
     def __format__(self, spec):
         """A rank-0 tensor formats as its number (f"{loss:.4f}"), as torch; others as str() with an empty spec."""
-        if self.ndim == 0 or (_lib.SCALAR_SHAPE and self.numel() == 1 and spec):
+        if self.ndim == 0:
             return format(self.item(), spec)
         return object.__format__(self, spec)
 

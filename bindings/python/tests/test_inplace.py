@@ -4,7 +4,6 @@ import unittest
 
 import _support  # noqa: F401  (puts the package on sys.path)
 import ember
-from ember import _lib
 
 
 class InplaceOpsTest(unittest.TestCase):

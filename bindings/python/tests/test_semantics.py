@@ -10,17 +10,10 @@ import unittest
 import _support  # noqa: F401  (puts the package on sys.path)
 import ember
 import ember.nn.functional as F
-from ember import _lib
 
 with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "semantics_expected.json")) as _f:
     EXPECTED = json.load(_f)
 F64_CASES = [c for c in EXPECTED["cases"] if "float64" in c]
-
-
-def _as_ember(shape, values):
-    if shape == [] and _lib.SCALAR_SHAPE == [1]:
-        return [1], [values]
-    return shape, values
 
 
 def _close(test, got, want, tol):
@@ -39,8 +32,8 @@ class ArithmeticTest(unittest.TestCase):
                 continue
             with self.subTest(expr=expr):
                 got = eval(expr, {"M": ember})  # noqa: S307 (the checked-in cases)
-                shape, values = _as_ember(want["shape"], want["values"])
-                self.assertEqual(list(got.shape), shape)
+                values = want["values"]
+                self.assertEqual(list(got.shape), want["shape"])
                 self.assertEqual(got.dtype, EXPECTED["dtypes"][expr])
                 self.assertEqual(got.tolist(), values)
 
@@ -70,7 +63,6 @@ class RankZeroTest(unittest.TestCase):
         with self.assertRaises(Exception):
             ember.tensor([1.0, 2.0]).item()
 
-    @unittest.skipUnless(_lib.SCALAR_SHAPE == [], "this libember has no rank-0 tensors")
     def test_reductions_and_losses_are_rank_0(self):
         x = ember.tensor([[1.0, 2.0], [3.0, 4.0]])
         for r in (x.sum(), x.mean(), x.max(), ember.tensor([1.0, 2.0]).sum(0), x[1, 0], ember.tensor(3.0),
@@ -87,7 +79,6 @@ class RankZeroTest(unittest.TestCase):
 
 
 class Float64Test(unittest.TestCase):
-    @unittest.skipUnless(_lib.FLOAT64_NATIVE, "this libember stores float64 as float32")
     def test_float64_end_to_end(self):
         for expr in F64_CASES:
             with self.subTest(expr=expr):
@@ -103,13 +94,12 @@ class Float64Test(unittest.TestCase):
         self.assertEqual(ember.zeros(2, dtype="float64").dtype, "float64")
 
 
-@unittest.skipUnless(_lib.tensor_fft is not None, "this libember has no ember_tensor_fft")
 class FftTest(unittest.TestCase):
     def x(self, dtype="float64"):
         return ember.tensor(EXPECTED["fft_input"], dtype=dtype)
 
     def test_1d_transforms(self):
-        tol = 1e-12 if _lib.FLOAT64_NATIVE else 1e-5
+        tol = 1e-12
         for key, want in EXPECTED["fft"].items():
             name, kw = key.split(" ", 1)
             with self.subTest(case=key):
@@ -118,7 +108,7 @@ class FftTest(unittest.TestCase):
                 _close(self, ember.view_as_real(got).tolist(), want, tol)
 
     def test_dims_and_inverse(self):
-        tol = 1e-12 if _lib.FLOAT64_NATIVE else 1e-5
+        tol = 1e-12
         m = self.x().reshape(2, 3)
         _close(self, ember.view_as_real(ember.fft.fft(m, dim=0)).tolist(), EXPECTED["fft_2d"]["fft dim=0"], tol)
         _close(self, ember.view_as_real(ember.fft.rfft(m, dim=1)).tolist(), EXPECTED["fft_2d"]["rfft dim=1"], tol)

@@ -6,7 +6,6 @@ import unittest
 import _support  # noqa: F401  (finds the package and the library)
 import ember
 import ember.nn.functional as F
-from ember import _lib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 with open(os.path.join(HERE, "expected_values.json")) as _f:
@@ -74,7 +73,7 @@ class ValuesTest(unittest.TestCase):
     def assertClose(self, got, want, tol, what):
         shape = want["shape"]
         if what.split(" ")[0] in RANK0_OUTPUTS and what.endswith(" forward"):
-            shape = list(_lib.SCALAR_SHAPE)
+            shape = []
         self.assertEqual(list(got.shape), shape, what + ": shape")
         g = _flat(got.tolist()) if got.ndim else [got.item()]
         for k, (a, b) in enumerate(zip(g, want["data"])):
