@@ -2,16 +2,20 @@
 // and the few functions that only build host data (arange, random) or compose other ops (transpose) are here once.
 //
 // libember has two CPU runtimes, float32 (the builtin one) and float64 (plugin_loader.hpp). A row whose handles all
-// belong to one runtime goes straight there. Otherwise (CpuPair below) the CPU rows are routed as PyTorch's type
+// belong to one runtime goes straight there. Otherwise (routed below) the CPU rows are routed as PyTorch's type
 // promotion would: creation by dtype (EMBER_DTYPE_F64 on the float64 runtime, every other dtype on the float32
-// one), cast to the runtime of its target dtype, and an op with a float64 float operand on the float64 runtime, its
-// other operands copied over (float32 floats widen exactly; int and bool tensors are the same values in both).
-// Such a copy is not differentiable across the two graphs, so a float operand that requires grad is refused while
-// grad mode is on. GPU backends compute in float32 only: float64 there is UnsupportedError.
+// one; modules are float32), cast to the runtime of its target dtype, an op of several operands (kPromoting) with a
+// float64 float operand on the float64 runtime, its other operands copied over (float32 floats widen exactly; int
+// and bool tensors are the same values in both), and an in-place update on self's runtime (other converted to
+// self's dtype, as PyTorch's x.add_(y)). Such a copy is not differentiable across the two graphs, so a float operand
+// that requires grad is refused while grad mode is on. The other rows (autograd, modules) take int and bool tensors
+// of either runtime but refuse floats of the other precision. GPU backends compute in float32 only: float64 there
+// is UnsupportedError.
 #include <fmt/format.h>
 
 #include <cmath>
 #include <deque>
+#include <string_view>
 
 #include "c_api/src/runtime/plugin_loader.hpp"
 #include "c_api/src/runtime/tensor_ops.hpp"
@@ -58,9 +62,19 @@ void refuse_f64_on_gpu(const BackendRuntime& r, DType d, const char* op) {
 // and whether any handle belongs to the other CPU runtime than `home` (else nothing is rerouted).
 struct Needs {
   std::optional<DType> dtype;
-  bool f64_float = false;
   bool mixed = false;
 };
+
+// The rows that promote mixed float32 / float64 operands (PyTorch's type promotion), and the one that converts
+// them to its first operand's runtime.
+bool promotes(std::string_view op) {
+  static constexpr std::string_view kPromoting[] = {"binary", "compare", "logical", "where", "matmul", "cat",
+                                                    "index_select", "gather", "conv2d", "cross_entropy", "mse_loss"};
+  for (auto p : kPromoting)
+    if (p == op) return true;
+  return false;
+}
+bool converts_to_self(std::string_view op) { return op == "inplace"; }
 void scan(Needs& n, const BackendRuntime& home, const DynTensor& t) {
   if (t.runtime == &home || !is_cpu_pair(t.runtime)) return;
   n.mixed = true;
@@ -84,7 +98,8 @@ bool is_f64_float(const DynTensor* t) {
 // device. Copies live as long as the Promotion (the whole call).
 class Promotion {
  public:
-  explicit Promotion(const BackendRuntime& target) : target_(target) {}
+  // floats: whether float tensors of the other runtime may be converted (else ArgumentError, naming `op`).
+  Promotion(const BackendRuntime& target, const char* op, bool floats) : target_(target), op_(op), floats_(floats) {}
 
   const DynTensor& operator()(const DynTensor& t) { return *move(&t); }
   const DynTensor* operator()(const DynTensor* t) { return move(t); }
@@ -103,6 +118,9 @@ class Promotion {
   const DynTensor* move(const DynTensor* t) {
     if (!t || t->runtime == &target_ || !is_cpu_pair(t->runtime)) return t;  // another backend: the op says so
     const bool to_f64 = &target_ == &cpu_f64_runtime();
+    if (!floats_ && dtype_is_float(t->runtime->dtype(*t)))
+      throw ArgumentError(fmt::format("{}: a float{} tensor meets float{} ones; cast them to one dtype first", op_,
+                                      to_f64 ? 32 : 64, to_f64 ? 64 : 32));
     if (autodiff::no_grad_flag() == false && t->runtime->requires_grad(*t))
       throw ArgumentError(fmt::format(
           "a float{} tensor that requires grad meets float{} tensors: the conversion between float32 and float64 "
@@ -114,6 +132,8 @@ class Promotion {
   }
 
   const BackendRuntime& target_;
+  const char* op_;
+  bool floats_;
   std::deque<DynTensor> moved_;
   std::deque<std::vector<const DynTensor*>> lists_;
 };
@@ -131,9 +151,15 @@ decltype(auto) routed(const char* op, const From& from, F&& f, A&&... a) {
     return f(home, std::forward<A>(a)...);
   }
   const BackendRuntime* target = &home;
-  if (by_device) target = &cpu_runtime_for(n.dtype.value_or(DType::F32));  // modules are float32
-  else if (by_tensor && n.dtype && dtype_is_float(*n.dtype)) target = &cpu_runtime_for(*n.dtype);  // cast
-  else if (by_tensor && n.mixed) {
+  bool floats = true;  // may float tensors be converted to the target
+  if (by_device) {
+    target = &cpu_runtime_for(n.dtype.value_or(DType::F32));  // creation by dtype; modules are float32
+  } else if (by_tensor && n.dtype && dtype_is_float(*n.dtype)) {
+    target = &cpu_runtime_for(*n.dtype);  // cast
+    if (target == &home) return f(home, std::forward<A>(a)...);
+  } else if (!n.mixed) {
+    return f(home, std::forward<A>(a)...);
+  } else if (by_tensor && promotes(op)) {
     bool f64 = false;
     const auto note = [&](const auto& x) {
       using T = std::decay_t<decltype(x)>;
@@ -144,10 +170,10 @@ decltype(auto) routed(const char* op, const From& from, F&& f, A&&... a) {
     };
     (note(a), ...);
     if (f64) target = &cpu_f64_runtime();
+  } else {
+    floats = by_tensor && converts_to_self(op);  // in-place keeps self's dtype; others refuse a mix of floats
   }
-  if (target == &home && !n.mixed && !by_device) return f(home, std::forward<A>(a)...);
-  if (!by_tensor && n.mixed) return f(home, std::forward<A>(a)...);  // a module's or grads' runtime decides
-  Promotion p(*target);
+  Promotion p(*target, op, floats);
   return f(ready(target), p(std::forward<A>(a))...);
 }
 
