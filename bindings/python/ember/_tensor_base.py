@@ -16,9 +16,9 @@ class TensorBase:
     """The handle (``_h``) and helpers for the mixins. (``_grad`` is unused since .grad lives in libember's leaf
     slot; kept so that code assigning it still works.)"""
 
-    # _shape_of: (the handle object, its shape), a cache the shape property fills (shapes never change under a
-    # handle: in-place ops keep them; a new handle object invalidates it).
-    __slots__ = ("_h", "_grad", "_shape_of", "__weakref__")
+    # _shape_of / _code_of: (the handle object, its shape / dtype), caches that .shape and _dtype_code() fill (neither
+    # changes under a handle: in-place ops keep both; a new handle object invalidates them).
+    __slots__ = ("_h", "_grad", "_shape_of", "_code_of", "__weakref__")
 
     def __del__(self, _free=_lib.tensor_free):
         try:
@@ -57,8 +57,16 @@ class TensorBase:
         return self._on_device(_lib.tensor_full, code, dims, rank, float(value))
 
     def _dtype_code(self):
+        h = self._h
+        try:
+            cached = self._code_of
+            if cached[0] is h:
+                return cached[1]
+        except AttributeError:
+            pass
         d = c_int32()
-        _lib.check(_lib.tensor_dtype(self._h, byref(d)))
+        _lib.check(_lib.tensor_dtype(h, byref(d)))
+        self._code_of = (h, d.value)
         return d.value
 
     def _from_data(self, data, code=None):
