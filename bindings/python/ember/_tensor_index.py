@@ -18,6 +18,7 @@ from ctypes import byref, c_int64, c_void_p
 
 from . import _lib, autograd
 from ._from_host import from_buffer, from_data
+from ._numpy import numpy
 from ._convert import BOOL, I64
 from ._tensor_base import TensorBase
 
@@ -320,19 +321,20 @@ class IndexMixin:
         """Writes `value` (a number or a tensor broadcast to the indexed shape) into the selected elements, in
         place: the tensor keeps its identity (and a leaf its .grad and optimizer slot)."""
         key = _key_tuple(key, self)
-        n = self.numel()
-        positions = self._arange_on_device(0, n, 1).reshape(list(self.shape))._index(key)
-        picked = array.array("q", bytes(8 * positions.numel()))
-        if len(picked):
-            _lib.check(_lib.tensor_copy_to(positions._h, I64, picked.buffer_info()[0], len(picked) * 8, None))
-        mask = bytearray(n)
-        source = array.array("q", bytes(8 * n))
-        for j, pos in enumerate(picked):
-            mask[pos] = 1
-            source[pos] = j
-        shape = list(self.shape)
-        cond = self._wrap(from_buffer(mask, BOOL, shape, self.device))
         code = self._dtype_code()
+        shape = list(self.shape)
+        if (len(key) == 1 and isinstance(key[0], TensorBase) and key[0]._dtype_code() == BOOL
+                and list(key[0].shape) == shape and not isinstance(value, TensorBase)):
+            # x[mask] = number with a mask of x's shape: where(mask, number, x), no host work
+            cond = key[0]
+            value = self._as_tensor_like(value)
+            if value._dtype_code() != code:
+                value = value.to(self.dtype)
+            return self._write(cond, value, code)
+        n = self.numel()
+        positions = self._arange_on_device(0, n, 1).reshape(shape)._index(key)
+        mask, source = _scatter_maps(positions, n)
+        cond = self._wrap(from_buffer(mask, BOOL, shape, self.device))
         if isinstance(value, TensorBase):
             if value._dtype_code() != code:
                 value = value.to(self.dtype)
@@ -351,6 +353,10 @@ class IndexMixin:
             value = self._as_tensor_like(value)
             if value._dtype_code() != code:
                 value = value.to(self.dtype)
+        self._write(cond, value, code)
+
+    def _write(self, cond, value, code):
+        """self = where(cond, value, self), in place (value broadcast to self's shape)."""
         if self.requires_grad and autograd.is_grad_enabled():
             # A tensor in the graph must not feed the op that computes its own new value: libember refuses a
             # backward through an op one of whose tracked inputs was changed in place later. So zero the selected
@@ -361,6 +367,31 @@ class IndexMixin:
             self.add_(_where(cond, value, zeros))
         else:
             self.copy_(_where(cond, value, self))
+
+
+def _scatter_maps(positions, n):
+    """(mask, source) over the n flat elements for the flat `positions` a key selects: mask[p] = 1 where written,
+    source[p] = the index of the value element written there (the last one for repeated positions). Vectorized
+    with NumPy when it is installed, else one Python pass."""
+    k = positions.numel()
+    if numpy is not None:
+        picked = numpy.empty(k, dtype=numpy.int64)
+        if k:
+            _lib.check(_lib.tensor_copy_to(positions._h, I64, picked.ctypes.data, picked.nbytes, None))
+        mask = numpy.zeros(n, dtype=numpy.bool_)
+        source = numpy.zeros(n, dtype=numpy.int64)
+        mask[picked] = True
+        source[picked] = numpy.arange(k, dtype=numpy.int64)
+        return mask, source
+    picked = array.array("q", bytes(8 * k))
+    if k:
+        _lib.check(_lib.tensor_copy_to(positions._h, I64, picked.buffer_info()[0], k * 8, None))
+    mask = bytearray(n)
+    source = array.array("q", bytes(8 * n))
+    for j, pos in enumerate(picked):
+        mask[pos] = 1
+        source[pos] = j
+    return mask, source
 
 
 def _where(cond, a, b):

@@ -7,6 +7,7 @@ import unittest
 
 import _support  # noqa: F401  (puts the package on sys.path)
 import ember
+from ember import _tensor_index
 
 try:
     import torch
@@ -76,6 +77,21 @@ class IndexWriteTest(unittest.TestCase):
                 self.assertIs(env["y"], y)
                 self.assertEqual(y.tolist(), want)
                 self.assertEqual(y._h.value, h)  # the libember handle itself was updated
+
+    def test_writes_without_numpy(self):
+        """The host pass that maps written positions has a NumPy and a pure-Python form: both give torch's result."""
+        saved = _tensor_index.numpy
+        _tensor_index.numpy = None
+        try:
+            self.test_writes_match_torch()
+        finally:
+            _tensor_index.numpy = saved
+
+    def test_mask_write_of_a_number(self):
+        y = ember.tensor([[1.0, -2.0], [-3.0, 4.0]])
+        h = y._h.value
+        y[y < 0] = 0
+        self.assertEqual((y.tolist(), y._h.value), ([[1.0, 0.0], [0.0, 4.0]], h))
 
     def test_value_that_does_not_broadcast(self):
         y = ember.zeros(3, 4)
