@@ -20,7 +20,7 @@ Names follow PyTorch::
 The library is found through $EMBER_LIBRARY, next to the package, or in a build folder of the source checkout
 (see ember._lib). Failures raise ember.errors.EmberError subclasses carrying libember's message.
 """
-from . import _lib, errors, nn, optim
+from . import _lib, errors, fft, nn, optim
 from ._backends import backends
 from ._convert import Device as device
 from ._tensor_functions import cat, stack, where
@@ -29,6 +29,7 @@ from .creation import (arange, as_tensor, from_numpy, full, full_like, is_tensor
                        randn, tensor, zeros, zeros_like)
 from .errors import *  # noqa: F401,F403
 from .errors import EmberError
+from .fft import view_as_complex, view_as_real
 from .serialization import LoadReport, Record, load, save
 from .tensor import Tensor
 
@@ -75,6 +76,10 @@ def atan2(a, b):
 
 def remainder(a, b):
     return a.remainder(b)
+
+
+def floor_divide(a, b):
+    return a.floor_divide(b)
 
 
 def maximum(a, b):

@@ -115,7 +115,7 @@ class Optimizer(Recordable):
         for h, m in zip(self._handles, self._modules):
             _lib.check(_lib.optimizer_zero_grad(h))
             for p in m._params.values():
-                p._grad = None
+                p.grad = None
 
     def reset(self):
         """Drops the state (moments, step counts)."""

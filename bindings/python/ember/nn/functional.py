@@ -199,6 +199,17 @@ def dropout(input, p=0.5, training=True):  # noqa: A002
     return input * mask * (1.0 / (1.0 - p))
 
 
-def one_hot(tensor, num_classes):
+def one_hot(tensor, num_classes=-1):
+    """int64 one-hot rows (torch: num_classes -1 means max + 1; a class outside [0, num_classes) raises)."""
+    if tensor.numel():
+        lo, hi = int(tensor.min().item()), int(tensor.max().item())
+        if lo < 0:
+            raise RuntimeError("Class values must be non-negative.")
+        if num_classes == -1:
+            num_classes = hi + 1
+        elif hi >= num_classes:
+            raise RuntimeError("Class values must be smaller than num_classes.")
+    elif num_classes == -1:
+        raise RuntimeError("Can not infer total number of classes from empty tensor.")
     return (tensor.unsqueeze(-1) == arange(num_classes)).long()
 

@@ -7,7 +7,7 @@ changed since (the module's ``version`` counts steps and loads made through this
 """
 from ctypes import byref, c_int64, c_size_t, c_void_p, sizeof
 
-from .. import _lib, autograd
+from .. import _lib
 from .._convert import DTYPE_NAMES, DeviceHandle
 from ..tensor import Tensor, call
 
@@ -101,10 +101,7 @@ class Parameter(Tensor):
         p = object.__new__(cls)
         p._module, p._index, p._version, p._cur = module, spec.index, -1, None
         p.path, p.role = spec.path, spec.role
-        p._grad = None
-        if spec.requires_grad:
-            autograd.register_leaf(p)
-        return p
+        return p  # its .grad is libember's grad slot of the param's leaf
 
     @property
     def _h(self):
