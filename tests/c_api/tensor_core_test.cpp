@@ -517,5 +517,47 @@ TEST(CApiDataPtr, ZeroCopyViewsOfCpuStorage) {
   EMBER_EXPECT_ERR(ember_tensor_data_ptr(a.get(), nullptr), EMBER_ERR_INVALID_ARGUMENT, "data is NULL");
 }
 
+// ---------------------------------------------------------------- GPU backends (skipped without a device)
+TEST(CApiTensorCoreGpu, Float64IsRefusedAndScalarsWork) {
+  int devices = 0;
+  for (int32_t backend : {EMBER_BACKEND_VULKAN, EMBER_BACKEND_CUDA}) {
+    ember_device* dev = nullptr;
+    if (ember_device_create(backend, 0, &dev) != EMBER_OK) continue;  // not built, or no device here
+    ++devices;
+    const char* name = backend == EMBER_BACKEND_VULKAN ? "vulkan" : "cuda";
+    SCOPED_TRACE(name);
+    ember_tensor* t = nullptr;
+    const double v[2] = {1, 2};
+    const int64_t s[] = {2};
+    EMBER_EXPECT_ERR(ember_tensor_from_data(dev, EMBER_DTYPE_F64, v, sizeof v, s, 1, &t), EMBER_ERR_UNSUPPORTED, name);
+    EMBER_EXPECT_ERR(ember_tensor_zeros(dev, EMBER_DTYPE_F64, s, 1, &t), EMBER_ERR_UNSUPPORTED, "float64");
+    const float f[2] = {3, 4};
+    ASSERT_EQ(ember_tensor_from_data(dev, EMBER_DTYPE_F32, f, sizeof f, s, 1, &t), EMBER_OK) << ember_last_error();
+    Tensor x(t);
+    const void* p = nullptr;
+    EMBER_EXPECT_ERR(ember_tensor_data_ptr(x.get(), &p), EMBER_ERR_UNSUPPORTED, name);
+    EMBER_EXPECT_ERR(ember_tensor_cast(x.get(), EMBER_DTYPE_F64, &t), EMBER_ERR_UNSUPPORTED, name);
+    // A scalar on the device: broadcasting, a full reduction to rank 0, backward to the scalar leaf.
+    const float w0 = 0.5f;
+    ASSERT_EQ(ember_tensor_from_data(dev, EMBER_DTYPE_F32, &w0, sizeof w0, nullptr, 0, &t), EMBER_OK)
+        << ember_last_error();
+    Tensor w(t);
+    EMBER_ASSERT_OK(ember_tensor_set_requires_grad(w.get(), 1));
+    auto wx = binary(w, x, EMBER_BINARY_MUL);
+    EXPECT_EQ(floats(wx.get()), (std::vector<float>{1.5f, 2}));
+    auto loss = reduce_all(wx.get());
+    EXPECT_EQ(shape_of(loss.get()), std::vector<int64_t>{});
+    double l = 0;
+    EMBER_ASSERT_OK(ember_tensor_item(loss.get(), &l));
+    EXPECT_EQ(l, 3.5);
+    auto gw = grad_of(loss.get(), w.get());
+    ASSERT_NE(gw.get(), nullptr);
+    EXPECT_EQ(shape_of(gw.get()), std::vector<int64_t>{});
+    EXPECT_EQ(floats(gw.get()), std::vector<float>{7});
+    ember_device_free(dev);
+  }
+  if (devices == 0) GTEST_SKIP() << "no GPU device here";
+}
+
 }  // namespace
 }  // namespace ember::capi_test
