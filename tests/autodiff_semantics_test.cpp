@@ -504,6 +504,20 @@ TEST(AutodiffSemantics, GradOfReachesIntermediateTensorsAndLeavesGradAlone) {
             std::string::npos);
 }
 
+TEST(AutodiffSemantics, GradOfRunsOnlyThePathsToItsInputs) {
+  const auto x = vec({0.5, 1.0}).require_grad();
+  const auto y = x.exp();
+  const auto z = y.mul_scalar(2.0).add(x);
+  auto r = AD::grad_of(seeded(z), {y.primitive()}, /*retain_graph=*/false);
+  expect_near(ivals(*r[0]), {2.0, 2.0}, 0);
+  // Only the steps from z down to y ran and were freed: y's own step (exp) is intact, as in PyTorch.
+  auto g = y.sum().backward();
+  expect_near(vals(x.grad(g)), {std::exp(0.5), std::exp(1.0)}, 1e-15);
+  // z's steps were consumed.
+  EXPECT_NE(error_of([&] { AD::grad_of(seeded(z), {x.primitive()}, false); }).find("already freed"),
+            std::string::npos);
+}
+
 TEST(AutodiffSemantics, InplaceUpdateOfASavedLeafFailsTheBackward) {
   auto x = vec({1.0, 2.0}).require_grad().primitive();
   const AD::FloatPrimitive y = AD::float_binary(x, x, BinaryOp::Mul);

@@ -59,7 +59,8 @@ extern "C" {
 #define EMBER_VERSION_PATCH 0
 /* Bumped only on an incompatible ABI change (never so far); compare with ember_abi_version() at run time. */
 #define EMBER_ABI_VERSION 1
-/* Largest tensor rank (number of dims) accepted anywhere in this API; tensors have rank >= 1. */
+/* Largest tensor rank (number of dims) accepted anywhere in this API. Rank 0 is a scalar (shape [], one element):
+ * since issue 11, full reductions and reduced losses return rank 0, as PyTorch does (they returned shape [1]). */
 #define EMBER_MAX_RANK 8
 /* ember_tensor_slice: an end that means "to the end of the dim". */
 #define EMBER_SLICE_END INT64_MAX
@@ -168,8 +169,10 @@ EMBER_API ember_status ember_device_free(ember_device* device);
 typedef struct ember_tensor ember_tensor;
 
 /* A tensor holding a copy of `data`: row-major elements of `dtype`, data_bytes == numel * size of dtype, shape
- * [rank] with 1 <= rank <= EMBER_MAX_RANK and dims >= 0. Float dtypes give a float tensor (stored in the backend's
- * float dtype), integer dtypes an int tensor (I64 on CPU), BOOL a bool tensor (any nonzero byte is true). */
+ * [rank] with 0 <= rank <= EMBER_MAX_RANK and dims >= 0 (rank 0: a scalar, shape may be NULL). Float dtypes give a
+ * float tensor: EMBER_DTYPE_F64 computes in float64 on the CPU (EMBER_ERR_UNSUPPORTED on GPU backends), the other
+ * float dtypes in the backend's float dtype (F32); integer dtypes an int tensor (I64 on CPU), BOOL a bool tensor (any
+ * nonzero byte is true). Ops mixing F32 and F64 float tensors compute in F64 (PyTorch's type promotion). */
 EMBER_API ember_status ember_tensor_from_data(const ember_device* device, int32_t dtype, const void* data,
                                               size_t data_bytes, const int64_t* shape, size_t rank,
                                               ember_tensor** out);
@@ -191,10 +194,10 @@ EMBER_API ember_status ember_tensor_random(const ember_device* device, int32_t d
 EMBER_API ember_status ember_tensor_clone(const ember_tensor* tensor, ember_tensor** out);
 EMBER_API ember_status ember_tensor_free(ember_tensor* tensor);
 
-/* The dtype the tensor is stored in (F32, I64 or BOOL on CPU). */
+/* The dtype the tensor is stored in (F32, F64, I64 or BOOL on CPU). */
 EMBER_API ember_status ember_tensor_dtype(const ember_tensor* tensor, int32_t* dtype);
 EMBER_API ember_status ember_tensor_rank(const ember_tensor* tensor, size_t* rank);
-/* dims[0..rank) (BUFFER_TOO_SMALL when capacity < rank); *rank always set. */
+/* dims[0..rank) (BUFFER_TOO_SMALL when capacity < rank; dims may be NULL with capacity 0); *rank always set. */
 EMBER_API ember_status ember_tensor_shape(const ember_tensor* tensor, int64_t* dims, size_t capacity, size_t* rank);
 EMBER_API ember_status ember_tensor_numel(const ember_tensor* tensor, int64_t* numel);
 EMBER_API ember_status ember_tensor_device(const ember_tensor* tensor, ember_device** out);
@@ -226,17 +229,18 @@ EMBER_API ember_status ember_tensor_logical_not(const ember_tensor* x, ember_ten
 /* cond ? a : b elementwise, broadcasting all three; cond bool, a and b of the same kind. */
 EMBER_API ember_status ember_tensor_where(const ember_tensor* cond, const ember_tensor* a, const ember_tensor* b,
                                           ember_tensor** out);
-/* Along dim (negative counts from the end); keepdim 0 drops the dim (a rank-1 input gives shape [1]). */
+/* Along dim (negative counts from the end); keepdim 0 drops the dim (a rank-1 input gives rank 0, as PyTorch; it gave
+ * shape [1] before issue 11). A rank-0 input takes dim 0 or -1 and gives rank 0. */
 EMBER_API ember_status ember_tensor_reduce(const ember_tensor* x, int32_t op, int64_t dim, int32_t keepdim,
                                            ember_tensor** out);
-/* Over all elements: shape [1]. */
+/* Over all elements: rank 0 (a scalar, as PyTorch; shape [1] before issue 11). */
 EMBER_API ember_status ember_tensor_reduce_all(const ember_tensor* x, int32_t op, ember_tensor** out);
 /* Int (I64) indices of the max / min along dim. */
 EMBER_API ember_status ember_tensor_argmax(const ember_tensor* x, int64_t dim, int32_t keepdim, ember_tensor** out);
 EMBER_API ember_status ember_tensor_argmin(const ember_tensor* x, int64_t dim, int32_t keepdim, ember_tensor** out);
 /* Float, rank >= 2 both; batch dims broadcast (the lower rank gets leading 1s). */
 EMBER_API ember_status ember_tensor_matmul(const ember_tensor* a, const ember_tensor* b, ember_tensor** out);
-/* shape may hold one -1 (inferred). */
+/* shape may hold one -1 (inferred); rank 0 (shape NULL) makes a one-element tensor a scalar. */
 EMBER_API ember_status ember_tensor_reshape(const ember_tensor* x, const int64_t* shape, size_t rank,
                                             ember_tensor** out);
 EMBER_API ember_status ember_tensor_permute(const ember_tensor* x, const int64_t* axes, size_t naxes,
@@ -280,7 +284,7 @@ EMBER_API ember_status ember_tensor_max_pool2d(const ember_tensor* x, const embe
 EMBER_API ember_status ember_tensor_avg_pool2d(const ember_tensor* x, const ember_pool2d_options* options,
                                                ember_tensor** out);
 
-/* Losses (PyTorch semantics), shape [1]. cross_entropy: logits [N, C] float, targets [N] int class indices. */
+/* Losses (PyTorch semantics), rank 0 (shape [1] before issue 11). cross_entropy: logits [N, C] float, targets [N] int class indices. */
 EMBER_API ember_status ember_loss_cross_entropy(const ember_tensor* logits, const ember_tensor* targets,
                                                 int32_t reduction, ember_tensor** out);
 EMBER_API ember_status ember_loss_mse(const ember_tensor* input, const ember_tensor* target, int32_t reduction,
@@ -634,6 +638,22 @@ EMBER_API ember_status ember_tensor_inplace_scalar(ember_tensor* self, int32_t o
 /* How many in-place updates this handle has had (0 for a new handle, clones included). */
 EMBER_API ember_status ember_tensor_version(const ember_tensor* tensor, int64_t* version);
 
+/* ================================================================ issue 11: tensor core (FFT, storage views) */
+/* Discrete Fourier transforms, NumPy / torch.fft semantics. Complex tensors are float tensors with a trailing dim of
+ * 2 (re, im); `dim` counts the other dims (negative from the end). fft / ifft: complex [..., L, 2] -> [..., n, 2];
+ * rfft: real [..., L] -> complex [..., n/2+1, 2]; irfft: complex [..., m, 2] -> real [..., n] (imaginary parts of bin 0
+ * and, for even n, bin n/2 are ignored). n <= 0: L (irfft: 2 * (m - 1)); otherwise the input is cropped or
+ * zero-padded to n along dim (irfft: to n/2+1 bins). norm: BACKWARD scales the inverse transforms by 1/n, FORWARD
+ * the forward ones by 1/n, ORTHO both by 1/sqrt(n). Differentiable; F32 or F64 like x. */
+enum ember_fft_op { EMBER_FFT_FFT = 0, EMBER_FFT_IFFT = 1, EMBER_FFT_RFFT = 2, EMBER_FFT_IRFFT = 3 };
+enum ember_fft_norm { EMBER_FFT_NORM_BACKWARD = 0, EMBER_FFT_NORM_FORWARD = 1, EMBER_FFT_NORM_ORTHO = 2 };
+EMBER_API ember_status ember_tensor_fft(const ember_tensor* x, int32_t op, int64_t n, int64_t dim, int32_t norm,
+                                        ember_tensor** out);
+/* A zero-copy, read-only view of a CPU tensor's elements: contiguous, row-major, in the tensor's storage dtype
+ * (ember_tensor_dtype: F32 / F64 floats, I64 ints, BOOL as one byte 0 / 1). Valid while the handle lives and the
+ * tensor is not modified in place; NULL for a tensor of no elements. EMBER_ERR_UNSUPPORTED on GPU backends (copy with
+ * ember_tensor_copy_to). */
+EMBER_API ember_status ember_tensor_data_ptr(const ember_tensor* tensor, const void** data);
 /* ================================================================ module trees, params, param-list optimizers
  * (issue 11). A module tree is built by the caller, as a torch.nn.Module: containers (ember_module_create) with
  * named children and the caller's own params, and one module per nn layer (ember_module_layer). Params are tensor

@@ -156,6 +156,14 @@ ember_status ember_tensor_copy_to(const ember_tensor* tensor, int32_t dtype, voi
   });
 }
 
+ember_status ember_tensor_data_ptr(const ember_tensor* tensor, const void** data) {
+  return guard(__func__, [&] {
+    auto& d = out_value(data, "data");
+    d = nullptr;
+    d = data_ptr(use(tensor, "tensor"));
+  });
+}
+
 ember_status ember_tensor_item(const ember_tensor* tensor, double* value) {
   return guard(__func__, [&] {
     auto& v = out_value(value, "value");

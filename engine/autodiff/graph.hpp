@@ -205,6 +205,16 @@ std::vector<Reached<FP>> run_backward_from(std::vector<BackwardRoot<FP>> roots, 
     order.push_back(std::move(n));
   }
   std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a->id > b->id; });
+  // With a capture set, only the steps on a path to a captured node run (and are freed), as in torch.autograd.grad:
+  // the graph below an intermediate input is neither computed nor consumed. Parents come first in increasing id.
+  std::unordered_set<const Node<FP>*> leads_to_capture;
+  if (capture)
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      const Node<FP>* n = it->get();
+      bool leads = capture->count(n) > 0;
+      for (const auto& p : n->parents) leads = leads || (p && leads_to_capture.count(p.get()) > 0);
+      if (leads) leads_to_capture.insert(n);
+    }
   for (auto& n : order) {
     auto it = pending.find(n->id);
     if (it == pending.end()) continue;
@@ -220,6 +230,11 @@ std::vector<Reached<FP>> run_backward_from(std::vector<BackwardRoot<FP>> roots, 
       throw ArgumentError(
           "backward: part of this graph was already freed by an earlier backward(); run the forward pass again, or "
           "pass retain_graph to the earlier backward (each backward without it consumes the graph it runs through)");
+    if (capture) {  // does any parent lead to a captured node?
+      bool useful = false;
+      for (const auto& p : n->parents) useful = useful || (p && leads_to_capture.count(p.get()) > 0);
+      if (!useful) continue;
+    }
     if (!n->backward) continue;
     for (std::size_t i = 0; i < n->parents.size(); ++i) {
       const auto& p = n->parents[i];

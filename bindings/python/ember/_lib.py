@@ -252,6 +252,9 @@ _SIGNATURES = {
     "ember_tensor_inplace": (I32, [H, H, I32]),
     "ember_tensor_inplace_scalar": (I32, [H, I32, F64]),
     "ember_tensor_version": (I32, [H, PI64]),
+    # tensor core (issue 11): FFT (complex = a trailing (re, im) dim), zero-copy read-only storage views
+    "ember_tensor_fft": (I32, [H, I32, I64, I64, I32, OUT]),
+    "ember_tensor_data_ptr": (I32, [H, POINTER(c_void_p)]),
     # module trees, param-list optimizers, clipping, schedulers (issue 11)
     "ember_module_create": (I32, [H, OUT]),
     "ember_module_layer": (I32, [H, POINTER(LayerDesc), OUT]),
@@ -282,6 +285,7 @@ _SIGNATURES = {
     "ember_scheduler_epoch": (I32, [H, PI64]),
     "ember_scheduler_free": (I32, [H]),
 }
+INPLACE_COPY, INPLACE_ADD, INPLACE_SUB, INPLACE_MUL, INPLACE_DIV, INPLACE_FILL = range(6)  # enum ember_inplace_op
 
 for _name, (_res, _args) in _SIGNATURES.items():
     _fn = getattr(lib, _name)  # AttributeError here: the library is older than this binding
@@ -289,6 +293,7 @@ for _name, (_res, _args) in _SIGNATURES.items():
     _fn.argtypes = _args
     globals()[_name[len("ember_"):]] = _fn
 del _name, _res, _args, _fn
+
 
 if abi_version() != ABI_VERSION:
     raise ImportError("ember: %s has ABI version %d, this binding needs %d" % (path, abi_version(), ABI_VERSION))

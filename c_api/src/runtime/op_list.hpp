@@ -16,7 +16,8 @@
   X(DType, dtype, (const DynTensor& t), (t), t)                                                                \
   X(Shape, shape, (const DynTensor& t), (t), t)                                                                \
   X(DynDevice, device, (const DynTensor& t), (t), t)                                                           \
-  X(DynTensor, cast, (const DynTensor& x, DType to), (x, to), x)
+  X(DynTensor, cast, (const DynTensor& x, DType to), (x, to), x)                                               \
+  X(const void*, data_ptr, (const DynTensor& t), (t), t) /* CPU storage, read-only; UnsupportedError elsewhere */
 
 // ops_math.cpp
 #define EMBER_RUNTIME_MATH_OPS(X)                                                                             \
@@ -55,6 +56,10 @@
   X(DynTensor, cat, (const std::vector<const DynTensor*>& xs, int64_t dim), (xs, dim), xs)                    \
   X(DynTensor, index_select, (const DynTensor& x, int64_t dim, const DynTensor& indices), (x, dim, indices), x) \
   X(DynTensor, gather, (const DynTensor& x, int64_t dim, const DynTensor& indices), (x, dim, indices), x)
+
+// ops_fft.cpp
+#define EMBER_RUNTIME_FFT_OPS(X) \
+  X(DynTensor, fft, (const DynTensor& x, FftOp op, int64_t n, int64_t dim, FftNorm norm), (x, op, n, dim, norm), x)
 
 // autograd.cpp
 #define EMBER_RUNTIME_AUTOGRAD_OPS(X)                                                                         \
@@ -113,6 +118,7 @@
   EMBER_RUNTIME_MATH_OPS(X)         \
   EMBER_RUNTIME_NN_OPS(X)           \
   EMBER_RUNTIME_LAYOUT_OPS(X)       \
+  EMBER_RUNTIME_FFT_OPS(X)          \
   EMBER_RUNTIME_AUTOGRAD_OPS(X)     \
   EMBER_RUNTIME_INPLACE_OPS(X)      \
   EMBER_RUNTIME_SEQUENTIAL_OPS(X)   \
