@@ -184,11 +184,12 @@ decltype(auto) routed(const char* op, const From& from, F&& f, A&&... a) {
 }  // namespace
 
 #define EMBER_UNPAREN(...) __VA_ARGS__
-#define EMBER_X(R, name, params, args, from)                                                                     \
-  R name params {                                                                                                \
-    return routed(                                                                                               \
-        #name, from, [&](const BackendRuntime& r, auto&&... xs) -> R { return r.name(std::forward<decltype(xs)>(xs)...); }, \
-        EMBER_UNPAREN args);                                                                                     \
+#define EMBER_X(R, name, params, args, from)                                                     \
+  R name params {                                                                                \
+    const auto call = [&](const BackendRuntime& r, auto&&... xs) -> R {                          \
+      return r.name(std::forward<decltype(xs)>(xs)...);                                          \
+    };                                                                                           \
+    return routed(#name, from, call, EMBER_UNPAREN args);                                        \
   }
 EMBER_RUNTIME_OPS(EMBER_X)
 #undef EMBER_X

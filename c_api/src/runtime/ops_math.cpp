@@ -63,9 +63,11 @@ DynTensor unary(const DynTensor& x, UnaryOp op) {
   return visit_backend<B>(
       [&](const auto& t) -> DynTensor {
         if (t.kind() == Kind::Float)
-          return wrap<B, Float>(on_1d<Float, Float, B>(std::get<0>(t.prim), [&](const auto& p) { return B::float_unary(p, op); }));
+          return wrap<B, Float>(
+              on_1d<Float, Float, B>(std::get<0>(t.prim), [&](const auto& p) { return B::float_unary(p, op); }));
         if (t.kind() == Kind::Int && op_takes_int(op))
-          return wrap<B, Int>(on_1d<Int, Int, B>(std::get<1>(t.prim), [&](const auto& p) { return B::int_unary(p, op); }));
+          return wrap<B, Int>(
+              on_1d<Int, Int, B>(std::get<1>(t.prim), [&](const auto& p) { return B::int_unary(p, op); }));
         throw KindError(fmt::format("{}: not defined for {} tensors", op_name(op), dtype_name(tensor_dtype(t))));
       },
       x);
@@ -78,8 +80,9 @@ DynTensor binary(const DynTensor& a, const DynTensor& b, BinaryOp op) {
     same_kind(x, y, name);
     const std::size_t r = broadcast_rank(x, y, name), l = lift(r);
     if (x.kind() == Kind::Float)
-      return wrap<B, Float>(to_scalar_if<B, Float>(r == 0, B::float_binary(lift_rank<B, Float>(std::get<0>(x.prim), l),
-                                                                          lift_rank<B, Float>(std::get<0>(y.prim), l), op)));
+      return wrap<B, Float>(to_scalar_if<B, Float>(
+          r == 0, B::float_binary(lift_rank<B, Float>(std::get<0>(x.prim), l),
+                                  lift_rank<B, Float>(std::get<0>(y.prim), l), op)));
     if (x.kind() == Kind::Int) {
       if (!op_takes_int(op)) throw KindError(fmt::format("{}: not defined for int tensors", name));
       return wrap<B, Int>(to_scalar_if<B, Int>(r == 0, B::int_binary(lift_rank<B, Int>(std::get<1>(x.prim), l),
@@ -94,7 +97,8 @@ DynTensor scalar(const DynTensor& x, ScalarOp op, double s) {
   return visit_backend<B>(
       [&](const auto& t) -> DynTensor {
         if (t.kind() == Kind::Float)
-          return wrap<B, Float>(on_1d<Float, Float, B>(std::get<0>(t.prim), [&](const auto& p) { return B::float_scalar(p, op, s); }));
+          return wrap<B, Float>(
+              on_1d<Float, Float, B>(std::get<0>(t.prim), [&](const auto& p) { return B::float_scalar(p, op, s); }));
         if (t.kind() == Kind::Int) {
           check_int_scalar("scalar", s);
           // INT64_MIN / -1 wraps in the kernels (as in the typed engine and PyTorch); nothing to refuse here.
@@ -112,7 +116,9 @@ DynTensor compare(const DynTensor& a, const DynTensor& b, CompareOp op) {
   return visit_same<B, DynTensor>(a, b, name, [&](const auto& x, const auto& y) -> DynTensor {
     same_kind(x, y, name);
     const std::size_t r = broadcast_rank(x, y, name), l = lift(r);
-    const auto out = [&](const typename B::BoolPrimitive& p) { return wrap<B, Bool>(to_scalar_if<B, Bool>(r == 0, p)); };
+    const auto out = [&](const typename B::BoolPrimitive& p) {
+      return wrap<B, Bool>(to_scalar_if<B, Bool>(r == 0, p));
+    };
     switch (x.kind()) {
       case Kind::Float:
         return out(B::float_compare(lift_rank<B, Float>(std::get<0>(x.prim), l),
@@ -136,7 +142,8 @@ DynTensor compare_scalar(const DynTensor& x, CompareOp op, double s) {
       [&](const auto& t) -> DynTensor {
         if (t.kind() == Kind::Float)
           return wrap<B, Bool>(
-              on_1d<Bool, Float, B>(std::get<0>(t.prim), [&](const auto& p) { return B::float_compare_scalar(p, op, s); }));
+              on_1d<Bool, Float, B>(std::get<0>(t.prim),
+                                    [&](const auto& p) { return B::float_compare_scalar(p, op, s); }));
         if (t.kind() == Kind::Int)
           return wrap<B, Bool>(
               on_1d<Bool, Int, B>(std::get<1>(t.prim), [&](const auto& p) { return B::int_compare_scalar(p, op, s); }));
@@ -151,7 +158,8 @@ DynTensor predicate(const DynTensor& x, PredicateOp op) {
       [&](const auto& t) -> DynTensor {
         if (t.kind() != Kind::Float)
           throw KindError(fmt::format("{}: not defined for {} tensors", op_name(op), dtype_name(tensor_dtype(t))));
-        return wrap<B, Bool>(on_1d<Bool, Float, B>(std::get<0>(t.prim), [&](const auto& p) { return B::float_predicate(p, op); }));
+        return wrap<B, Bool>(
+            on_1d<Bool, Float, B>(std::get<0>(t.prim), [&](const auto& p) { return B::float_predicate(p, op); }));
       },
       x);
 }
@@ -162,7 +170,8 @@ DynTensor logical(const DynTensor& a, const DynTensor& b, LogicOp op) {
     const auto& p = bool_of(x, "logical: a");
     const auto& q = bool_of(y, "logical: b");
     const std::size_t r = broadcast_rank(x, y, "logical"), l = lift(r);
-    return wrap<B, Bool>(to_scalar_if<B, Bool>(r == 0, B::bool_logic(lift_rank<B, Bool>(p, l), lift_rank<B, Bool>(q, l), op)));
+    return wrap<B, Bool>(
+        to_scalar_if<B, Bool>(r == 0, B::bool_logic(lift_rank<B, Bool>(p, l), lift_rank<B, Bool>(q, l), op)));
   });
 }
 
@@ -170,7 +179,8 @@ template <class B>
 DynTensor logical_not(const DynTensor& x) {
   return visit_backend<B>(
       [&](const auto& t) -> DynTensor {
-        return wrap<B, Bool>(on_1d<Bool, Bool, B>(bool_of(t, "logical_not: x"), [](const auto& p) { return B::bool_not(p); }));
+        return wrap<B, Bool>(
+            on_1d<Bool, Bool, B>(bool_of(t, "logical_not: x"), [](const auto& p) { return B::bool_not(p); }));
       },
       x);
 }
@@ -188,7 +198,8 @@ DynTensor where(const DynTensor& cond, const DynTensor& a, const DynTensor& b) {
     return visit_kind(x, [&](auto k, const auto& p) -> DynTensor {
       using K = decltype(k);
       const auto& q = std::get<kind_index<K>()>(y.prim);
-      return wrap<B, K>(to_scalar_if<B, K>(r == 0, B::template where<K>(cl, lift_rank<B, K>(p, l), lift_rank<B, K>(q, l))));
+      return wrap<B, K>(
+          to_scalar_if<B, K>(r == 0, B::template where<K>(cl, lift_rank<B, K>(p, l), lift_rank<B, K>(q, l))));
     });
   });
 }
@@ -219,9 +230,11 @@ DynTensor reduce_all(const DynTensor& x, ReduceOp op) {
       [&](const auto& t) -> DynTensor {
         if (op == ReduceOp::Max || op == ReduceOp::Min) checks::nonempty(name, tensor_shape(t));
         if (t.kind() == Kind::Float)
-          return wrap<B, Float>(to_scalar_if<B, Float>(true, B::float_reduce_all(at_least_1d<B, Float>(std::get<0>(t.prim)), op)));
+          return wrap<B, Float>(
+              to_scalar_if<B, Float>(true, B::float_reduce_all(at_least_1d<B, Float>(std::get<0>(t.prim)), op)));
         if (t.kind() == Kind::Int)
-          return wrap<B, Int>(to_scalar_if<B, Int>(true, B::int_reduce_all(at_least_1d<B, Int>(std::get<1>(t.prim)), op)));
+          return wrap<B, Int>(
+              to_scalar_if<B, Int>(true, B::int_reduce_all(at_least_1d<B, Int>(std::get<1>(t.prim)), op)));
         throw KindError(std::string(name) + ": not defined for bool tensors (cast to int first)");
       },
       x);
@@ -236,8 +249,8 @@ DynTensor arg_reduce(const DynTensor& x, ArgReduceOp op, int64_t dim, bool keepd
         const std::size_t w = wrap_dim(name, dim, lift(s.rank()));
         checks::nonempty(name, s.rank() ? s : Shape{1}, w);
         if (t.kind() == Kind::Float)
-          return wrap<B, Int>(drop_dim<B, Int>(B::float_arg_reduce(at_least_1d<B, Float>(std::get<0>(t.prim)), op, w), w,
-                                               keepdim, s.rank()));
+          return wrap<B, Int>(drop_dim<B, Int>(
+              B::float_arg_reduce(at_least_1d<B, Float>(std::get<0>(t.prim)), op, w), w, keepdim, s.rank()));
         if (t.kind() == Kind::Int)
           return wrap<B, Int>(drop_dim<B, Int>(B::int_arg_reduce(at_least_1d<B, Int>(std::get<1>(t.prim)), op, w), w,
                                                keepdim, s.rank()));
@@ -269,7 +282,8 @@ DynTensor softmax(const DynTensor& x, int64_t dim, bool log) {
         const std::size_t rank = tensor_shape(t).rank();
         return with_rank("softmax", lift(rank), [&](auto d) -> DynTensor {
           const auto tt = typed<B, decltype(d)::value>(at_least_1d<B, Float>(p));
-          return wrap<B, Float>(to_scalar_if<B, Float>(rank == 0, (log ? tt.log_softmax(dim) : tt.softmax(dim)).primitive()));
+          const auto y = log ? tt.log_softmax(dim) : tt.softmax(dim);
+          return wrap<B, Float>(to_scalar_if<B, Float>(rank == 0, y.primitive()));
         });
       },
       x);

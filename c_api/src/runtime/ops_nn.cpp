@@ -90,7 +90,8 @@ DynTensor mse_loss(const DynTensor& input, const DynTensor& target, nn::Reductio
                        " must have the same shape");
     return with_rank("mse_loss", std::max<std::size_t>(is.rank(), 1), [&](auto d) -> DynTensor {
       constexpr std::size_t D = decltype(d)::value;
-      const auto loss = nn::mse_loss<B, D>(typed<B, D>(at_least_1d<B, Float>(ip)), typed<B, D>(at_least_1d<B, Float>(tp)), r);
+      const auto loss =
+          nn::mse_loss<B, D>(typed<B, D>(at_least_1d<B, Float>(ip)), typed<B, D>(at_least_1d<B, Float>(tp)), r);
       return wrap<B, Float>(to_scalar_if<B, Float>(true, loss.primitive()));  // a scalar, as PyTorch's reduced loss
     });
   });
