@@ -2,6 +2,7 @@
 #include <cstddef>
 
 #include "c_api/src/boundary.hpp"
+#include "c_api/src/module_tree.hpp"
 
 using namespace ember;
 using namespace ember::capi;
@@ -75,7 +76,23 @@ LayerSpec to_spec(const ember_layer_desc& d, std::size_t i) {
 
 ModuleState& module_of(const ember_module* m, const char* arg) { return *use(m, arg); }
 
+// Params of either kind of module: a Sequential's typed layers, or a tree's handles.
+std::vector<ParamDesc> params_of(const ember_module* m) {
+  const ModuleState& s = module_of(m, "module");
+  return s.tree ? tree_param_descs(s) : parameters(s);
+}
+
 }  // namespace
+
+namespace ember::capi {
+LayerSpec read_layer_desc(const ember_layer_desc* desc) {
+  if (!desc) throw ArgumentError("desc is NULL");
+  if (desc->struct_size < kLayerDescV1)
+    throw ArgumentError("desc: struct_size " + std::to_string(desc->struct_size) + " is smaller than any version (" +
+                        std::to_string(kLayerDescV1) + "): initialize it with ember_layer_init");
+  return to_spec(read_struct(desc, layer_defaults(desc->kind), kLayerDescV1, "desc"), 0);
+}
+}  // namespace ember::capi
 
 extern "C" {
 
@@ -121,19 +138,21 @@ ember_status ember_module_forward(ember_module* module, const ember_tensor* x, i
     if (mode != EMBER_MODE_EVAL && mode != EMBER_MODE_TRAIN) throw ArgumentError("unknown mode " + std::to_string(mode));
     // Keeps the state alive for the call even if another thread frees the handle (which the rules forbid anyway).
     const std::shared_ptr<ModuleState> state = use(module, "module");
-    o = make_handle<ember_tensor>(forward(*state, use(x, "x"), mode == EMBER_MODE_TRAIN));
+    const bool train = mode == EMBER_MODE_TRAIN;
+    o = make_handle<ember_tensor>(state->tree ? tree_forward(*state, use(x, "x"), train)
+                                              : forward(*state, use(x, "x"), train));
   });
 }
 
 ember_status ember_module_free(ember_module* module) { return free_handle(module, __func__); }
 
 ember_status ember_module_param_count(const ember_module* module, size_t* count) {
-  return guard(__func__, [&] { out_value(count, "count") = parameters(module_of(module, "module")).size(); });
+  return guard(__func__, [&] { out_value(count, "count") = params_of(module).size(); });
 }
 
 ember_status ember_module_param_info(const ember_module* module, size_t index, ember_param_info* info) {
   return guard(__func__, [&] {
-    const auto params = parameters(module_of(module, "module"));
+    const auto params = params_of(module);
     if (index >= params.size())
       throw IndexError("index " + std::to_string(index) + " out of range for " + std::to_string(params.size()) + " params");
     const ParamDesc& p = params[index];
@@ -152,7 +171,7 @@ ember_status ember_module_param_info(const ember_module* module, size_t index, e
 ember_status ember_module_param_name(const ember_module* module, size_t index, char* buf, size_t capacity,
                                      size_t* length) {
   return guard(__func__, [&] {
-    const auto params = parameters(module_of(module, "module"));
+    const auto params = params_of(module);
     if (index >= params.size())
       throw IndexError("index " + std::to_string(index) + " out of range for " + std::to_string(params.size()) + " params");
     write_text(params[index].info.path, buf, capacity, length);
@@ -162,14 +181,23 @@ ember_status ember_module_param_name(const ember_module* module, size_t index, c
 ember_status ember_module_param_value(const ember_module* module, size_t index, ember_tensor** out) {
   return guard(__func__, [&] {
     auto& o = out_handle(out);
-    o = make_handle<ember_tensor>(param_value(module_of(module, "module"), index));
+    const ModuleState& m = module_of(module, "module");
+    if (m.tree) {
+      const auto entries = tree_params(m);
+      if (index >= entries.size())
+        throw IndexError("index " + std::to_string(index) + " out of range for " + std::to_string(entries.size()) +
+                         " params");
+      o = make_handle<ember_tensor>(use(entries[index].param->handle, "param"));  // a snapshot, as documented
+    } else {
+      o = make_handle<ember_tensor>(param_value(m, index));
+    }
   });
 }
 
 ember_status ember_module_num_elements(const ember_module* module, int64_t* numel) {
   return guard(__func__, [&] {
     int64_t n = 0;
-    for (const auto& p : parameters(module_of(module, "module"))) n += p.info.shape.num_elements();
+    for (const auto& p : params_of(module)) n += p.info.shape.num_elements();
     out_value(numel, "numel") = n;
   });
 }

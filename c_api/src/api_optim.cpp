@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "c_api/src/boundary.hpp"
+#include "c_api/src/param_optimizer.hpp"
 #include "records/recorder.hpp"
 
 using namespace ember;
@@ -43,6 +44,18 @@ OptimizerState& optim_of(const ember_optimizer* o, const char* arg) { return *us
 
 }  // namespace
 
+namespace ember::capi {
+// Validated options of `kind` (or the options' own kind), shared with the param-list functions.
+OptimSpec read_optimizer_options(const ember_optimizer_options* options) {
+  if (!options) throw ArgumentError("options is NULL");
+  // Validate struct_size before reading any other field (kind picks the defaults).
+  if (options->struct_size < kOptionsV1)
+    throw ArgumentError("options: struct_size " + std::to_string(options->struct_size) +
+                        " is smaller than any version of the struct (" + std::to_string(kOptionsV1) + ")");
+  return to_spec(read_struct(options, options_defaults(options->kind), kOptionsV1, "options"));
+}
+}  // namespace ember::capi
+
 extern "C" {
 
 ember_status ember_optimizer_options_init(ember_optimizer_options* options, int32_t kind) {
@@ -64,54 +77,71 @@ ember_status ember_optimizer_create(ember_module* module, const ember_optimizer_
       throw ArgumentError("options: struct_size " + std::to_string(options->struct_size) +
                           " is smaller than any version of the struct (" + std::to_string(kOptionsV1) + ")");
     const auto opts = read_struct(options, options_defaults(options->kind), kOptionsV1, "options");
-    o = make_handle<ember_optimizer>(make_optimizer(m, to_spec(opts)));
+    o = make_handle<ember_optimizer>(m->tree ? make_tree_optimizer(*m, to_spec(opts)) : make_optimizer(m, to_spec(opts)));
   });
 }
 
 ember_status ember_optimizer_accumulate(ember_optimizer* optimizer, const ember_grads* grads) {
   return guard(__func__, [&] {
     OptimizerState& o = optim_of(optimizer, "optimizer");
-    accumulate(o, use(grads, "grads"));
+    if (o.params) params_accumulate(o, use(grads, "grads"));
+    else accumulate(o, use(grads, "grads"));
   });
 }
 
 ember_status ember_optimizer_step(ember_optimizer* optimizer, const ember_grads* grads) {
   return guard(__func__, [&] {
     OptimizerState& o = optim_of(optimizer, "optimizer");
-    step(o, grads ? &use(grads, "grads") : nullptr);
+    const DynGrads* g = grads ? &use(grads, "grads") : nullptr;
+    if (o.params) params_step(o, g);
+    else step(o, g);
   });
 }
 
 ember_status ember_optimizer_zero_grad(ember_optimizer* optimizer) {
-  return guard(__func__, [&] { zero_grad(optim_of(optimizer, "optimizer")); });
+  return guard(__func__, [&] {
+    OptimizerState& o = optim_of(optimizer, "optimizer");
+    if (o.params) params_zero_grad(o);
+    else zero_grad(o);
+  });
 }
 
 ember_status ember_optimizer_reset(ember_optimizer* optimizer) {
-  return guard(__func__, [&] { reset(optim_of(optimizer, "optimizer")); });
+  return guard(__func__, [&] {
+    OptimizerState& o = optim_of(optimizer, "optimizer");
+    if (o.params) params_reset(o);
+    else reset(o);
+  });
 }
 
 ember_status ember_optimizer_set_lr(ember_optimizer* optimizer, double lr) {
-  return guard(__func__, [&] { set_lr(optim_of(optimizer, "optimizer"), lr); });
+  return guard(__func__, [&] {
+    OptimizerState& o = optim_of(optimizer, "optimizer");
+    check_lr(lr);
+    for (std::size_t g = 0; g < group_count(o); ++g) set_group_lr(o, g, lr);
+  });
 }
 
 ember_status ember_optimizer_get_lr(const ember_optimizer* optimizer, double* lr) {
   return guard(__func__, [&] {
     OptimizerState& o = optim_of(optimizer, "optimizer");
-    out_value(lr, "lr") = get_lr(o);
+    out_value(lr, "lr") = get_group_lr(o, 0);
   });
 }
 
 ember_status ember_optimizer_to_record(const ember_optimizer* optimizer, ember_record** out) {
   return guard(__func__, [&] {
     auto& o = out_handle(out);
-    o = make_handle<ember_record>(optimizer_record(optim_of(optimizer, "optimizer")));
+    OptimizerState& s = optim_of(optimizer, "optimizer");
+    o = make_handle<ember_record>(s.params ? params_record(s) : optimizer_record(s));
   });
 }
 
 ember_status ember_optimizer_load_record(ember_optimizer* optimizer, const ember_record* record) {
   return guard(__func__, [&] {
     OptimizerState& o = optim_of(optimizer, "optimizer");
-    load_optimizer_record(o, use(record, "record"));
+    if (o.params) params_load_record(o, use(record, "record"));
+    else load_optimizer_record(o, use(record, "record"));
   });
 }
 
@@ -130,7 +160,7 @@ ember_status ember_optimizer_save(const ember_optimizer* optimizer, const char* 
       throw ArgumentError("unknown recorder " + std::to_string(opts.recorder));
     if (opts.precision < EMBER_PRECISION_DEFAULT || opts.precision > EMBER_PRECISION_DOUBLE)
       throw ArgumentError("unknown precision " + std::to_string(opts.precision));
-    const Record state = optimizer_record(o);
+    const Record state = o.params ? params_record(o) : optimizer_record(o);
     const bool wide = opts.precision == EMBER_PRECISION_DOUBLE;
     if (opts.recorder == EMBER_RECORDER_JSON) {
       if (wide) JsonFileRecorder<DoublePrecisionSettings>{}.save(state, path);
@@ -146,7 +176,9 @@ ember_status ember_optimizer_load(ember_optimizer* optimizer, const char* path) 
   return guard(__func__, [&] {
     OptimizerState& o = optim_of(optimizer, "optimizer");
     if (!path || !*path) throw ArgumentError("path is NULL or empty");
-    load_optimizer_record(o, load_record_file(path));
+    const Record r = load_record_file(path);
+    if (o.params) params_load_record(o, r);
+    else load_optimizer_record(o, r);
   });
 }
 

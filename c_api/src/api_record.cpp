@@ -1,5 +1,6 @@
 // ember.h: records (files and bytes), module save/load with strict or partial loading, load reports.
 #include "c_api/src/boundary.hpp"
+#include "c_api/src/module_tree.hpp"
 #include "records/recorder.hpp"
 
 #include <fmt/format.h>
@@ -62,7 +63,7 @@ void load_into(ember_module* module, const Record& r, int32_t mode, ember_load_r
   ModuleState& m = *use(module, "module");
   const LoadMode lm = to_load_mode(mode);
   try {
-    LoadReport rep = load_module_record(m, r, lm);
+    LoadReport rep = m.tree ? tree_load_record(m, r, lm) : load_module_record(m, r, lm);
     if (report) *report = make_handle<ember_load_report>(std::move(rep));
   } catch (const LoadError& e) {
     if (report) *report = make_handle<ember_load_report>(e.report);
@@ -84,7 +85,8 @@ ember_status ember_record_options_init(ember_record_options* options) {
 ember_status ember_module_to_record(const ember_module* module, ember_record** out) {
   return guard(__func__, [&] {
     auto& o = out_handle(out);
-    o = make_handle<ember_record>(module_record(*use(module, "module")));
+    const ModuleState& m = *use(module, "module");
+    o = make_handle<ember_record>(m.tree ? tree_record(m) : module_record(m));
   });
 }
 
@@ -99,7 +101,7 @@ ember_status ember_module_save(const ember_module* module, const char* path, con
     const ModuleState& m = *use(module, "module");  // handles first, then arguments, then the file
     with_recorder(options, [&](auto recorder) {
       const char* p = path_arg(path);
-      recorder.save(module_record(m), p);
+      recorder.save(m.tree ? tree_record(m) : module_record(m), p);
     });
   });
 }

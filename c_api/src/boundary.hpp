@@ -25,6 +25,7 @@ struct ember_module {};
 struct ember_optimizer {};
 struct ember_record {};
 struct ember_load_report {};
+struct ember_scheduler {};
 
 namespace ember::capi {
 
@@ -48,7 +49,9 @@ ember_status guard(const char* fn, F&& body) noexcept {
 }
 
 // ---------------------------------------------------------------- handle registry
-enum class HandleKind : uint8_t { Device = 1, Tensor, Grads, Module, Optimizer, Record, LoadReport };
+enum class HandleKind : uint8_t { Device = 1, Tensor, Grads, Module, Optimizer, Record, LoadReport, Scheduler };
+
+struct SchedulerState;  // api_scheduler.cpp
 
 template <class H> struct HandleTraits;
 template <> struct HandleTraits<ember_device> { using Value = DynDevice; static constexpr HandleKind kind = HandleKind::Device; };
@@ -67,12 +70,19 @@ template <> struct HandleTraits<ember_load_report> {
   using Value = LoadReport;
   static constexpr HandleKind kind = HandleKind::LoadReport;
 };
+template <> struct HandleTraits<ember_scheduler> {
+  using Value = std::shared_ptr<SchedulerState>;
+  static constexpr HandleKind kind = HandleKind::Scheduler;
+};
 template <class H> constexpr HandleKind kind_of() { return HandleTraits<H>::kind; }
 
 // What an ember_* pointer really points to.
 template <class H>
 struct Handle : H {
   typename HandleTraits<H>::Value value;
+  // In-place updates of this handle's value (ember_tensor_version; tensors only): the handle is the tensor's
+  // identity at the boundary, its value an immutable snapshot that an in-place op replaces.
+  uint64_t version = 0;
 };
 
 void register_handle(const void* p, HandleKind k);
@@ -91,6 +101,12 @@ template <class H>
 typename HandleTraits<H>::Value& use_mut(H* h, const char* arg) {
   check_handle(h, kind_of<H>(), arg);
   return static_cast<Handle<H>*>(h)->value;
+}
+// The whole live handle (its value and its version), for in-place updates.
+template <class H>
+Handle<H>& use_handle(H* h, const char* arg) {
+  check_handle(h, kind_of<H>(), arg);
+  return *static_cast<Handle<H>*>(h);
 }
 
 // A new registered handle holding `value`.
@@ -114,11 +130,17 @@ T& out_value(T* out, const char* name) {
   return *out;
 }
 
+// Tensors held as params by modules or optimizers (tensor_refs.hpp): true when the handle stays alive.
+bool caller_free_shared_tensor(ember_tensor* t);
+
 // ember_*_free: NULL is a no-op; a handle that is not live is reported, never freed twice.
 template <class H>
 ember_status free_handle(H* h, const char* fn) noexcept {
   if (!h) return EMBER_OK;
   return guard(fn, [&] {
+    if constexpr (std::is_same_v<H, ember_tensor>) {
+      if (caller_free_shared_tensor(h)) return;
+    }
     if (!unregister_handle(h, kind_of<H>()))
       throw StatusError(EMBER_ERR_INVALID_HANDLE, "handle is not a live handle of this type (already freed?)");
     delete static_cast<Handle<H>*>(h);

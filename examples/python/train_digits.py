@@ -76,7 +76,8 @@ def main(argv):
         nn.Linear(PIXELS, 256), nn.ReLU(),
         nn.Linear(256, 256), nn.ReLU(),
         nn.Linear(256, CLASSES))
-    print("model: %d parameters in %d tensors" % (model.num_parameters(), len(model.parameters())))
+    params = list(model.parameters())
+    print("model: %d parameters in %d tensors" % (sum(p.numel() for p in params), len(params)))
     optimizer = ember.optim.Adam(model.parameters(), lr=1e-3)
 
     acc = 0.0

@@ -15,12 +15,13 @@ Names follow PyTorch::
     opt = ember.optim.Adam(model.parameters(), lr=1e-3)
     loss = F.cross_entropy(model(xb), yb)
     opt.zero_grad(); loss.backward(); opt.step()
-    ember.save(model, "model.emr")
+    ember.save(model.state_dict(), "model.pt")
 
 The library is found through $EMBER_LIBRARY, next to the package, or in a build folder of the source checkout
 (see ember._lib). Failures raise ember.errors.EmberError subclasses carrying libember's message.
 """
-from . import _lib, errors, nn, optim
+from . import _lib, errors, fft, nn, optim, utils
+from ._saveload import load, save
 from ._backends import backends
 from ._convert import Device as device
 from ._tensor_functions import cat, stack, where
@@ -29,7 +30,8 @@ from .creation import (arange, as_tensor, from_numpy, full, full_like, is_tensor
                        randn, tensor, zeros, zeros_like)
 from .errors import *  # noqa: F401,F403
 from .errors import EmberError
-from .serialization import LoadReport, Record, load, save
+from .fft import view_as_complex, view_as_real
+from .serialization import Record
 from .tensor import Tensor
 
 float32, float64, int64, bool = "float32", "float64", "int64", "bool"  # noqa: A001 (torch.bool's spelling)
@@ -75,6 +77,10 @@ def atan2(a, b):
 
 def remainder(a, b):
     return a.remainder(b)
+
+
+def floor_divide(a, b):
+    return a.floor_divide(b)
 
 
 def maximum(a, b):

@@ -51,11 +51,11 @@ def from_data(data, code=None, shape=None, device="cpu"):
         return from_buffer(data, F32 if code is None else code, list(shape), device)
     if is_numpy_array(data):
         arr, code = _numpy_contiguous(data, code)
-        arr_shape = (tuple(arr.shape) or (1,)) if shape is None else tuple(shape)
+        arr_shape = tuple(arr.shape) if shape is None else tuple(shape)
         return from_buffer(arr.reshape(-1), code, list(arr_shape), device)
     flat, inferred = _convert.flatten(data)
     if code is None:
         code = _convert.infer_code(flat)
     if shape is None:
-        shape = inferred or (1,)
+        shape = inferred  # a number is rank 0, as in torch
     return from_buffer(_convert.pack(flat, code), code, list(shape), device)

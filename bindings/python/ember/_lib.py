@@ -98,6 +98,22 @@ class OptimizerOptions(Structure):
                 ("eps", c_double), ("nesterov", c_int32), ("reserved", c_int32)]
 
 
+# autograd core (issue 11)
+class BackwardOptions(Structure):
+    _fields_ = [("struct_size", c_uint32), ("retain_graph", c_int32), ("accumulate", c_int32), ("reserved", c_int32)]
+
+
+# module trees, param-list optimizers and schedulers (issue 11)
+class SchedulerOptions(Structure):
+    _fields_ = [("struct_size", c_uint32), ("kind", c_int32), ("step_size", c_int64), ("gamma", c_double),
+                ("t_max", c_int64), ("eta_min", c_double), ("start_factor", c_double), ("end_factor", c_double),
+                ("total_iters", c_int64), ("milestones", POINTER(c_int64)), ("n_milestones", c_size_t)]
+
+
+# ember_module_visitor: status (*)(void* user, ember_module* module, const char* path)
+ModuleVisitor = ctypes.CFUNCTYPE(c_int32, c_void_p, c_void_p, c_char_p)
+
+
 # ---------------------------------------------------------------- signatures
 H = c_void_p            # any handle
 OUT = POINTER(c_void_p)  # ember_x** out
@@ -225,7 +241,51 @@ _SIGNATURES = {
     "ember_vulkan_host_wait": (I32, [H, U64]),
     "ember_vulkan_synchronize": (I32, [H]),
     "ember_vulkan_pipeline_cache_data": (I32, [H, c_void_p, SZ, PSZ]),
+    # autograd core (issue 11): .grad, backward_ex (retain_graph), autograd.grad, in-place updates
+    "ember_backward_options_init": (I32, [POINTER(BackwardOptions)]),
+    "ember_tensor_backward_ex": (I32, [H, H, POINTER(BackwardOptions), OUT]),
+    "ember_autograd_grad": (I32, [POINTER(c_void_p), POINTER(c_void_p), SZ, POINTER(c_void_p), SZ, I32, I32,
+                                  POINTER(c_void_p)]),
+    "ember_tensor_grad": (I32, [H, OUT]),
+    "ember_tensor_set_grad": (I32, [H, H]),
+    "ember_tensor_is_leaf": (I32, [H, PI32]),
+    "ember_tensor_inplace": (I32, [H, H, I32]),
+    "ember_tensor_inplace_scalar": (I32, [H, I32, F64]),
+    "ember_tensor_version": (I32, [H, PI64]),
+    # tensor core (issue 11): FFT (complex = a trailing (re, im) dim), zero-copy read-only storage views
+    "ember_tensor_fft": (I32, [H, I32, I64, I64, I32, OUT]),
+    "ember_tensor_data_ptr": (I32, [H, POINTER(c_void_p)]),
+    # module trees, param-list optimizers, clipping, schedulers (issue 11)
+    "ember_module_create": (I32, [H, OUT]),
+    "ember_module_layer": (I32, [H, POINTER(LayerDesc), OUT]),
+    "ember_module_add_child": (I32, [H, STR, H]),
+    "ember_module_child": (I32, [H, STR, OUT]),
+    "ember_module_child_count": (I32, [H, PSZ]),
+    "ember_module_child_name": (I32, [H, SZ, c_void_p, SZ, PSZ]),
+    "ember_module_add_param": (I32, [H, STR, H, I32]),
+    "ember_module_param": (I32, [H, SZ, OUT]),
+    "ember_module_find_param": (I32, [H, STR, OUT]),
+    "ember_module_set_training": (I32, [H, I32]),
+    "ember_module_is_training": (I32, [H, PI32]),
+    "ember_module_set_requires_grad": (I32, [H, I32]),
+    "ember_module_apply": (I32, [H, ModuleVisitor, c_void_p]),
+    "ember_module_state_set": (I32, [H, STR, H]),
+    "ember_optimizer_create_params": (I32, [POINTER(c_void_p), SZ, POINTER(OptimizerOptions), OUT]),
+    "ember_optimizer_add_param_group": (I32, [H, POINTER(c_void_p), SZ, POINTER(OptimizerOptions), PSZ]),
+    "ember_optimizer_group_count": (I32, [H, PSZ]),
+    "ember_optimizer_set_group_lr": (I32, [H, SZ, F64]),
+    "ember_optimizer_get_group_lr": (I32, [H, SZ, PF64]),
+    "ember_optimizer_set_param_options": (I32, [H, H, F64, F64, I32]),
+    "ember_optimizer_clip_grad_norm": (I32, [H, F64, F64, PF64]),
+    "ember_clip_grad_norm": (I32, [POINTER(c_void_p), SZ, F64, F64, PF64]),
+    "ember_scheduler_options_init": (I32, [POINTER(SchedulerOptions), I32]),
+    "ember_scheduler_create": (I32, [H, POINTER(SchedulerOptions), OUT]),
+    "ember_scheduler_step": (I32, [H]),
+    "ember_scheduler_get_lr": (I32, [H, SZ, PF64]),
+    "ember_scheduler_epoch": (I32, [H, PI64]),
+    "ember_scheduler_free": (I32, [H]),
 }
+INPLACE_COPY, INPLACE_ADD, INPLACE_SUB, INPLACE_MUL, INPLACE_DIV, INPLACE_FILL = range(6)  # enum ember_inplace_op
 
 for _name, (_res, _args) in _SIGNATURES.items():
     _fn = getattr(lib, _name)  # AttributeError here: the library is older than this binding
@@ -233,6 +293,7 @@ for _name, (_res, _args) in _SIGNATURES.items():
     _fn.argtypes = _args
     globals()[_name[len("ember_"):]] = _fn
 del _name, _res, _args, _fn
+
 
 if abi_version() != ABI_VERSION:
     raise ImportError("ember: %s has ABI version %d, this binding needs %d" % (path, abi_version(), ABI_VERSION))

@@ -23,28 +23,46 @@ class AutogradMixin:
     def requires_grad_(self, requires_grad=True):
         """Makes this tensor a leaf whose gradient backward keeps in .grad (in place; float tensors only)."""
         _lib.check(_lib.tensor_set_requires_grad(self._h, 1 if requires_grad else 0))
-        (autograd.register_leaf if requires_grad else autograd.unregister_leaf)(self)
         return self
 
     @property
     def grad(self):
-        return self._grad
+        """The gradient accumulated by backward (None before): read from libember's leaf grad slot
+        (ember_tensor_grad), so every Python object of the same leaf sees it."""
+        out = c_void_p()
+        _lib.check(_lib.tensor_grad(self._h, byref(out)))
+        return self._wrap_grad(out, self) if out.value else None
 
     @grad.setter
     def grad(self, value):
-        self._grad = value
+        if value is not None and list(value.shape) != list(self.shape):
+            raise RuntimeError("assigned grad has data of a different size")
+        if value is None and not (self.requires_grad and self.is_leaf):
+            return  # nothing to clear: only leaves that require grad have a grad slot
+        _lib.check(_lib.tensor_set_grad(self._h, None if value is None else value._h))
 
-    def _add_grad(self, grads):
-        """Adds this leaf's gradient from the ember_grads handle `grads` to .grad (called by ember.autograd)."""
-        out = c_void_p()
-        _lib.check(_lib.grads_get(grads, self._h, byref(out)))
-        if out.value:
-            g = self._wrap(out)
-            self._grad = g if self._grad is None else self._grad + g
+    @property
+    def is_leaf(self):
+        """True for tensors that do not require grad and for the ones the user made require grad (torch)."""
+        leaf = c_int32()
+        _lib.check(_lib.tensor_is_leaf(self._h, byref(leaf)))
+        return bool(leaf.value)
 
-    def backward(self, gradient=None):
-        """Reverse pass seeded with `gradient` (ones when None); fills .grad of leaves and feeds optimizers."""
-        autograd.backward(self, gradient)
+    @staticmethod
+    def _wrap_grad(h, leaf):
+        """A Tensor owning `h`, a copy of leaf's .grad whose in-place ops write the grad slot back (ember.Tensor
+        defines it, as _wrap)."""
+        raise NotImplementedError
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Reverse pass seeded with `gradient` (ones when None, for one-element tensors only); adds into .grad of
+        the leaves and feeds optimizers. retain_graph keeps the graph for another backward (torch's default:
+        create_graph, which Ember does not support)."""
+        if create_graph:
+            raise NotImplementedError("ember: create_graph=True (higher-order gradients) is not supported")
+        if inputs is not None:
+            raise NotImplementedError("ember: backward(inputs=...) is not supported; use ember.autograd.grad")
+        autograd.backward(self, gradient, bool(retain_graph))
 
     def detach(self):
         return self._call(_lib.tensor_detach, self._h)

@@ -13,9 +13,12 @@ DTYPE_ERROR = errors.DTypeError.status
 
 
 class TensorBase:
-    """The handle (``_h``), the user-visible gradient (``_grad``), and helpers for the mixins."""
+    """The handle (``_h``) and helpers for the mixins. (``_grad`` is unused since .grad lives in libember's leaf
+    slot; kept so that code assigning it still works.)"""
 
-    __slots__ = ("_h", "_grad", "__weakref__")
+    # _shape_of / _code_of: (the handle object, its shape / dtype), caches that .shape and _dtype_code() fill (neither
+    # changes under a handle: in-place ops keep both; a new handle object invalidates them).
+    __slots__ = ("_h", "_grad", "_shape_of", "_code_of", "__weakref__")
 
     def __del__(self, _free=_lib.tensor_free):
         try:
@@ -36,9 +39,34 @@ class TensorBase:
             raise _lib.error(st)
         return self._wrap(out)
 
+    def _on_device(self, fn, *args):
+        """fn(device, *args, &out) -> a new Tensor on this tensor's device (ember_tensor_zeros, _full, _arange)."""
+        dev = c_void_p()
+        _lib.check(_lib.tensor_device(self._h, byref(dev)))
+        try:
+            return self._call(fn, dev, *args)
+        finally:
+            _lib.device_free(dev)
+
+    def _zeros_on_device(self, shape, code):
+        dims, rank = _lib.shape_array(shape)
+        return self._on_device(_lib.tensor_zeros, code, dims, rank)
+
+    def _full_on_device(self, shape, code, value):
+        dims, rank = _lib.shape_array(shape)
+        return self._on_device(_lib.tensor_full, code, dims, rank, float(value))
+
     def _dtype_code(self):
+        h = self._h
+        try:
+            cached = self._code_of
+            if cached[0] is h:
+                return cached[1]
+        except AttributeError:
+            pass
         d = c_int32()
-        _lib.check(_lib.tensor_dtype(self._h, byref(d)))
+        _lib.check(_lib.tensor_dtype(h, byref(d)))
+        self._code_of = (h, d.value)
         return d.value
 
     def _from_data(self, data, code=None):
@@ -52,7 +80,7 @@ class TensorBase:
             return value
         if isinstance(value, (int, float, bool)):
             code = self._dtype_code()
-            return self._from_data([value], code if code != F64 else F32)
+            return self._from_data(value, code)
         return self._from_data(value)
 
     @staticmethod
@@ -61,8 +89,9 @@ class TensorBase:
         ca, cb = a._dtype_code(), b._dtype_code()
         if ca == cb:
             return None, None
-        if ca == F32 or cb == F32:
-            return (a if ca == F32 else a.to("float32")), (b if cb == F32 else b.to("float32"))
+        for f, name in ((F64, "float64"), (F32, "float32")):  # float64 wins, then float32 (torch's order)
+            if ca == f or cb == f:
+                return (a if ca == f else a.to(name)), (b if cb == f else b.to(name))
         if BOOL in (ca, cb):
             return (a if ca != BOOL else a.to("int64")), (b if cb != BOOL else b.to("int64"))
         return None, None

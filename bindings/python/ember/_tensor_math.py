@@ -6,7 +6,7 @@ Integer and bool operands follow PyTorch's promotion, done here because libember
 from ctypes import byref, c_void_p
 
 from . import _lib
-from ._convert import BOOL, F32
+from ._convert import BOOL, F32, F64
 from ._op_codes import (B_ATAN2, B_MAXIMUM, B_MINIMUM, B_POW, B_REMAINDER, CMP, LOGIC, PREDICATE, S_ADD,
                         S_CLAMP_MAX, S_CLAMP_MIN, S_DIV, S_MUL, S_POW, S_RDIV, S_REMAINDER, S_RSUB, S_SUB, UNARY)
 from ._tensor_base import DTYPE_ERROR, TensorBase
@@ -59,7 +59,7 @@ class MathMixin(UnaryMixin):
         if isinstance(other, (int, float)):
             a = self
             code = self._dtype_code()
-            if code != F32 and (type(other) is float or code == BOOL):
+            if code not in (F32, F64) and (type(other) is float or code == BOOL):
                 a = self.to("float32" if type(other) is float else "int64")
             st = _scalar(a._h, sop, other, byref(out))
         else:
@@ -87,7 +87,7 @@ class MathMixin(UnaryMixin):
         return self._bin(other, _mul, S_MUL)
 
     def __truediv__(self, other):
-        a = self if self._dtype_code() == F32 else self.to("float32")  # true division, as PyTorch
+        a = self if self._dtype_code() in (F32, F64) else self.to("float32")  # true division, as PyTorch
         return a._bin(other, _div, S_DIV)
 
     __radd__, __rmul__ = __add__, __mul__
@@ -99,7 +99,7 @@ class MathMixin(UnaryMixin):
 
     def __rtruediv__(self, other):
         if isinstance(other, (int, float)):
-            a = self if self._dtype_code() == F32 else self.to("float32")
+            a = self if self._dtype_code() in (F32, F64) else self.to("float32")
             return a._bin(other, None, S_RDIV)
         return self._as_tensor_like(other) / self
 
@@ -118,6 +118,27 @@ class MathMixin(UnaryMixin):
         zero raises like //."""
         return self._bin(other, _remainder, S_REMAINDER)
 
+    def floor_divide(self, other):
+        """floor(self / other) elementwise (torch.floor_divide, Python's //; torch 1.13 rounds down): int operands
+        stay int (exact: self - self % other divides exactly), a float operand gives a float result."""
+        if isinstance(other, (int, float)) and not isinstance(other, bool):
+            code = self._dtype_code()
+            if type(other) is int and code not in (F32, F64, BOOL):
+                exact = self - self.remainder(other)
+                return exact._call(_scalar, exact._h, S_DIV, other)
+            return (self.to("float32") if code not in (F32, F64) else self)._bin(other, _div, S_DIV).floor()
+        other = self._as_tensor_like(other)
+        if self.is_floating_point() or other.is_floating_point():
+            return (self / other).floor()
+        a, b = (self.to("int64") if self._dtype_code() == BOOL else self), other
+        exact = a - a.remainder(b)
+        return exact._call(_div, exact._h, b._h)
+
+    __floordiv__ = floor_divide
+
+    def __rfloordiv__(self, other):
+        return self._as_tensor_like(other).floor_divide(self)
+
     def __rmod__(self, other):
         return self._as_tensor_like(other).remainder(self)
 
@@ -135,7 +156,22 @@ class MathMixin(UnaryMixin):
     arctan2, __mod__ = atan2, remainder
 
     def __matmul__(self, other):
+        """torch.matmul, including 1-D operands: vector @ matrix and matrix @ vector drop the vector's dim, and
+        vector @ vector is their dot product (rank 0)."""
         other = self._as_tensor_like(other)
+        ra, rb = self.ndim, other.ndim
+        if ra == 1 and rb == 1:  # [1, n] @ [m, 1]: libember reports n != m
+            a, b = self.reshape([1, self.shape[0]]), other.reshape([other.shape[0], 1])
+            return self._call(_lib.tensor_matmul, a._h, b._h).reshape([])
+        if ra == 1:
+            out = self.reshape([1, self.shape[0]]) @ other
+            shape = list(out.shape)
+            del shape[-2]
+            return out.reshape(shape)
+        if rb == 1:
+            b = other.reshape([other.shape[0], 1])
+            out = self._call(_lib.tensor_matmul, self._h, b._h)
+            return out.reshape(list(out.shape)[:-1])
         return self._call(_lib.tensor_matmul, self._h, other._h)
 
     def __rmatmul__(self, other):
@@ -160,7 +196,7 @@ class MathMixin(UnaryMixin):
             return NotImplemented
         a = self
         if isinstance(other, (int, float)):
-            if type(other) is float and self._dtype_code() != F32:
+            if type(other) is float and self._dtype_code() not in (F32, F64):
                 a = self.to("float32")
             return self._call(_compare_scalar, a._h, op, other)
         other = self._as_tensor_like(other)

@@ -1,7 +1,7 @@
 """ReductionMixin: ember.Tensor's sum, mean, prod, max, min, argmax and argmin.
 
-There is no rank 0 in libember: a reduction over everything, or over the one dim of a rank-1 tensor, gives shape
-(1,).
+A reduction over everything, or over the one dim of a rank-1 tensor, is rank 0 (shape (1,) with a libember
+without rank 0).
 """
 from collections import namedtuple
 
@@ -29,7 +29,7 @@ def _reduction(op, doc):
     def method(self, dim=None, keepdim=False):
         if dim is None:
             t = self._call(_reduce_all, self._h, op)
-            if keepdim and self.ndim > 1:
+            if keepdim and list(t.shape) != [1] * self.ndim:
                 t = t.reshape([1] * self.ndim)
             return t
         t = self
@@ -45,7 +45,7 @@ def _reduction(op, doc):
 
 def _extremum(op, arg_fn, pairwise):
     def method(self, dim=None, keepdim=False):
-        """None: the extremum over everything (shape (1,)); a Tensor: elementwise; an int: (values, indices)."""
+        """None: the extremum over everything (rank 0); a Tensor: elementwise; an int: (values, indices)."""
         if dim is None:
             return self._call(_reduce_all, self._h, op)
         if isinstance(dim, TensorBase):
@@ -69,10 +69,10 @@ class ReductionMixin:
 
     __slots__ = ()
 
-    sum = _reduction(R_SUM, "Sum over `dim` (an int or a tuple; None: every element, shape (1,)); keepdim keeps it "
-                            "as 1.")
-    mean = _reduction(R_MEAN, "Mean over `dim` (an int or a tuple; None: every element, shape (1,)).")
-    prod = _reduction(R_PROD, "Product over `dim` (an int or a tuple; None: every element, shape (1,)).")
+    sum = _reduction(R_SUM, "Sum over `dim` (an int or a tuple; None: every element, rank 0); keepdim keeps it as "
+                            "1.")
+    mean = _reduction(R_MEAN, "Mean over `dim` (an int or a tuple; None: every element, rank 0).")
+    prod = _reduction(R_PROD, "Product over `dim` (an int or a tuple; None: every element, rank 0).")
     max = _extremum(R_MAX, _lib.tensor_argmax, lambda self, other: self.maximum(other))
     min = _extremum(R_MIN, _lib.tensor_argmin, lambda self, other: self.minimum(other))
     argmax = _arg(_lib.tensor_argmax)

@@ -23,12 +23,12 @@ def _finish(t, requires_grad):
 def tensor(data, shape=None, dtype=None, device="cpu", requires_grad=False):
     """A tensor holding a copy of `data`.
 
-    data: nested lists/tuples of numbers or bools, a number (shape (1,): there is no rank 0), a NumPy array, an
-    ember.Tensor (copied and detached), or a flat buffer (bytes, array.array, memoryview) of `dtype` with `shape`.
+    data: nested lists/tuples of numbers or bools, a number (rank 0; shape (1,) with a libember without rank 0), a
+    NumPy array, an ember.Tensor (copied and detached), or a flat buffer (bytes, array.array, memoryview) of `dtype`
+    with `shape`.
     shape: reshapes the data (same element count). dtype: "float32" | "float64" | "int64" | "bool" (and
     "int32", "uint8", "int16", "float16" for buffers); by default inferred as PyTorch does (bool, int64,
-    float32; float64 for float64 NumPy arrays). Float data is stored in the backend's float dtype (float32 on the
-    CPU). requires_grad: make it a leaf whose gradient backward keeps in .grad.
+    float32; float64 for float64 NumPy arrays). requires_grad: make it a leaf whose gradient backward keeps in .grad.
     """
     code = None if dtype is None else (dtype if isinstance(dtype, int) else _convert.dtype_code(dtype))
     if isinstance(data, Tensor):

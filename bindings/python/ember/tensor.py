@@ -1,18 +1,18 @@
 """ember.Tensor: an owned ``ember_tensor`` handle with PyTorch's method and operator names.
 
-Tensors are immutable values in libember: every op returns a new tensor. Differences from PyTorch worth knowing:
-rank 0 does not exist (reductions over everything and Python scalars give shape ``(1,)``), and float tensors are
-stored in the backend's float dtype (float32 on the CPU), whatever float dtype they were created from.
+Ops return new tensors; in-place ops (add_, copy_, t[i] = v, ...) change the tensor's own handle.
 """
 import array
 from ctypes import byref, c_double, c_int32, c_int64, c_size_t, c_void_p
 
-from . import _backends, _convert, _lib
+from . import _backends, _convert, _lib, autograd
 from ._convert import BOOL, F32, F64, I64
 from ._numpy import numpy
 from ._tensor_autograd import AutogradMixin
 from ._tensor_base import TensorBase
 from ._tensor_cast import CastMixin
+from ._tensor_index import IndexMixin
+from ._tensor_inplace import InplaceMixin
 from ._tensor_layout import LayoutMixin
 from ._tensor_math import MathMixin
 from ._tensor_reductions import ReductionMixin, ValuesIndices  # noqa: F401  (ValuesIndices: max/min's result)
@@ -25,7 +25,6 @@ def wrap(h):
     """A Tensor owning the handle in the c_void_p `h`."""
     t = _new(Tensor)
     t._h = h
-    t._grad = None
     return t
 
 
@@ -49,7 +48,7 @@ def _format(v):
     return repr(float("%.6g" % v))
 
 
-class Tensor(MathMixin, ReductionMixin, LayoutMixin, CastMixin, AutogradMixin, TensorBase):
+class Tensor(IndexMixin, InplaceMixin, MathMixin, ReductionMixin, LayoutMixin, CastMixin, AutogradMixin, TensorBase):
     """An n-dimensional array on a device, optionally recording operations for backward.
 
     Its methods come from one mixin per concern (_tensor_math, _tensor_reductions, _tensor_layout, _tensor_cast,
@@ -62,6 +61,14 @@ class Tensor(MathMixin, ReductionMixin, LayoutMixin, CastMixin, AutogradMixin, T
 
     _wrap = staticmethod(wrap)
 
+    @staticmethod
+    def _wrap_grad(h, leaf):
+        g = _new(GradAlias)
+        g._h = h
+        g._grad = None
+        g._owner = leaf
+        return g
+
     # ------------------------------------------------------------ queries
     @property
     def dtype(self):
@@ -70,9 +77,18 @@ class Tensor(MathMixin, ReductionMixin, LayoutMixin, CastMixin, AutogradMixin, T
 
     @property
     def shape(self):
+        h = self._h
+        try:
+            cached = self._shape_of
+            if cached[0] is h:
+                return cached[1]
+        except AttributeError:
+            pass
         dims, rank = (c_int64 * _lib.MAX_RANK)(), c_size_t()
-        _check(_lib.tensor_shape(self._h, dims, _lib.MAX_RANK, byref(rank)))
-        return tuple(dims[:rank.value])
+        _check(_lib.tensor_shape(h, dims, _lib.MAX_RANK, byref(rank)))
+        shape = tuple(dims[:rank.value])
+        self._shape_of = (h, shape)
+        return shape
 
     def size(self, dim=None):
         s = self.shape
@@ -80,9 +96,7 @@ class Tensor(MathMixin, ReductionMixin, LayoutMixin, CastMixin, AutogradMixin, T
 
     @property
     def ndim(self):
-        rank = c_size_t()
-        _check(_lib.tensor_rank(self._h, byref(rank)))
-        return rank.value
+        return len(self.shape)
 
     dim = lambda self: self.ndim  # noqa: E731
 
@@ -92,7 +106,10 @@ class Tensor(MathMixin, ReductionMixin, LayoutMixin, CastMixin, AutogradMixin, T
         return n.value
 
     def __len__(self):
-        return self.shape[0]
+        shape = self.shape
+        if not shape:
+            raise TypeError("len() of a 0-d tensor")
+        return shape[0]
 
     @property
     def device(self):
@@ -124,7 +141,8 @@ class Tensor(MathMixin, ReductionMixin, LayoutMixin, CastMixin, AutogradMixin, T
             flat = self._copy_out(I64, "q").tolist()
         else:
             flat = self._copy_out(F64, "d").tolist()
-        return _convert.unflatten(flat, self.shape)
+        shape = self.shape
+        return _convert.unflatten(flat, shape) if shape else flat[0]  # rank 0: the number, as torch
 
     def numpy(self):
         """A new NumPy array with the values: exactly one copy (ember_tensor_copy_to writes straight into the
@@ -152,11 +170,49 @@ class Tensor(MathMixin, ReductionMixin, LayoutMixin, CastMixin, AutogradMixin, T
 
     __float__ = lambda self: float(self.item())  # noqa: E731
     __int__ = lambda self: int(self.item())  # noqa: E731
+    __index__ = lambda self: self._index_value()  # noqa: E731
+
+    def _index_value(self):
+        if self._dtype_code() not in (I64, 3, 5, 7) or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __format__(self, spec):
+        """A rank-0 tensor formats as its number (f"{loss:.4f}"), as torch; others as str() with an empty spec."""
+        if self.ndim == 0:
+            return format(self.item(), spec)
+        return object.__format__(self, spec)
+
+    @property
+    def data(self):
+        """A detached alias: same values, no graph; in-place ops on it (``p.data.copy_(w)``, ``p.data -= ...``)
+        write this tensor, outside autograd, as torch's .data does. Ember difference: the alias reads this tensor's
+        values as of when .data was taken (or when the alias last wrote them)."""
+        alias = _new(DataAlias)
+        alias._h = self.detach()._steal()
+        alias._grad = None
+        alias._base = self
+        return alias
+
+    @data.setter
+    def data(self, value):
+        if list(value.shape) != list(self.shape):
+            raise RuntimeError("ember: .data = x needs x of the same shape (%s, got %s)"
+                               % (list(self.shape), list(value.shape)))
+        with autograd.no_grad():
+            self.copy_(value.detach())
+
+    def _steal(self):
+        """This tensor's handle, which the caller now owns (this object no longer frees it)."""
+        h, self._h = self._h, None
+        return h
 
     def __bool__(self):
         return bool(self.item())
 
     def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d tensor")
         return (self[i] for i in range(len(self)))
 
     def __repr__(self):
@@ -176,3 +232,45 @@ class Tensor(MathMixin, ReductionMixin, LayoutMixin, CastMixin, AutogradMixin, T
         if n > 1000:
             extra += ", shape=%s" % (self.shape,)
         return "tensor(%s%s)" % (body, extra)
+
+
+class DataAlias(Tensor):
+    """What Tensor.data returns: in-place ops write the base tensor (under no_grad), then this alias re-reads it."""
+
+    __slots__ = ("_base",)
+
+    def _inplace_tensor(self, other, op):
+        with autograd.no_grad():
+            Tensor._inplace_tensor(self._base, other, op)
+        return self._reread()
+
+    def _inplace_scalar(self, op, value):
+        with autograd.no_grad():
+            Tensor._inplace_scalar(self._base, op, value)
+        return self._reread()
+
+    def _reread(self):
+        fresh = self._base.detach()
+        self._h, fresh._h = fresh._h, self._h
+        return self
+
+
+class GradAlias(Tensor):
+    """What Tensor.grad returns with libember's leaf grad slot: a copy of the slot whose in-place ops
+    (``p.grad.zero_()``, ``p.grad.mul_(0.5)``, ``p.grad[0] = 0``) also write the slot, as torch's .grad does."""
+
+    __slots__ = ("_owner",)
+
+    def _inplace_tensor(self, other, op):
+        with autograd.no_grad():
+            Tensor._inplace_tensor(self, other, op)
+        return self._write_back()
+
+    def _inplace_scalar(self, op, value):
+        with autograd.no_grad():
+            Tensor._inplace_scalar(self, op, value)
+        return self._write_back()
+
+    def _write_back(self):
+        _check(_lib.tensor_set_grad(self._owner._h, self._h))
+        return self

@@ -15,7 +15,8 @@ HEADER = os.path.join(os.path.dirname(os.path.dirname(_support._PKG)), "c_api", 
 STRUCTS = {"ember_backend_info": _lib.BackendInfo, "ember_conv2d_options": _lib.Conv2dOptions,
            "ember_pool2d_options": _lib.Pool2dOptions, "ember_layer_desc": _lib.LayerDesc,
            "ember_param_info": _lib.ParamInfo, "ember_record_options": _lib.RecordOptions,
-           "ember_optimizer_options": _lib.OptimizerOptions}
+           "ember_optimizer_options": _lib.OptimizerOptions, "ember_backward_options": _lib.BackwardOptions,
+           "ember_scheduler_options": _lib.SchedulerOptions}
 
 
 def header_functions():

@@ -96,7 +96,7 @@ class AutogradTest(unittest.TestCase):
         w, b = model.parameters()
         x = ember.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
         model(x).sum().backward()
-        self.assertEqual(w.grad.tolist(), [[5.0, 5.0], [7.0, 7.0], [9.0, 9.0]])
+        self.assertEqual(w.grad.tolist(), [[5.0, 7.0, 9.0], [5.0, 7.0, 9.0]])  # torch's layout [out, in]
         self.assertEqual(b.grad.tolist(), [2.0, 2.0])
         model.zero_grad()
         self.assertIsNone(w.grad)

@@ -51,13 +51,16 @@ class LifetimeTest(unittest.TestCase):
         del model
         collect()
         loss.backward()
-        opt.step()  # the module is kept alive by the optimizer (ember_optimizer_create's rule)
+        w = opt.param_groups[0]["params"][0]
+        before = w.tolist()
+        opt.step()  # the params are kept alive by the optimizer's param groups
         opt.zero_grad()
-        self.assertEqual(opt.param_groups[0]["params"][0].shape, (3, 1))
+        self.assertEqual(w.shape, (1, 3))
+        self.assertAlmostEqual(w.tolist()[0][0], before[0][0] - 0.2, places=6)
 
     def test_model_freed_before_optimizer(self):
         model = nn.Linear(2, 2)
-        opt = ember.optim.Adam(model, lr=0.01)
+        opt = ember.optim.Adam(model.parameters(), lr=0.01)
         del model
         collect()
         del opt
@@ -65,7 +68,7 @@ class LifetimeTest(unittest.TestCase):
 
     def test_params_outlive_the_model(self):
         model = nn.Sequential(nn.Linear(3, 2), nn.ReLU())
-        w = model.parameters()[0]
+        w = next(model.parameters())
         values = w.tolist()
         del model
         collect()
@@ -82,25 +85,28 @@ class LifetimeTest(unittest.TestCase):
         for a, b in zip(got[0], want[0]):
             self.assertAlmostEqual(a, b, places=6)
 
-    def test_records_outlive_models(self):
+    def test_state_dicts_outlive_models(self):
         model = nn.Sequential(nn.Linear(3, 2))
-        rec = model.state_dict()
+        state = model.state_dict()
+        want = state["0.weight"].tolist()
         del model
         collect()
-        self.assertEqual(len(rec), 2)
+        self.assertEqual(len(state), 2)
         fresh = nn.Sequential(nn.Linear(3, 2))
-        fresh.load_state_dict(rec)
+        fresh.load_state_dict(state)
+        self.assertEqual(fresh[0].weight.tolist(), want)
 
-    def test_param_views_follow_steps(self):
+    def test_param_references_follow_steps(self):
         model = nn.Linear(2, 1)
         w = model.weight
         before = w.tolist()
-        opt = ember.optim.SGD(model, lr=1.0)
+        opt = ember.optim.SGD(model.parameters(), lr=1.0)
         model(ember.ones(1, 2)).sum().backward()
         opt.step()
         after = w.tolist()
+        self.assertIs(model.weight, w)
         self.assertAlmostEqual(after[0][0], before[0][0] - 1.0, places=6)
-        self.assertAlmostEqual(after[1][0], before[1][0] - 1.0, places=6)
+        self.assertAlmostEqual(after[0][1], before[0][1] - 1.0, places=6)
 
     def test_many_short_lived_tensors(self):
         x = ember.ones(8)
@@ -110,7 +116,7 @@ class LifetimeTest(unittest.TestCase):
 
     def test_exit_with_live_handles(self):
         code = ("import ember, ember.nn as nn\n"
-                "m = nn.Sequential(nn.Linear(2, 2)); o = ember.optim.Adam(m, lr=0.1)\n"
+                "m = nn.Sequential(nn.Linear(2, 2)); o = ember.optim.Adam(m.parameters(), lr=0.1)\n"
                 "t = ember.ones(3, requires_grad=True); g = (t * 2).sum(); r = m.state_dict()\n"
                 "cycle = [t]; cycle.append(cycle)\n"
                 "print('done')\n")

@@ -26,14 +26,13 @@ class CreationTest(unittest.TestCase):
         b = ember.tensor([0, 3, 0], dtype="bool")
         self.assertEqual(b.tolist(), [False, True, False])
 
-    def test_float64_is_stored_in_the_backend_float_dtype(self):
+    def test_float64_dtype(self):
         t = ember.tensor([0.1, 0.2], dtype="float64")
-        self.assertEqual(t.dtype, "float32")
-        self.assertAlmostEqual(t.tolist()[0], 0.1, places=6)
+        self.assertEqual((t.dtype, t.tolist()), ("float64", [0.1, 0.2]))
 
-    def test_scalars_have_shape_one(self):
+    def test_scalars_are_rank_0(self):
         t = ember.tensor(3.5)
-        self.assertEqual(t.shape, (1,))
+        self.assertEqual(t.shape, ())
         self.assertEqual(t.item(), 3.5)
         self.assertEqual(ember.tensor(7).item(), 7)
         self.assertIsInstance(ember.tensor(7).item(), int)
@@ -162,10 +161,11 @@ class OperatorTest(unittest.TestCase):
 
     def test_reductions(self):
         a = self.a
-        self.assertEqual(a.sum().tolist(), [10.0])
+        self.assertEqual(a.sum().reshape(-1).tolist(), [10.0])
+        self.assertEqual(a.sum().shape, ())
         self.assertEqual(a.sum(dim=0).tolist(), [4.0, 6.0])
         self.assertEqual(a.sum(dim=1, keepdim=True).tolist(), [[3.0], [7.0]])
-        self.assertEqual(a.sum(dim=(0, 1)).tolist(), [10.0])
+        self.assertEqual(a.sum(dim=(0, 1)).reshape(-1).tolist(), [10.0])
         self.assertEqual(a.mean().item(), 2.5)
         self.assertEqual(a.mean(dim=-1).tolist(), [1.5, 3.5])
         self.assertEqual(a.max().item(), 4.0)
@@ -173,7 +173,7 @@ class OperatorTest(unittest.TestCase):
         self.assertEqual(values.tolist(), [5.0, 7.0])
         self.assertEqual(indices.tolist(), [1, 0])
         self.assertEqual(ember.tensor([[1.0, 5.0], [7.0, 0.0]]).argmax(dim=1).tolist(), [1, 0])
-        self.assertEqual(ember.tensor([3.0, 9.0, 1.0]).argmax().tolist(), [1])
+        self.assertEqual(ember.tensor([3.0, 9.0, 1.0]).argmax().reshape(-1).tolist(), [1])
         self.assertEqual(a.min(dim=0).values.tolist(), [1.0, 2.0])
 
     def test_layout(self):
@@ -195,7 +195,8 @@ class OperatorTest(unittest.TestCase):
         self.assertEqual(x[1, 2].tolist(), [20, 21, 22, 23])
         self.assertEqual(x[:, 1:3].shape, (2, 2, 4))
         self.assertEqual(x[..., -1].tolist(), [[3, 7, 11], [15, 19, 23]])
-        self.assertEqual(x[-1, -1, -1].tolist(), [23])
+        self.assertEqual(x[-1, -1, -1].reshape(-1).tolist(), [23])
+        self.assertEqual(x[-1, -1, -1].shape, ())
         self.assertEqual(x[[1, 0]][0, 0].tolist(), [12, 13, 14, 15])
         with self.assertRaises(IndexError):
             x[2]

@@ -69,11 +69,18 @@ def _flat(nested):
 FORWARD_TOL = 2e-6
 GRAD_TOL = 5e-6
 
+# Cases whose output torch gives rank 0 (expected_values.json writes them as [1], what a libember without rank 0
+# gives).
+RANK0_OUTPUTS = {"sum_all", "mse_mean", "mse_sum", "cross_entropy_mean", "cross_entropy_sum"}
+
 
 class ValuesTest(unittest.TestCase):
     def assertClose(self, got, want, tol, what):
-        self.assertEqual(list(got.shape), want["shape"], what + ": shape")
-        g = _flat(got.tolist())
+        shape = want["shape"]
+        if what.split(" ")[0] in RANK0_OUTPUTS and what.endswith(" forward"):
+            shape = []
+        self.assertEqual(list(got.shape), shape, what + ": shape")
+        g = _flat(got.tolist()) if got.ndim else [got.item()]
         for k, (a, b) in enumerate(zip(g, want["data"])):
             if abs(a - b) > tol * (1 + abs(b)):
                 self.fail("%s: element %d is %r, expected %r (tolerance %g)" % (what, k, a, b, tol))
@@ -92,7 +99,7 @@ def _make(name):
                                      requires_grad=e["dtype"] == "float32")
         out = FORMS[name](**inputs)
         self.assertClose(out, case["output"], FORWARD_TOL, name + " forward")
-        seed = ember.tensor(case["seed"]["data"], shape=case["seed"]["shape"])
+        seed = ember.tensor(case["seed"]["data"], shape=list(out.shape))
         out.backward(seed)
         for k, want in case["grads"].items():
             self.assertIsNotNone(inputs[k].grad, "%s: no gradient for %s" % (name, k))

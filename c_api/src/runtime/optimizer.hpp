@@ -5,6 +5,7 @@
 #include <cmath>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "c_api/src/runtime/sequential.hpp"
 #include "engine/optim/optim.hpp"
@@ -35,9 +36,31 @@ decltype(auto) visit_backend(F&& f, DynOptimizer& o) {
   return f(*static_cast<BackendOptimizer<B>*>(o.payload.get()));
 }
 
+// A param group's engine optimizer (ember_optimizer_create_params; param_optimizer.cpp): a BackendOptimizer<B> of
+// the params' runtime, stepping them as a list of flat params named by their index in the group.
+struct DynGroupOptimizer {
+  const BackendRuntime* runtime = nullptr;
+  std::shared_ptr<void> payload;
+};
+template <class B, class F>
+decltype(auto) visit_backend(F&& f, DynGroupOptimizer& o) {
+  return f(*static_cast<BackendOptimizer<B>*>(o.payload.get()));
+}
+// One param of a group step: its current value (replaced by the updated one when it had a gradient), its
+// gradient, the id keying its state, and its multipliers.
+struct GroupParam {
+  DynTensor value;
+  std::optional<DynTensor> grad;
+  uint64_t id = 0;
+  double lr_mult = 1.0, wd_mult = 1.0;
+};
+
+struct ParamOptimizer;  // param_optimizer.hpp (c_api/src): an optimizer over the caller's param handles
+
 // Lock order: the optimizer's mutex, then the module's. Steps hold both, so an optimizer serializes its own calls.
 struct OptimizerState {
-  std::shared_ptr<ModuleState> module;
+  std::shared_ptr<ModuleState> module;  // null for an optimizer over a param list
+  std::shared_ptr<ParamOptimizer> params;  // set for an optimizer over a param list (then module and opt are unset)
   double lr = 1e-3;
   DynOptimizer opt;
   std::mutex mu;

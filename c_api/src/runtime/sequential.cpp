@@ -5,6 +5,8 @@
 
 #include <mutex>
 
+#include <fmt/format.h>
+
 namespace ember::capi {
 namespace {
 
@@ -276,6 +278,44 @@ LoadReport load_module_record(ModuleState& m, const Record& r, LoadMode mode) {
         // load_record works on a copy and throws before anything is assigned, so a failure leaves `seq` as it was.
         seq = load_record(seq, r, mode, &report);
         return report;
+      },
+      m.module);
+}
+
+// The layer module's params (ember_module_layer) live in tensor handles, which optimizers and loads update; before
+// each forward the typed layers take those exact tensors (same graph leaves, so gradients reach the handles).
+template <class B>
+void set_param_values(ModuleState& m, const std::vector<DynTensor>& values) {
+  std::unique_lock lock(m.mu);
+  visit_backend<B>(
+      [&](auto& seq) {
+        std::size_t i = 0;
+        // Validate every value first: a mismatch leaves the layers as they were.
+        visit_params(seq, [&](const std::string& path, const auto& p) {
+          using T = typename std::decay_t<decltype(p)>::Value;
+          if (i >= values.size())
+            throw ArgumentError(fmt::format("module: {} values for more params", values.size()));
+          const BackendTensor<B>& v = as_backend<B>(values[i++], "module");
+          if (v.kind() != static_cast<Kind>(kind_index<typename T::Kind>()))
+            throw KindError(fmt::format("param '{}' holds a {} tensor, the layer needs {}", path,
+                                        dtype_name(tensor_dtype(v)), param_kind_name(p.kind)));
+          if (!(tensor_shape(v) == p.shape()))
+            throw ShapeError(fmt::format("param '{}' has shape {}, the layer needs {}", path,
+                                         tensor_shape(v).to_string(), p.shape().to_string()));
+        });
+        if (i != values.size())
+          throw ArgumentError(fmt::format("module: {} values for {} params", values.size(), i));
+        i = 0;
+        seq = map_params(std::move(seq), [&](const std::string&, auto p) {
+          using P = decltype(p);
+          using T = typename P::Value;
+          using K = typename T::Kind;
+          const BackendTensor<B>& v = as_backend<B>(values[i++], "module");
+          const auto& prim = std::get<kind_index<K>()>(v.prim);
+          bool tracked = false;
+          if constexpr (std::is_same_v<K, Float> && detail::HasGradTracking<B>) tracked = B::float_is_require_grad(prim);
+          return P::initialized(p.id(), T(prim), tracked, p.role());
+        });
       },
       m.module);
 }

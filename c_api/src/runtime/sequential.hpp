@@ -97,6 +97,8 @@ decltype(auto) visit_backend(F&& f, const DynSequential& m) {
   return f(*static_cast<const Sequential<B>*>(m.payload.get()));
 }
 
+struct ModuleTree;  // module_tree.hpp (c_api/src): a container built by the caller, or one layer
+
 // What a C module handle owns. The mutex makes the module safe to share: forwards take it shared; anything that
 // replaces params (load, optimizer step) and train-mode forwards of modules with BatchNorm (which update running
 // statistics) take it exclusively.
@@ -106,6 +108,9 @@ struct ModuleState {
   DynDevice device;  // where the params live; inputs must live there too
   bool has_batch_norm = false;
   mutable std::shared_mutex mu;
+  // Set for modules of ember_module_create / ember_module_layer: their params are tensor handles (module_tree.hpp);
+  // `module` then holds the one typed layer of a layer module (empty for containers and unmaterialized lazy layers).
+  std::shared_ptr<ModuleTree> tree;
 };
 
 struct ParamDesc {

@@ -1,11 +1,18 @@
-"""ember.nn: layers, Sequential, Parameter; ember.nn.functional for the functional forms."""
-from . import functional
-from .container import Sequential
-from .modules import (GELU, Conv2d, Dropout, Flatten, Layer, LeakyReLU, Linear, LogSoftmax, Module, PReLU, ReLU,
-                      Sigmoid, SiLU, Softmax, Tanh, Threshold)
+"""ember.nn: Module, Parameter, containers, layers, losses, init and utils (torch.nn's names);
+ember.nn.functional for the functional forms."""
+from . import functional, init, utils
+from .container import ModuleDict, ModuleList, ParameterList, Sequential
+from .lazy import LazyConv2d, LazyLinear
+from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss, SmoothL1Loss
+from .module import Module
+from .modules import (GELU, Conv2d, Dropout, Flatten, Identity, LeakyReLU, Linear, LogSoftmax, PReLU, ReLU, Sigmoid,
+                      SiLU, Softmax, Tanh, Threshold)
 from .norm_pool import AdaptiveAvgPool2d, AvgPool2d, BatchNorm1d, BatchNorm2d, Embedding, LayerNorm, MaxPool2d
-from .parameter import Parameter
+from .parameter import Parameter, UninitializedParameter
 
-__all__ = ["functional", "Sequential", "Module", "Layer", "Parameter", "Linear", "Conv2d", "ReLU", "GELU", "Sigmoid",
-           "Tanh", "Threshold", "PReLU", "Dropout", "LayerNorm", "Embedding", "MaxPool2d", "AvgPool2d", "Flatten",
-           "LeakyReLU", "SiLU", "Softmax", "LogSoftmax", "BatchNorm1d", "BatchNorm2d", "AdaptiveAvgPool2d"]
+__all__ = ["functional", "init", "utils", "Module", "Parameter", "UninitializedParameter", "Sequential",
+           "ModuleList", "ModuleDict", "ParameterList", "Identity", "Linear", "Conv2d", "LazyLinear", "LazyConv2d",
+           "ReLU", "GELU", "Sigmoid", "Tanh", "Threshold", "PReLU", "Dropout", "LayerNorm", "Embedding",
+           "MaxPool2d", "AvgPool2d", "Flatten", "LeakyReLU", "SiLU", "Softmax", "LogSoftmax", "BatchNorm1d",
+           "BatchNorm2d", "AdaptiveAvgPool2d", "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "BCELoss",
+           "BCEWithLogitsLoss", "SmoothL1Loss"]

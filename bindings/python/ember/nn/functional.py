@@ -1,15 +1,15 @@
 """ember.nn.functional: PyTorch's functional names over libember ops.
 
-Weights follow PyTorch's layouts here (linear: weight [out_features, in_features]; conv2d: [out, in / groups, kH,
-kW]). Note that the nn.Linear layer stores its weight as [in_features, out_features] (Ember's layout), so use
-``x @ layer.weight + layer.bias`` rather than ``linear(x, layer.weight)`` with it.
+Weights follow PyTorch's layouts (linear: weight [out_features, in_features]; conv2d: [out, in / groups, kH, kW]),
+as the nn layers hold them.
 """
-from ctypes import byref, sizeof
+from ctypes import byref, c_void_p, sizeof
 
-from .. import _lib, errors
+from .. import _lib, autograd, errors
+from .._assign import assign_
 from .._tensor_functions import where
 from ..creation import _random, arange
-from ..tensor import as_tensor_like, call
+from ..tensor import as_tensor_like, call, wrap
 
 _REDUCTIONS = {"mean": 0, "sum": 1}
 
@@ -113,8 +113,28 @@ def l1_loss(input, target, reduction="mean"):  # noqa: A002
     return _reduce((input - target).abs(), reduction)
 
 
+_transpose, _matmul, _add, _free = _lib.tensor_transpose, _lib.tensor_matmul, _lib.tensor_add, _lib.tensor_free
+
+
 def linear(input, weight, bias=None):  # noqa: A002
-    """input @ weight.T + bias, weight [out_features, in_features] as in PyTorch; input of any rank >= 1."""
+    """input @ weight.T + bias, weight [out_features, in_features] as in PyTorch; input of any rank >= 1.
+
+    The common case (float operands of one dtype, input rank >= 2) calls libember on the handles directly: a
+    layer's forward is the hottest small-op path of a model (results do not need their inputs alive, so the
+    transposed weight is freed at once)."""
+    wt, out = c_void_p(), c_void_p()
+    if not _transpose(weight._h, 0, 1, byref(wt)):
+        st = _matmul(input._h, wt, byref(out))
+        _free(wt)
+        if not st:
+            if bias is None:
+                return wrap(out)
+            y = c_void_p()
+            st = _add(out, bias._h, byref(y))
+            _free(out)
+            if not st:
+                return wrap(y)
+    # anything else (a rank-1 input, mixed dtypes, a bad shape) goes through the Tensor methods and their errors
     x = input
     if x.ndim == 1:
         y = (x.reshape(1, -1) @ weight.t()).reshape(-1)
@@ -199,6 +219,91 @@ def dropout(input, p=0.5, training=True):  # noqa: A002
     return input * mask * (1.0 / (1.0 - p))
 
 
-def one_hot(tensor, num_classes):
+def one_hot(tensor, num_classes=-1):
+    """int64 one-hot rows (torch: num_classes -1 means max + 1; a class outside [0, num_classes) raises)."""
+    if tensor.numel():
+        lo, hi = int(tensor.min().item()), int(tensor.max().item())
+        if lo < 0:
+            raise RuntimeError("Class values must be non-negative.")
+        if num_classes == -1:
+            num_classes = hi + 1
+        elif hi >= num_classes:
+            raise RuntimeError("Class values must be smaller than num_classes.")
+    elif num_classes == -1:
+        raise RuntimeError("Can not infer total number of classes from empty tensor.")
     return (tensor.unsqueeze(-1) == arange(num_classes)).long()
 
+
+
+def adaptive_avg_pool2d(input, output_size):  # noqa: A002
+    """Average pooling to `output_size` (an int or a pair) when it divides the input's spatial size."""
+    h, w = input.shape[-2:]
+    oh, ow = _pair(output_size, "output_size")
+    if h % oh or w % ow:
+        raise NotImplementedError("adaptive_avg_pool2d: output size %s does not divide the input size %s"
+                                  % ((oh, ow), (h, w)))
+    return avg_pool2d(input, (h // oh, w // ow))
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,  # noqa: A002
+               momentum=0.1, eps=1e-5):
+    """Normalizes over every dim but 1 (channels). training: with the batch's statistics (biased variance), and
+    the running statistics move toward them (unbiased variance) in place, as torch; else with the running ones."""
+    shape = [1, -1] + [1] * (input.ndim - 2)
+    dims = tuple(d for d in range(input.ndim) if d != 1)
+    if training:
+        n = input.numel() // input.shape[1]
+        if n <= 1:
+            raise ValueError("Expected more than 1 value per channel when training, got input size %s"
+                             % (list(input.shape),))
+        mean = input.mean(dims, keepdim=True)
+        d = input - mean
+        var = (d * d).mean(dims, keepdim=True)
+        if running_mean is not None and running_var is not None:
+            with autograd.no_grad():
+                m = momentum
+                assign_(running_mean, running_mean * (1.0 - m) + mean.reshape(-1) * m)
+                assign_(running_var, running_var * (1.0 - m) + var.reshape(-1) * (m * n / (n - 1)))
+        y = d * (var + eps).pow(-0.5)
+    else:
+        y = (input - running_mean.reshape(shape)) * (running_var.reshape(shape) + eps).pow(-0.5)
+    if weight is not None:
+        y = y * weight.reshape(shape)
+    if bias is not None:
+        y = y + bias.reshape(shape)
+    return y
+
+
+def binary_cross_entropy(input, target, reduction="mean"):  # noqa: A002
+    """-(target * log(input) + (1 - target) * log(1 - input)), each log clamped at -100 as torch does."""
+    target = as_tensor_like(target, input)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError("Using a target size (%s) that is different to the input size (%s) is deprecated. "
+                         "Please ensure they have the same size." % (list(target.shape), list(input.shape)))
+    loss = -(target * input.log().clamp(min=-100.0) + (1.0 - target) * (1.0 - input).log().clamp(min=-100.0))
+    return _reduce(loss, reduction)
+
+
+def binary_cross_entropy_with_logits(input, target, reduction="mean", pos_weight=None):  # noqa: A002
+    """BCE of sigmoid(input), computed stably: max(x, 0) - x * t + log(1 + exp(-|x|)) (pos_weight: torch's)."""
+    target = as_tensor_like(target, input)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError("Target size (%s) must be the same as input size (%s)"
+                         % (list(target.shape), list(input.shape)))
+    softplus_neg = (-input.abs()).exp().log1p() + (-input).clamp(min=0.0)  # log(1 + exp(-x))
+    if pos_weight is None:
+        loss = (1.0 - target) * input + softplus_neg
+    else:
+        log_weight = (pos_weight - 1.0) * target + 1.0
+        loss = (1.0 - target) * input + log_weight * softplus_neg
+    return _reduce(loss, reduction)
+
+
+def smooth_l1_loss(input, target, reduction="mean", beta=1.0):  # noqa: A002
+    """0.5 * d^2 / beta where |d| < beta, else |d| - 0.5 * beta (d = input - target); beta 0 is l1_loss."""
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    d = (input - target).abs()
+    if beta == 0:
+        return _reduce(d, reduction)
+    return _reduce(where(d < beta, d * d * (0.5 / beta), d - 0.5 * beta), reduction)

@@ -1,0 +1,4 @@
+"""ember.utils: data loading (ember.utils.data, torch.utils.data's names)."""
+from . import data
+
+__all__ = ["data"]

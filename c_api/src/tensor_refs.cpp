@@ -1,0 +1,81 @@
+// Shared ownership of tensor handles held as params (tensor_refs.hpp).
+#include "c_api/src/tensor_refs.hpp"
+
+#include <mutex>
+#include <unordered_map>
+
+#include "c_api/src/boundary.hpp"
+
+namespace ember::capi {
+namespace {
+
+struct Owners {
+  std::size_t holders = 0;
+  std::size_t caller_refs = 1;  // the reference of whoever made the handle
+};
+
+// Handles without holders are not in the table: ember_tensor_free of an ordinary tensor costs one lookup. Leaked
+// on purpose, like the handle registry.
+std::mutex& table_mutex() {
+  static auto* mu = new std::mutex;
+  return *mu;
+}
+std::unordered_map<const ember_tensor*, Owners>& table() {
+  static auto* t = new std::unordered_map<const ember_tensor*, Owners>;
+  return *t;
+}
+
+void destroy(ember_tensor* t) noexcept {
+  if (unregister_handle(t, HandleKind::Tensor)) delete static_cast<Handle<ember_tensor>*>(t);
+}
+
+}  // namespace
+
+void retain_tensor(ember_tensor* t) {
+  std::lock_guard lock(table_mutex());
+  ++table()[t].holders;
+}
+
+// An entry goes back to being an ordinary handle (no entry: no holder, one caller reference) as soon as it can.
+static void normalize(std::unordered_map<const ember_tensor*, Owners>::iterator it) {
+  if (it->second.holders == 0 && it->second.caller_refs == 1) table().erase(it);
+}
+
+void release_tensor(ember_tensor* t) noexcept {
+  {
+    std::lock_guard lock(table_mutex());
+    auto it = table().find(t);
+    if (it == table().end()) return;
+    --it->second.holders;
+    if (it->second.holders > 0 || it->second.caller_refs > 0) {
+      normalize(it);
+      return;
+    }
+    table().erase(it);
+  }
+  destroy(t);
+}
+
+void add_caller_ref(ember_tensor* t) {
+  std::lock_guard lock(table_mutex());
+  ++table()[t].caller_refs;
+}
+
+bool caller_free_shared_tensor(ember_tensor* t) {
+  std::lock_guard lock(table_mutex());
+  auto it = table().find(t);
+  if (it == table().end()) return false;
+  if (it->second.caller_refs == 0)
+    throw StatusError(EMBER_ERR_INVALID_HANDLE,
+                      "the tensor was already freed as often as it was handed out (a module or optimizer still holds "
+                      "it as a param)");
+  --it->second.caller_refs;
+  if (it->second.holders == 0 && it->second.caller_refs == 0) {
+    table().erase(it);
+    return false;
+  }
+  normalize(it);
+  return true;
+}
+
+}  // namespace ember::capi
