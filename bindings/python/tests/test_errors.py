@@ -86,8 +86,7 @@ class ErrorMappingTest(unittest.TestCase):
         model = nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 2))
         with self.assertRaises(ember.ShapeError) as cm:
             model(ember.ones(5, 7))
-        self.assertIn("ember_tensor_matmul", str(cm.exception))
-        self.assertIn("[5, 7] @ [4, 3]", str(cm.exception))
+        self.assertEqual(str(cm.exception), "ember_tensor_matmul: matmul: inner dims differ: [5, 7] @ [4, 3]")
         self.assertEqual(model(ember.ones(5, 4)).shape, (5, 2))
 
     def test_invalid_layer_options(self):
@@ -133,7 +132,7 @@ class ErrorMappingTest(unittest.TestCase):
             f.write(b"not a record at all" * 4)
         with self.assertRaises(ember.RecordError) as cm:
             ember.load(model, path)
-        self.assertIn("not a valid ember file", str(cm.exception))
+        self.assertEqual(str(cm.exception), "ember.load: not a valid ember file (no EMBERPY1 header)")
         with self.assertRaises(FileNotFoundError):
             ember.load(model, _support.temp_path(self, "missing.pt"))
         with self.assertRaises(ember.RecordError):
