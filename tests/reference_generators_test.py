@@ -30,6 +30,22 @@ def imports_torch(path):
         return any(line.split()[:2] in (["import", "torch"], ["from", "torch"]) for line in f)
 
 
+def scratch_tree(root, rel, tmp):
+    """A stand-in for the source tree under tmp: `rel` is a real copy, everything else a symlink to the original, so
+    a generator reading ../../data/... finds it while its writes land in the copy. Returns the copy's path."""
+    root = os.path.abspath(root)
+    here, source = tmp, root
+    for part in rel.split("/"):
+        for entry in os.listdir(source):
+            if entry != part:
+                os.symlink(os.path.join(source, entry), os.path.join(here, entry))
+        here, source = os.path.join(here, part), os.path.join(source, part)
+        if source != os.path.join(root, rel):
+            os.mkdir(here)
+    shutil.copytree(source, here, ignore=shutil.ignore_patterns("__pycache__"))
+    return here
+
+
 def check(gen_dir, name, scratch):
     """Runs generator `name` in `scratch` (a copy of gen_dir); returns a list of problems."""
     # Every file's mtime is set to the past, so the files the generator writes are the ones whose mtime moves.
@@ -77,8 +93,7 @@ def main(root):
                 skipped.append(f"{rel}/{name} (needs torch)")
                 continue
             with tempfile.TemporaryDirectory() as tmp:
-                scratch = os.path.join(tmp, "dir")
-                shutil.copytree(gen_dir, scratch, ignore=shutil.ignore_patterns("__pycache__"))
+                scratch = scratch_tree(root, rel, tmp)
                 print(f"{rel}/{name}")
                 problems += check(gen_dir, name, scratch)
                 ran += 1
