@@ -24,9 +24,7 @@ class ErrorMappingTest(unittest.TestCase):
         self.assertIsInstance(e, RuntimeError)
         self.assertEqual(e.status, 3)
         self.assertEqual(e.status_name, "EMBER_ERR_SHAPE")
-        self.assertTrue(str(e).startswith("ember_tensor_add: "), str(e))
-        self.assertIn("[2, 3]", str(e))
-        self.assertIn("[4, 5]", str(e))
+        self.assertEqual(str(e), "ember_tensor_add: add: shapes [2, 3] and [4, 5] are not broadcastable")
         self.assertEqual(str(e), _lib.last_error().decode())
         self.assertStillWorks()
 
@@ -40,11 +38,15 @@ class ErrorMappingTest(unittest.TestCase):
         self.assertStillWorks()
 
     def test_matmul_and_reshape_shapes(self):
-        with self.assertRaisesRegex(ember.ShapeError, "ember_tensor_matmul"):
+        # The whole message, not a needle: the function, the op and the problem with its shapes.
+        with self.assertRaisesRegex(ember.ShapeError, r"^ember_tensor_matmul: matmul: inner dims differ: "
+                                                      r"\[2, 3\] @ \[2, 3\]$"):
             ember.ones(2, 3) @ ember.ones(2, 3)
-        with self.assertRaisesRegex(ember.ShapeError, "ember_tensor_reshape"):
+        with self.assertRaisesRegex(ember.ShapeError, r"^ember_tensor_reshape: reshape: cannot reshape \[2, 3\] "
+                                                      r"\(6 elements\) into \[4, 2\]$"):
             ember.ones(2, 3).reshape(4, 2)
-        with self.assertRaisesRegex(ember.ShapeError, "ember_tensor_from_data"):
+        with self.assertRaisesRegex(ember.ShapeError, r"^ember_tensor_from_data: 12 bytes of data for shape "
+                                                      r"\[2, 2\] of f32 \(16 bytes\)$"):
             ember.tensor([1.0, 2.0, 3.0], shape=[2, 2])
         self.assertStillWorks()
 
@@ -52,7 +54,7 @@ class ErrorMappingTest(unittest.TestCase):
         with self.assertRaises(ember.DTypeError) as cm:
             ember.tensor([1, 2]).exp()
         self.assertIsInstance(cm.exception, TypeError)
-        self.assertIn("ember_tensor_unary", str(cm.exception))
+        self.assertEqual(str(cm.exception), "ember_tensor_unary: exp: not defined for i64 tensors")
         with self.assertRaises(ember.DTypeError):
             F.cross_entropy(ember.ones(2, 3), ember.ones(2))  # float targets
         with self.assertRaises(ember.DTypeError):
@@ -84,8 +86,7 @@ class ErrorMappingTest(unittest.TestCase):
         model = nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 2))
         with self.assertRaises(ember.ShapeError) as cm:
             model(ember.ones(5, 7))
-        self.assertIn("ember_tensor_matmul", str(cm.exception))
-        self.assertIn("[5, 7] @ [4, 3]", str(cm.exception))
+        self.assertEqual(str(cm.exception), "ember_tensor_matmul: matmul: inner dims differ: [5, 7] @ [4, 3]")
         self.assertEqual(model(ember.ones(5, 4)).shape, (5, 2))
 
     def test_invalid_layer_options(self):
@@ -111,7 +112,7 @@ class ErrorMappingTest(unittest.TestCase):
         st = _lib.tensor_add(None, None, ctypes.byref(out))
         with self.assertRaises(ember.NullHandleError) as cm:
             _lib.check(st)
-        self.assertIn("ember_tensor_add", str(cm.exception))
+        self.assertEqual(str(cm.exception), "ember_tensor_add: b is NULL (expected an ember_tensor)")
         self.assertIsNone(out.value)
         bogus = ctypes.c_void_p(0x10)
         with self.assertRaises(ember.InvalidHandleError):
@@ -131,7 +132,7 @@ class ErrorMappingTest(unittest.TestCase):
             f.write(b"not a record at all" * 4)
         with self.assertRaises(ember.RecordError) as cm:
             ember.load(model, path)
-        self.assertIn("not a valid ember file", str(cm.exception))
+        self.assertEqual(str(cm.exception), "ember.load: not a valid ember file (no EMBERPY1 header)")
         with self.assertRaises(FileNotFoundError):
             ember.load(model, _support.temp_path(self, "missing.pt"))
         with self.assertRaises(ember.RecordError):
