@@ -51,6 +51,29 @@ TEST(VulkanMemory, TensorsBeyondTheBindableRangeAreRefused) {
   }
 }
 
+TEST(VulkanMemory, DeviceLocalTensorsMoveThroughStagingBuffers) {
+  // device_local_tensors: even on unified memory (lavapipe) tensors are never mapped, so uploads and reads are
+  // recorded copies through staging memory -- the discrete-GPU path, which must give back the exact values.
+  vk::ContextOptions o;
+  o.validation = true;
+  o.on_validation_message = [](const std::string& m) { ADD_FAILURE() << m; };
+  o.device_local_tensors = true;
+  const auto dev = vulkan::create(o);
+  const auto c = dev.get();
+  EXPECT_FALSE(c->allocator().host_visible(vk::MemoryUse::Tensor));
+  EXPECT_EQ(c->allocator().stats(vk::MemoryUse::Staging).blocks, 0u);
+  const std::vector<float> values{1.5f, -2.25f, 3e-20f, 7e30f, 0.0f, -0.0f};
+  const auto x = T2::from_values(values, {2, 3}, dev);
+  EXPECT_EQ(x.primitive().alloc->mapped(), nullptr) << "a device-local tensor was mapped";
+  EXPECT_GT(c->allocator().stats(vk::MemoryUse::Staging).blocks, 0u) << "the upload did not use a staging buffer";
+  const auto copies = c->stream().stats();
+  EXPECT_EQ(x.into_data().to_vec<float>(), values);
+  EXPECT_EQ(x.mul_scalar(2.0).into_data().to_vec<float>()[3], 14e30f);
+  EXPECT_GT(c->stream().stats().waits, copies.waits);
+  const auto i = Tensor<Vulkan, 1, Int>::from_values(std::vector<int64_t>{int64_t{1} << 40, -3}, {2}, dev);
+  EXPECT_EQ(i.into_data().to_vec<int64_t>(), (std::vector<int64_t>{int64_t{1} << 40, -3}));
+}
+
 TEST(VulkanStream, BarriersOnlyBetweenDependentDispatches) {
   auto& s = ctx()->stream();
   const auto a = T2::full({64, 64}, 1.0);
