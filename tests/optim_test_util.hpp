@@ -18,6 +18,8 @@ using AF = Autodiff<Cpu<float>>;
 // The CPU backend with its optional ops hidden: Adam / AdamW take the composed update of
 // engine/backend/optional_ops.hpp instead of the fused kernel.
 using ADComposed = Autodiff<test::HideOptional<Cpu<double>>>;
+// ... in f32: the Adam update the Vulkan backend runs (it has no fused step).
+using AFComposed = Autodiff<test::HideOptional<Cpu<float>>>;
 
 // Two params of different ranks, so the flattening in GradientsParams / optimizers is exercised.
 template <Backend B>
