@@ -7,8 +7,8 @@ bug's tests need, runs those tests and reports whether they caught it. Not part 
   scripts/mutation_check.py --list                # the mutations, their files and tests
   scripts/mutation_check.py --markdown tests/mutation_result.md --results /tmp/mut.jsonl --resume
 
-The scratch copy (--scratch, default /tmp/ember-mutation/src) is an rsync of this checkout without .git and build
-dirs, with its own build dir (src/build) configured once (-Dcuda=disabled); rsync keeps timestamps, so ninja rebuilds only the
+The scratch copy (--scratch, default /tmp/ember-mutation/src) is a mirror of this checkout without .git and build
+dirs, with its own build dir (src/build) configured once (-Dcuda=disabled); the mirror keeps timestamps, so ninja rebuilds only the
 files a mutation touches and what depends on them (ccache makes the revert's rebuild cheap). Each mutation must
 match its file's text exactly once, or it is reported as "stale" (the code changed under it: update the list).
 A mutation is "caught" when a listed test fails (a nonzero exit other than 77, which is a skip), "survived" when
@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -43,13 +44,49 @@ def sh(cmd: list[str], cwd: Path | None = None, timeout: float | None = None, lo
             out.close()
 
 
+EXCLUDED_TOP = ("build", ".gl", ".whl", ".git")  # build dirs (build*), git metadata, local caches
+
+
 def sync_scratch(src: Path) -> None:
+    """Mirrors this checkout into `src` (like rsync -a --delete): a file is copied only when its size or mtime
+    differ, with its mtime kept, so unchanged files stay older than their objects and nothing is rebuilt for them."""
     src.mkdir(parents=True, exist_ok=True)
-    # Timestamps kept (-a): unchanged files stay older than their objects, so nothing is rebuilt for them.
-    cmd = ["rsync", "-a", "--delete", "--exclude=/build*", "--exclude=.git", "--exclude=__pycache__",
-           "--exclude=/.gl", "--exclude=/.whl", f"{ROOT}/", f"{src}/"]
-    if subprocess.run(cmd).returncode != 0:
-        sys.exit("rsync into the scratch copy failed")
+    seen: set[Path] = set()
+    for dirpath, dirnames, filenames in os.walk(ROOT):
+        rel_dir = Path(dirpath).relative_to(ROOT)
+        if rel_dir == Path("."):
+            dirnames[:] = [d for d in dirnames if not d.startswith(EXCLUDED_TOP)]
+        dirnames[:] = [d for d in dirnames if d not in (".git", "__pycache__")]
+        (src / rel_dir).mkdir(parents=True, exist_ok=True)
+        seen.add(rel_dir)
+        for name in filenames:
+            rel = rel_dir / name
+            seen.add(rel)
+            a, b = ROOT / rel, src / rel
+            sa = a.lstat()
+            replaced = b.exists() or b.is_symlink()
+            if replaced:
+                sb = b.lstat()
+                if sb.st_size == sa.st_size and int(sb.st_mtime) == int(sa.st_mtime):
+                    continue
+                b.unlink()
+            if a.is_symlink():
+                os.symlink(os.readlink(a), b)
+            else:
+                shutil.copy2(a, b)
+                # A file replaced in the copy (a mutation restored by an interrupted run, an edit here) may be older
+                # than objects built from other contents: stamp it now so ninja rebuilds what depends on it.
+                if replaced:
+                    os.utime(b)
+    for dirpath, dirnames, filenames in os.walk(src, topdown=False):
+        rel_dir = Path(dirpath).relative_to(src)
+        if rel_dir.parts and rel_dir.parts[0].startswith(EXCLUDED_TOP):
+            continue
+        for name in filenames:
+            if rel_dir / name not in seen:
+                (src / rel_dir / name).unlink()
+        if rel_dir not in seen and rel_dir != Path("."):
+            shutil.rmtree(src / rel_dir, ignore_errors=True)
 
 
 def configure(src: Path, build: Path) -> None:
