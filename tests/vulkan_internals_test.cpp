@@ -4,6 +4,9 @@
 // (tests/support/vulkan_main.cpp).
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <mutex>
+
 #include "backends/vulkan/commands.hpp"
 #include "backends/vulkan/context.hpp"
 #include "backends/vulkan/interop.hpp"
@@ -91,6 +94,26 @@ TEST(VulkanStream, BarriersOnlyBetweenDependentDispatches) {
   EXPECT_EQ(s.stats().barriers, mid.barriers + 1);
   EXPECT_NEAR(z.into_data().to_vec<float>()[0], std::exp(3.0f), 1e-3);
   EXPECT_EQ(y.into_data().to_vec<float>()[5], 2.0f);
+}
+
+TEST(VulkanStream, WriteAfterReadGetsABarrier) {
+  // Overwriting memory an earlier, unbarriered command reads (in-place updates do this) needs an execution
+  // dependency: a GPU may start the write before the read has finished. Synchronization validation reports a
+  // missing one as WRITE_AFTER_READ even on lavapipe, which runs commands in order.
+  auto& s = ctx()->stream();
+  const auto a = T2::full({64, 64}, 1.0);
+  const auto b = T2::full({64, 64}, 2.0);
+  ctx()->synchronize();
+  const auto start = s.stats();
+  const auto x = a.exp();  // reads a
+  EXPECT_EQ(s.stats().barriers, start.barriers);
+  {
+    std::lock_guard lock(ctx()->mutex());
+    s.copy(b.primitive().alloc, 0, a.primitive().alloc, 0, a.primitive().alloc->size());  // writes a
+  }
+  EXPECT_EQ(s.stats().barriers, start.barriers + 1) << "no barrier between a read and a later write of it";
+  EXPECT_NEAR(x.into_data().to_vec<float>()[7], std::exp(1.0f), 1e-5);
+  EXPECT_EQ(a.into_data().to_vec<float>()[7], 2.0f);
 }
 
 TEST(VulkanStream, LongGraphsAreSubmittedInBatches) {
