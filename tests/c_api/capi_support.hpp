@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -17,13 +18,47 @@ namespace ember::capi_test {
 #define EMBER_ASSERT_OK(call) ASSERT_EQ((call), EMBER_OK) << #call << ": " << ember_last_error()
 #define EMBER_EXPECT_OK(call) EXPECT_EQ((call), EMBER_OK) << #call << ": " << ember_last_error()
 
-// The call failed with `status` and a message containing `needle` (and naming the function).
-#define EMBER_EXPECT_ERR(call, status, needle)                                                          \
-  do {                                                                                                  \
-    const ember_status s_ = (call);                                                                     \
-    EXPECT_EQ(s_, (status)) << #call << " gave " << ember_status_name(s_) << ": " << ember_last_error(); \
-    EXPECT_NE(std::string(ember_last_error()).find(needle), std::string::npos)                          \
-        << #call << ": message \"" << ember_last_error() << "\" lacks \"" << (needle) << "\"";          \
+// Whether `needle` occurs in `message` as a whole phrase: non-empty, and neither end inside a longer word ("rank 2"
+// matches "has rank 2, expected" but not "rank 25"; "x" matches "x is NULL" but not "max").
+inline bool has_phrase(const std::string& message, const std::string& needle) {
+  if (needle.empty()) return false;
+  auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (auto at = message.find(needle); at != std::string::npos; at = message.find(needle, at + 1)) {
+    const auto end = at + needle.size();
+    const bool starts_clean = at == 0 || !word(needle.front()) || !word(message[at - 1]);
+    const bool ends_clean = end == message.size() || !word(needle.back()) || !word(message[end]);
+    if (starts_clean && ends_clean) return true;
+  }
+  return false;
+}
+
+// The checks of EMBER_EXPECT_ERR: the status, the message's "function: " prefix (when the call text is a direct
+// ember_* call) and the phrase.
+inline ::testing::AssertionResult failed_with(const char* call_text, ember_status got, ember_status want,
+                                              const std::string& message, const std::string& needle) {
+  if (got != want)
+    return ::testing::AssertionFailure() << call_text << " gave " << ember_status_name(got) << ", expected "
+                                         << ember_status_name(want) << ": \"" << message << "\"";
+  std::string call(call_text);
+  const auto open = call.find('(');
+  const std::string fn = open == std::string::npos ? "" : call.substr(0, open);
+  const bool direct = fn.rfind("ember_", 0) == 0 && fn.find_first_of(" :.>") == std::string::npos;
+  if (direct && message.rfind(fn + ": ", 0) != 0)
+    return ::testing::AssertionFailure() << call_text << ": message \"" << message << "\" does not start with \""
+                                         << fn << ": \"";
+  if (!has_phrase(message, needle))
+    return ::testing::AssertionFailure() << call_text << ": message \"" << message << "\" lacks the phrase \""
+                                         << needle << "\"";
+  return ::testing::AssertionSuccess();
+}
+
+// The call failed with `status`, its message names the function and contains `needle` as a whole phrase. The last
+// error is cleared first, so the message checked is this call's, never one left over from an earlier call.
+#define EMBER_EXPECT_ERR(call, status, needle)                                                                   \
+  do {                                                                                                           \
+    ember_clear_error();                                                                                         \
+    const ember_status s_ = (call);                                                                              \
+    EXPECT_TRUE(::ember::capi_test::failed_with(#call, s_, (status), ember_last_error(), (needle)));             \
   } while (0)
 
 struct TensorFree {

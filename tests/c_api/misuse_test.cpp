@@ -5,6 +5,8 @@
 #include <iterator>
 #include <limits>
 
+#include <gtest/gtest-spi.h>
+
 #include "tests/c_api/capi_support.hpp"
 
 namespace ember::capi_test {
@@ -43,12 +45,14 @@ TEST(CApiMisuse, FreedAndForeignHandlesAreDetected) {
   EMBER_ASSERT_OK(ember_tensor_free(dead));
   ember_tensor* out = nullptr;
   EMBER_EXPECT_ERR(ember_tensor_add(a.get(), dead, &out), EMBER_ERR_INVALID_HANDLE, "already freed");
-  EMBER_EXPECT_ERR(ember_tensor_free(dead), EMBER_ERR_INVALID_HANDLE, "ember_tensor_free");  // no double free
+  EMBER_EXPECT_ERR(ember_tensor_free(dead), EMBER_ERR_INVALID_HANDLE,
+                   "handle is not a live handle of this type (already freed?)");  // no double free
   // A module passed where a tensor is expected (possible through casts or a binding's void pointers).
   auto m = sequential({linear(2, 2)});
   EMBER_EXPECT_ERR(ember_tensor_add(a.get(), reinterpret_cast<ember_tensor*>(m.get()), &out),
                    EMBER_ERR_INVALID_HANDLE, "is an ember_module, expected an ember_tensor");
-  EMBER_EXPECT_ERR(ember_tensor_free(reinterpret_cast<ember_tensor*>(m.get())), EMBER_ERR_INVALID_HANDLE, "live");
+  EMBER_EXPECT_ERR(ember_tensor_free(reinterpret_cast<ember_tensor*>(m.get())), EMBER_ERR_INVALID_HANDLE,
+                   "handle is not a live handle of this type");
   // A pointer that was never a handle.
   int local = 0;
   EMBER_EXPECT_ERR(ember_tensor_numel(reinterpret_cast<ember_tensor*>(&local), nullptr), EMBER_ERR_INVALID_HANDLE,
@@ -80,7 +84,8 @@ TEST(CApiMisuse, WrongShapes) {
   EMBER_EXPECT_ERR(ember_tensor_from_data(nullptr, EMBER_DTYPE_F32, v, sizeof v, s, 2, &out), EMBER_ERR_SHAPE,
                    "12 bytes of data for shape [2, 2]");
   const ember_tensor* xs[] = {a.get(), b.get()};
-  EMBER_EXPECT_ERR(ember_tensor_cat(xs, 2, 0, &out), EMBER_ERR_SHAPE, "cat");
+  EMBER_EXPECT_ERR(ember_tensor_cat(xs, 2, 0, &out), EMBER_ERR_SHAPE,
+                   "cat: shapes [2, 3] and [4] differ outside dim 0");
   // A module given the wrong feature count says which layer failed.
   auto m = sequential({linear(4, 3), layer(EMBER_LAYER_RELU), linear(3, 2)});
   EMBER_EXPECT_ERR(ember_module_forward(m.get(), a.get(), EMBER_MODE_EVAL, &out), EMBER_ERR_SHAPE,
@@ -109,7 +114,8 @@ TEST(CApiMisuse, OverflowingSizesAreRefused) {
   p.stride[0] = p.stride[1] = 1;
   p.padding[0] = p.padding[1] = (int64_t(1) << 62) + 1;
   p.dilation[0] = p.dilation[1] = (int64_t(1) << 62) + 1;
-  EMBER_EXPECT_ERR(ember_tensor_max_pool2d(img.get(), &p, &out), EMBER_ERR_INVALID_ARGUMENT, "max_pool2d");
+  EMBER_EXPECT_ERR(ember_tensor_max_pool2d(img.get(), &p, &out), EMBER_ERR_INVALID_ARGUMENT,
+                   "max_pool2d: kernel, stride and dilation must be at most 2^31");
   EXPECT_EQ(out, nullptr);
 }
 
@@ -138,7 +144,8 @@ TEST(CApiMisuse, UndersizedOutputBuffers) {
                    EMBER_ERR_BUFFER_TOO_SMALL, "buffer of 16 bytes for 24 bytes");
   EXPECT_EQ(written, 24u);
   double d6[6];  // the same elements as f64 need 48 bytes
-  EMBER_EXPECT_ERR(ember_tensor_copy_to(a.get(), EMBER_DTYPE_F64, d6, 40, &written), EMBER_ERR_BUFFER_TOO_SMALL, "48");
+  EMBER_EXPECT_ERR(ember_tensor_copy_to(a.get(), EMBER_DTYPE_F64, d6, 40, &written), EMBER_ERR_BUFFER_TOO_SMALL,
+                   "buffer of 40 bytes for 48 bytes of f64");
   EMBER_EXPECT_ERR(ember_tensor_copy_to(a.get(), EMBER_DTYPE_F32, nullptr, 24, &written), EMBER_ERR_INVALID_ARGUMENT,
                    "buffer is NULL");
   int64_t dims[1];
@@ -172,7 +179,8 @@ TEST(CApiMisuse, UnknownEnumValues) {
   EMBER_EXPECT_ERR(ember_tensor_binary(a.get(), a.get(), 9, &out), EMBER_ERR_INVALID_ARGUMENT, "unknown binary op 9");
   EMBER_EXPECT_ERR(ember_tensor_unary(a.get(), 27, &out), EMBER_ERR_INVALID_ARGUMENT, "unknown unary op 27");
   EMBER_EXPECT_ERR(ember_tensor_predicate(a.get(), 2, &out), EMBER_ERR_INVALID_ARGUMENT, "unknown predicate op 2");
-  EMBER_EXPECT_ERR(ember_tensor_predicate(nullptr, EMBER_PREDICATE_ISNAN, &out), EMBER_ERR_NULL_HANDLE, "x");
+  EMBER_EXPECT_ERR(ember_tensor_predicate(nullptr, EMBER_PREDICATE_ISNAN, &out), EMBER_ERR_NULL_HANDLE,
+                   "x is NULL (expected an ember_tensor)");
   EMBER_EXPECT_ERR(ember_tensor_reduce(a.get(), 5, 0, 1, &out), EMBER_ERR_INVALID_ARGUMENT, "unknown reduce op 5");
   EMBER_EXPECT_ERR(ember_tensor_scalar(a.get(), 100, 1.0, &out), EMBER_ERR_INVALID_ARGUMENT, "unknown scalar op");
   EMBER_EXPECT_ERR(ember_tensor_compare(a.get(), a.get(), 6, &out), EMBER_ERR_INVALID_ARGUMENT, "unknown compare op");
@@ -214,7 +222,8 @@ TEST(CApiMisuse, UnknownEnumValues) {
   cuda.struct_size = sizeof cuda;
   EMBER_ASSERT_OK(ember_backend_query(EMBER_BACKEND_CUDA, &cuda));
   if (cuda.device_count == 0)
-    EMBER_EXPECT_ERR(ember_device_create(EMBER_BACKEND_CUDA, 0, &dev), EMBER_ERR_UNSUPPORTED, "cuda");
+    EMBER_EXPECT_ERR(ember_device_create(EMBER_BACKEND_CUDA, 0, &dev), EMBER_ERR_UNSUPPORTED,
+                     "backend cuda is not compiled into this library");
   EMBER_EXPECT_ERR(ember_device_create(EMBER_BACKEND_CPU, 1, &dev), EMBER_ERR_INDEX, "one device");
   EXPECT_STREQ(ember_status_name(12345), "EMBER_ERR_UNKNOWN");
 }
@@ -260,7 +269,8 @@ TEST(CApiMisuse, HostileSizesAndValues) {
   EMBER_EXPECT_ERR(ember_tensor_arange(nullptr, EMBER_DTYPE_I64, std::numeric_limits<int64_t>::min(),
                                        std::numeric_limits<int64_t>::max(), 1, &out),
                    EMBER_ERR_SHAPE, "too many elements");
-  EMBER_EXPECT_ERR(ember_tensor_arange(nullptr, EMBER_DTYPE_I64, 0, 5, 0, &out), EMBER_ERR_INVALID_ARGUMENT, "step");
+  EMBER_EXPECT_ERR(ember_tensor_arange(nullptr, EMBER_DTYPE_I64, 0, 5, 0, &out), EMBER_ERR_INVALID_ARGUMENT,
+                   "arange: step must not be 0");
   EMBER_EXPECT_ERR(ember_tensor_full(nullptr, EMBER_DTYPE_I64, neg, 1, std::nan(""), &out), EMBER_ERR_INVALID_ARGUMENT,
                    "not representable");
   // Zero-element inputs whose product would overflow: [2^31, 0] @ [0, 2^31].
@@ -295,7 +305,7 @@ TEST(CApiMisuse, HostileSizesAndValues) {
   auto drop = layer(EMBER_LAYER_DROPOUT);
   drop.p = 1.5;
   EMBER_EXPECT_ERR(ember_module_sequential(nullptr, &drop, 1, &m), EMBER_ERR_INVALID_ARGUMENT, "prob must be in [0, 1]");
-  EMBER_EXPECT_ERR(ember_set_num_threads(0), EMBER_ERR_INVALID_ARGUMENT, "1..4096");
+  EMBER_EXPECT_ERR(ember_set_num_threads(0), EMBER_ERR_INVALID_ARGUMENT, "n must be in 1..4096, got 0");
 }
 
 TEST(CApiMisuse, VersionedStructs) {
@@ -359,17 +369,21 @@ TEST(CApiMisuse, CorruptAndMismatchedRecords) {
   flipped[flipped.size() - 3] ^= 0x40;
   write(flipped);
   ember_load_report* rep = nullptr;
-  EMBER_EXPECT_ERR(ember_module_load(m.get(), file.path.c_str(), EMBER_LOAD_STRICT, &rep), EMBER_ERR_RECORD, "checksum");
+  EMBER_EXPECT_ERR(ember_module_load(m.get(), file.path.c_str(), EMBER_LOAD_STRICT, &rep), EMBER_ERR_RECORD,
+                   "checksum mismatch");
   EXPECT_EQ(rep, nullptr);
   write(bytes.substr(0, bytes.size() / 2));
-  EMBER_EXPECT_ERR(ember_module_load(m.get(), file.path.c_str(), EMBER_LOAD_STRICT, nullptr), EMBER_ERR_RECORD, "record");
+  EMBER_EXPECT_ERR(ember_module_load(m.get(), file.path.c_str(), EMBER_LOAD_STRICT, nullptr), EMBER_ERR_RECORD,
+                   "truncated: the preamble announces");
   write("not a record at all");
-  EMBER_EXPECT_ERR(ember_module_load(m.get(), file.path.c_str(), EMBER_LOAD_PARTIAL, nullptr), EMBER_ERR_RECORD, "record");
+  EMBER_EXPECT_ERR(ember_module_load(m.get(), file.path.c_str(), EMBER_LOAD_PARTIAL, nullptr), EMBER_ERR_RECORD,
+                   "not an Ember record (wrong magic; expected \"EMBERREC\")");
   EMBER_EXPECT_ERR(ember_module_load(m.get(), "/nonexistent/dir/x.emr", EMBER_LOAD_STRICT, nullptr), EMBER_ERR_IO,
-                   "/nonexistent/dir/x.emr");
+                   "record /nonexistent/dir/x.emr: cannot read: No such file or directory");
   ember_record* r = nullptr;
   const char junk[] = "EMBERREC garbage";
-  EMBER_EXPECT_ERR(ember_record_from_bytes(junk, sizeof junk, &r), EMBER_ERR_RECORD, "record");
+  EMBER_EXPECT_ERR(ember_record_from_bytes(junk, sizeof junk, &r), EMBER_ERR_RECORD,
+                   "record <memory>: truncated: 17 bytes, the preamble alone is 61");
   EMBER_EXPECT_ERR(ember_record_from_bytes(nullptr, 10, &r), EMBER_ERR_INVALID_ARGUMENT, "data is NULL");
   // A valid record of another architecture: strict fails with a report and changes nothing; partial loads.
   write(bytes);
@@ -402,7 +416,8 @@ TEST(CApiMisuse, CorruptAndMismatchedRecords) {
   ember_optimizer* opt = nullptr;
   EMBER_ASSERT_OK(ember_optimizer_create(m.get(), &o, &opt));
   Optim optim(opt);
-  EMBER_EXPECT_ERR(ember_optimizer_load(opt, file.path.c_str()), EMBER_ERR_INVALID_ARGUMENT, "load_state");
+  EMBER_EXPECT_ERR(ember_optimizer_load(opt, file.path.c_str()), EMBER_ERR_INVALID_ARGUMENT,
+                   "load_state: key 'layers.0.bias' is not '<param id>.<name>'");
 }
 
 TEST(CApiMisuse, AutodiffMisuse) {
@@ -429,6 +444,36 @@ TEST(CApiMisuse, MessagesAreKeptUntilTheNextFailure) {
   EXPECT_EQ(msg, ember_last_error());
   ember_clear_error();
   EXPECT_STREQ(ember_last_error(), "");
+}
+
+
+// The error helper itself: it checks this call's message, not one left by an earlier call; it matches whole phrases
+// only; and it wants the message to name the function called.
+TEST(CApiMisuse, ErrorHelperChecksOnlyThisCallsWholeMessage) {
+  auto a = f32({1, 2, 3}, {3});
+  ember_tensor* out = nullptr;
+  ASSERT_NE(ember_tensor_unary(a.get(), 27, &out), EMBER_OK);  // leaves "... unknown unary op 27"
+  // A failure that sets no message of its own: the stale one must not satisfy the needle.
+  auto silent_failure = [] { return EMBER_ERR_INVALID_ARGUMENT; };
+  EXPECT_NONFATAL_FAILURE(EMBER_EXPECT_ERR(silent_failure(), EMBER_ERR_INVALID_ARGUMENT, "unknown unary op 27"),
+                          "lacks the phrase \"unknown unary op 27\"");
+  // Whole phrases: a prefix of a longer number or word does not match, an empty needle matches nothing.
+  EXPECT_NONFATAL_FAILURE(EMBER_EXPECT_ERR(ember_tensor_unary(a.get(), 27, &out), EMBER_ERR_INVALID_ARGUMENT,
+                                           "unknown unary op 2"),
+                          "lacks the phrase");
+  EXPECT_NONFATAL_FAILURE(EMBER_EXPECT_ERR(ember_tensor_unary(a.get(), 27, &out), EMBER_ERR_INVALID_ARGUMENT, "ary"),
+                          "lacks the phrase");
+  EXPECT_NONFATAL_FAILURE(EMBER_EXPECT_ERR(ember_tensor_unary(a.get(), 27, &out), EMBER_ERR_INVALID_ARGUMENT, ""),
+                          "lacks the phrase");
+  EXPECT_TRUE(has_phrase("x: rank 2, expected", "rank 2") && !has_phrase("x: rank 25", "rank 2") &&
+              has_phrase("max_pool2d: kernel", "max_pool2d") && !has_phrase("max is NULL", "x"));
+  // The status and the function's name: the message of another function fails.
+  EXPECT_NONFATAL_FAILURE(
+      EMBER_EXPECT_ERR(ember_tensor_unary(a.get(), 27, &out), EMBER_ERR_SHAPE, "unknown unary op 27"),
+      "gave EMBER_ERR_INVALID_ARGUMENT, expected EMBER_ERR_SHAPE");
+  EXPECT_FALSE(failed_with("ember_tensor_add(a, b, &out)", EMBER_ERR_SHAPE, EMBER_ERR_SHAPE,
+                           "ember_tensor_sub: shapes [2] and [3] are not broadcastable", "not broadcastable"));
+  EMBER_EXPECT_ERR(ember_tensor_unary(a.get(), 27, &out), EMBER_ERR_INVALID_ARGUMENT, "unknown unary op 27");
 }
 
 }  // namespace
