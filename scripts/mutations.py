@@ -209,6 +209,23 @@ MUTATIONS = [
         "why": "only overlapping windows pick one input twice",
     },
     {
+        "name": "vulkan_avg_pool_backward_counts_pad",
+        "area": "Vulkan shader",
+        "file": "backends/vulkan/shaders/avg_pool2d.comp",
+        "original": "s += g[out_base + uint(oh * p.Wo + ow)] / divisor(a, b);",
+        "replacement": "s += g[out_base + uint(oh * p.Wo + ow)] / float(a.padded * b.padded);",
+        "tests": ["op_suite_vulkan"],
+        "why": "the backward alone: only the exclude-pad backward-geometry cases reach it",
+    },
+    {
+        "name": "vulkan_max_pool_backward_ranges_off_by_one",
+        "area": "Vulkan shader",
+        "file": "backends/vulkan/shaders/max_pool2d_backward_ranges.comp",
+        "original": "        hi = max(hi, c);\n",
+        "replacement": "        hi = max(hi, c - 1);\n",
+        "tests": ["op_suite_vulkan"],
+    },
+    {
         "name": "vulkan_readback_without_wait",
         "area": "Vulkan transfers",
         "file": "backends/vulkan/tensor_io.cpp",
