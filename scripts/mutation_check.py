@@ -8,8 +8,8 @@ bug's tests need, runs those tests and reports whether they caught it. Not part 
   scripts/mutation_check.py --markdown tests/mutation_result.md --results /tmp/mut.jsonl --resume
 
 The scratch copy (--scratch, default /tmp/ember-mutation/src) is a mirror of this checkout without .git and build
-dirs, with its own build dir (src/build) configured once (-Dcuda=disabled); the mirror keeps timestamps, so ninja rebuilds only the
-files a mutation touches and what depends on them (ccache makes the revert's rebuild cheap). Each mutation must
+dirs, with its own build dir (src/build) configured once (-Dcuda=disabled); the mirror keeps timestamps, so ninja
+rebuilds only the files a mutation touches and what depends on them (ccache makes the revert's rebuild cheap). Each mutation must
 match its file's text exactly once, or it is reported as "stale" (the code changed under it: update the list).
 A mutation is "caught" when a listed test fails (a nonzero exit other than 77, which is a skip), "survived" when
 they all pass, "build-error" when the mutated tree does not compile (a bad mutation, not a catch).
