@@ -153,6 +153,22 @@ TEST(Records, JsonIsReadableText) {
   EXPECT_NE(text.find("true"), std::string::npos);
 }
 
+TEST(Records, JsonHalfValuesAreTheShortestDecimals) {
+  // A half-precision JSON record writes each value as the shortest decimal that reads back to the same f16 bits:
+  // f16(1.234) = 1.234375 is written "1.234", f16(3.14159) = 3.140625 is "3.14" (not their exact binary values).
+  Record rec;
+  rec.params["x"] = {9, ParamKind::Float, ParamRole::Trainable,
+                     TensorData::from_vec(std::vector<float>{1.234f, 3.14159f, 0.1f}, Shape{3})};
+  const auto bytes = JsonFileRecorder<HalfPrecisionSettings>{}.to_bytes(rec);
+  const std::string text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  for (const char* want : {"1.234", "3.14", "0.1"})
+    EXPECT_NE(text.find(want), std::string::npos) << want << "\n" << text;
+  for (const char* longer : {"1.234375", "3.140625", "0.0999"}) EXPECT_EQ(text.find(longer), std::string::npos) << text;
+  const auto back = JsonFileRecorder<HalfPrecisionSettings>{}.from_bytes(bytes).params.at("x").data;
+  EXPECT_EQ(back.get<double>(0), 1.234375);
+  EXPECT_EQ(back.get<double>(1), 3.140625);
+}
+
 // ---------------------------------------------------------------- strict and partial loading
 TEST(Records, StrictLoadListsEveryMismatchTogether) {
   Record rec = into_record(valued_net());

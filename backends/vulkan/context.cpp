@@ -29,11 +29,12 @@ bool has_layer(const Functions& fn, const char* name) {
   return false;
 }
 
-bool has_instance_extension(const Functions& fn, const char* name) {
+// An instance extension of the loader and drivers (layer null) or of one layer.
+bool has_instance_extension(const Functions& fn, const char* name, const char* layer = nullptr) {
   uint32_t n = 0;
-  fn.EnumerateInstanceExtensionProperties(nullptr, &n, nullptr);
+  fn.EnumerateInstanceExtensionProperties(layer, &n, nullptr);
   std::vector<VkExtensionProperties> exts(n);
-  fn.EnumerateInstanceExtensionProperties(nullptr, &n, exts.data());
+  fn.EnumerateInstanceExtensionProperties(layer, &n, exts.data());
   for (auto& e : exts)
     if (std::strcmp(e.extensionName, name) == 0) return true;
   return false;
@@ -55,6 +56,8 @@ Requirements requirements() { return Requirements{}; }
 
 Context::Context(const ContextOptions& options) {
   validation_ = options.validation || env_flag("EMBER_VULKAN_VALIDATION");
+  const char* sync = std::getenv("EMBER_VULKAN_SYNC_VALIDATION");
+  sync_validation_ = validation_ && (sync && *sync ? std::strcmp(sync, "0") != 0 : options.synchronization_validation);
   on_message_ = options.on_validation_message;
   owns_instance_ = true;
   owns_device_ = true;
@@ -62,7 +65,7 @@ Context::Context(const ContextOptions& options) {
     create_instance(options);
     pick_physical_device(options);
     create_device();
-    read_info();
+    read_info(options);
     create_subsystems(options);
   } catch (...) {
     release();
@@ -94,7 +97,7 @@ Context::Context(const ExternalDevice& external, const ContextOptions& options) 
                           std::to_string(queue_index_) + " does not exist or cannot run compute work");
     fn_.load_device(device_);
     fn_.GetDeviceQueue(device_, queue_family_, queue_index_, &queue_);
-    read_info();
+    read_info(options);
     create_subsystems(options);
   } catch (...) {
     release();
@@ -146,6 +149,19 @@ void Context::create_instance(const ContextOptions&) {
   const bool debug_utils = has_instance_extension(fn_, VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
   if (validation_ && debug_utils) extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
   VkInstanceCreateInfo ci{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+  // Synchronization validation is off in the layer by default; VK_EXT_validation_features (provided by the layer
+  // itself) turns it on for this instance only, without the layer's settings file or environment.
+  const VkValidationFeatureEnableEXT sync_feature = VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT;
+  VkValidationFeaturesEXT features{VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT};
+  if (sync_validation_) {
+    if (!has_instance_extension(fn_, VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME, kValidationLayer))
+      throw VulkanError("vulkan: synchronization validation requested but the installed VK_LAYER_KHRONOS_validation "
+                        "lacks VK_EXT_validation_features (set EMBER_VULKAN_SYNC_VALIDATION=0 to go without it)");
+    extensions.push_back(VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
+    features.enabledValidationFeatureCount = 1;
+    features.pEnabledValidationFeatures = &sync_feature;
+    ci.pNext = &features;
+  }
   ci.pApplicationInfo = &app;
   ci.enabledLayerCount = static_cast<uint32_t>(layers.size());
   ci.ppEnabledLayerNames = layers.data();
@@ -266,7 +282,7 @@ void Context::create_device() {
   fn_.GetDeviceQueue(device_, queue_family_, 0, &queue_);
 }
 
-void Context::read_info() {
+void Context::read_info(const ContextOptions& options) {
   VkPhysicalDeviceSubgroupProperties sub{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
   VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
   p2.pNext = &sub;
@@ -285,6 +301,8 @@ void Context::read_info() {
   info_.subgroup_size = sub.subgroupSize;
   info_.unified_memory = p.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU ||
                          p.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+  info_.device_local_tensors = options.device_local_tensors || env_flag("EMBER_VULKAN_DEVICE_LOCAL");
+  info_.synchronization_validation = sync_validation_;
   fn_.GetPhysicalDeviceMemoryProperties(physical_, &memory_props_);
 }
 

@@ -26,6 +26,15 @@ struct ContextOptions {
   // Enable VK_LAYER_KHRONOS_validation and a VK_EXT_debug_utils messenger; every warning or error message is
   // counted and kept (validation_messages()). Also switched on by EMBER_VULKAN_VALIDATION=1.
   bool validation = false;
+  // With validation: also the layer's synchronization validation (VK_EXT_validation_features), which reports
+  // read-after-write / write-after-read hazards between commands that lack a barrier. A CPU driver such as lavapipe
+  // executes commands in order, so a missing barrier never shows in results there; this is what catches it.
+  // Off with EMBER_VULKAN_SYNC_VALIDATION=0 (it costs time on long graphs).
+  bool synchronization_validation = true;
+  // Tensor memory is never host-visible to Ember, even where the device's memory is (integrated GPUs, lavapipe):
+  // uploads and reads go through staging buffers and recorded copies, as on a discrete GPU, so unified-memory
+  // machines test that path too. Also switched on by EMBER_VULKAN_DEVICE_LOCAL=1.
+  bool device_local_tensors = false;
   // Physical device index in enumeration order; -1 picks the first discrete GPU, else integrated, else any
   // (EMBER_VULKAN_DEVICE=n overrides).
   int device_index = -1;
@@ -74,6 +83,8 @@ struct DeviceInfo {
   uint32_t max_workgroup_count_x = 0;
   uint32_t subgroup_size = 0;
   bool unified_memory = false;  // integrated / CPU device: device-local memory is host-visible
+  bool device_local_tensors = false;  // ContextOptions::device_local_tensors: tensors are never mapped
+  bool synchronization_validation = false;  // the validation layer checks hazards between commands
 };
 
 class Context {
@@ -128,7 +139,7 @@ class Context {
   void pick_physical_device(const ContextOptions& options);
   void create_device();
   void install_messenger();
-  void read_info();
+  void read_info(const ContextOptions& options);
   void create_subsystems(const ContextOptions& options);
   static VKAPI_ATTR VkBool32 VKAPI_CALL on_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
                                                    VkDebugUtilsMessageTypeFlagsEXT types,
@@ -144,6 +155,7 @@ class Context {
   bool owns_instance_ = false;
   bool owns_device_ = false;
   bool validation_ = false;
+  bool sync_validation_ = false;
   ExternalDevice external_{};
   VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
   DeviceInfo info_;

@@ -37,10 +37,20 @@ Allocator::Allocator(Context& ctx) : ctx_(ctx) {
   constexpr auto HC = VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
   constexpr auto CA = VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
   const auto& props = ctx.memory_properties();
-  if (ctx.info().unified_memory)
+  if (ctx.info().device_local_tensors) {
+    // Device memory the host cannot see comes first; where every type is host-visible (lavapipe) the tensor
+    // blocks are still left unmapped, so transfers take the staging path all the same.
+    for (uint32_t i = 0; i < props.memoryTypeCount; ++i)
+      if ((props.memoryTypes[i].propertyFlags & (DL | HV)) == DL) tensor_.type_order.push_back(i);
+    for (uint32_t i : rank_types(props, {DL, 0}))
+      if (std::find(tensor_.type_order.begin(), tensor_.type_order.end(), i) == tensor_.type_order.end())
+        tensor_.type_order.push_back(i);
+    tensor_.map = false;
+  } else if (ctx.info().unified_memory) {
     tensor_.type_order = rank_types(props, {DL | HV | HC | CA, DL | HV | HC, DL, 0});
-  else
+  } else {
     tensor_.type_order = rank_types(props, {DL, 0});
+  }
   staging_.type_order = rank_types(props, {HV | HC | CA, HV | HC});
   if (tensor_.type_order.empty() || staging_.type_order.empty())
     throw VulkanError("vulkan: the device exposes no usable memory type");
@@ -62,7 +72,7 @@ void Allocator::destroy_block(Block* b) {
 bool Allocator::host_visible(MemoryUse use) const {
   const auto& p = pool(use);
   const auto flags = ctx_.memory_properties().memoryTypes[p.type_order.front()].propertyFlags;
-  return (flags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) != 0;
+  return p.map && (flags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) != 0;
 }
 
 Block* Allocator::new_block(Pool& pool, VkDeviceSize size, bool dedicated) {
@@ -95,7 +105,7 @@ Block* Allocator::new_block(Pool& pool, VkDeviceSize size, bool dedicated) {
     b->coherent = (flags & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT) != 0;
     try {
       check(fn.BindBufferMemory(dev, buffer, memory, 0), "vkBindBufferMemory");
-      if (flags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT)
+      if (pool.map && (flags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT))
         check(fn.MapMemory(dev, memory, 0, VK_WHOLE_SIZE, 0, &b->mapped), "vkMapMemory");
     } catch (...) {
       destroy_block(b.get());

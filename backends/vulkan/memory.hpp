@@ -83,6 +83,7 @@ class Allocator {
   friend class Allocation;
   struct Pool {
     std::vector<uint32_t> type_order;  // memory types to try, best first
+    bool map = true;  // map host-visible blocks (false: ContextOptions::device_local_tensors)
     std::vector<std::unique_ptr<Block>> blocks;
   };
   void free(Block* block, VkDeviceSize offset, VkDeviceSize size);

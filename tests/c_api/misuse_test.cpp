@@ -175,6 +175,10 @@ TEST(CApiMisuse, UnknownEnumValues) {
   ember_tensor* out = nullptr;
   const int64_t s[] = {2};
   EMBER_EXPECT_ERR(ember_tensor_zeros(nullptr, 99, s, 1, &out), EMBER_ERR_INVALID_ARGUMENT, "unknown dtype 99");
+  // One past the last dtype, where the boundary's own check is the only one (the element size comes next).
+  const float two[] = {1, 2};
+  EMBER_EXPECT_ERR(ember_tensor_from_data(nullptr, 8, two, sizeof two, s, 1, &out), EMBER_ERR_INVALID_ARGUMENT,
+                   "unknown dtype 8");
   EMBER_EXPECT_ERR(ember_tensor_unary(a.get(), -1, &out), EMBER_ERR_INVALID_ARGUMENT, "unknown unary op -1");
   EMBER_EXPECT_ERR(ember_tensor_binary(a.get(), a.get(), 9, &out), EMBER_ERR_INVALID_ARGUMENT, "unknown binary op 9");
   EMBER_EXPECT_ERR(ember_tensor_unary(a.get(), 27, &out), EMBER_ERR_INVALID_ARGUMENT, "unknown unary op 27");

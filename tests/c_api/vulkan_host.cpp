@@ -37,13 +37,20 @@ void VulkanHost::create() {
   app.pApplicationName = "ember_c_api_test_host";
   app.apiVersion = req.api_version;
   const char* layers[] = {kValidationLayer};
-  const char* extensions[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME};
+  const char* extensions[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME, VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME};
   VkInstanceCreateInfo ici{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
   ici.pApplicationInfo = &app;
   ici.enabledLayerCount = validation_ ? 1 : 0;
   ici.ppEnabledLayerNames = layers;
-  ici.enabledExtensionCount = validation_ ? 1 : 0;
+  ici.enabledExtensionCount = validation_ ? 2 : 0;  // VK_EXT_validation_features comes with the layer
   ici.ppEnabledExtensionNames = extensions;
+  // With the layer: its synchronization validation too, so a hazard between the host's commands and Ember's on
+  // the shared queue, or inside Ember's command stream, fails the test (lavapipe's in-order execution hides them).
+  const VkValidationFeatureEnableEXT sync = VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT;
+  VkValidationFeaturesEXT features{VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT};
+  features.enabledValidationFeatureCount = 1;
+  features.pEnabledValidationFeatures = &sync;
+  if (validation_) ici.pNext = &features;
   if (VkResult r = vkCreateInstance(&ici, nullptr, &instance_); r != VK_SUCCESS) {
     why_ = "vkCreateInstance failed (" + std::to_string(r) + "): no Vulkan driver";
     instance_ = VK_NULL_HANDLE;

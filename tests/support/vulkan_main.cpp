@@ -1,14 +1,21 @@
 // main() of the Vulkan test binaries: runs every test on the default Vulkan context with the Khronos validation
-// layer on and a VK_EXT_debug_utils callback that fails the running test on any validation warning or error
-// (messages during teardown, after the tests, fail the binary). Without any Vulkan device the binary prints why
-// and exits 77, which meson reports as SKIP.
+// layer on, its synchronization validation included (hazards between commands without a barrier, which lavapipe's
+// in-order execution never shows in results), and a VK_EXT_debug_utils callback that fails the running test on any
+// validation warning or error (messages during teardown, after the tests, fail the binary).
+// Only a machine without any Vulkan physical device skips (exit 77, which meson reports as SKIP); any other failure
+// to create the context -- the validation layer missing, a device without Ember's features -- fails the binary with
+// the reason, so a broken setup can never pass as "skipped".
+// EMBER_VULKAN_DEVICE_LOCAL=1 runs the same tests with tensor memory the host never maps (the staging paths).
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <cstdio>
+#include <exception>
+#include <memory>
 #include <string>
 
 #include "backends/vulkan/context.hpp"
+#include "backends/vulkan/memory.hpp"
 
 namespace {
 std::atomic<int> g_messages{0};
@@ -25,13 +32,27 @@ int main(int argc, char** argv) {
   };
   ember::vk::set_default_options(options);
   std::string why;
-  if (!ember::vk::available(&why)) {
+  if (ember::vk::physical_device_count(&why) == 0) {
     std::printf("no Vulkan device: skipping the Vulkan tests (%s)\n", why.c_str());
     return 77;
   }
-  const auto& info = ember::vk::default_context()->info();
-  std::printf("Vulkan device: %s (api %u.%u), validation layer on\n", info.name.c_str(),
-              VK_API_VERSION_MAJOR(info.api_version), VK_API_VERSION_MINOR(info.api_version));
+  std::shared_ptr<ember::vk::Context> ctx;
+  try {
+    ctx = ember::vk::default_context();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "FAILED: a Vulkan device exists but the test context could not be created: %s\n", e.what());
+    return 1;
+  }
+  const auto& info = ctx->info();
+  std::printf("Vulkan device: %s (api %u.%u), validation layer on, synchronization validation %s, tensor memory %s\n",
+              info.name.c_str(), VK_API_VERSION_MAJOR(info.api_version), VK_API_VERSION_MINOR(info.api_version),
+              info.synchronization_validation ? "on" : "off",
+              ctx->allocator().host_visible(ember::vk::MemoryUse::Tensor) ? "host-visible" : "device-local (staging)");
+  if (info.device_local_tensors && ctx->allocator().host_visible(ember::vk::MemoryUse::Tensor)) {
+    std::fprintf(stderr, "FAILED: EMBER_VULKAN_DEVICE_LOCAL is set but tensor memory is host-visible\n");
+    return 1;
+  }
+  ctx.reset();
   const int rc = RUN_ALL_TESTS();
   // Tear the context down while the validation layer is still loaded, so teardown is validated too.
   ember::vk::shutdown_default();
