@@ -35,6 +35,17 @@ void copy_flat(T* dst, const T* src, int64_t n) {
   });
 }
 
+// Whether `ranges` select one contiguous run of a row-major tensor of shape x: single indices, then at most one
+// partial dim, then whole dims (x[i], x[a:b], x[i, a:b], ...). Such a slice is one flat copy; the strided walk's
+// setup would cost more than the copy itself on the small tensors indexing mostly meets.
+bool one_run(const Shape& x, const std::vector<Range>& ranges) {
+  std::size_t k = std::min(ranges.size(), x.rank());  // dims from k on are whole
+  while (k > 0 && ranges[k - 1].start == 0 && ranges[k - 1].end == x[k - 1]) --k;
+  for (std::size_t d = 0; d + 1 < k; ++d)
+    if (ranges[d].end - ranges[d].start != 1) return false;
+  return true;
+}
+
 template <class T>
 CpuTensor<T> clone(const CpuTensor<T>& x) {
   CpuTensor<T> out(x.shape);
@@ -230,7 +241,9 @@ CpuTensor<T> slice(const CpuTensor<T>& x, const std::vector<Range>& ranges) {
   StridedView v = sliced_view(x.shape, ranges);
   if (v.shape == x.shape) return x;
   CpuTensor<T> out(v.shape);
-  if (out.numel() > 0) copy_strided(x.data() + v.offset, std::move(v.strides), v.shape, out.data());
+  if (out.numel() == 0) return out;
+  if (one_run(x.shape, ranges)) copy_flat(out.data(), x.data() + v.offset, out.numel());
+  else copy_strided(x.data() + v.offset, std::move(v.strides), v.shape, out.data());
   return out;
 }
 

@@ -244,6 +244,8 @@ _SIGNATURES = {
     # tensor core (issue 11): FFT (complex = a trailing (re, im) dim), zero-copy read-only storage views
     "ember_tensor_fft": (I32, [H, I32, I64, I64, I32, OUT]),
     "ember_tensor_data_ptr": (I32, [H, POINTER(c_void_p)]),
+    # small-op overhead (issue 11): x[i] in one call
+    "ember_tensor_select": (I32, [H, I64, I64, OUT]),
 }
 INPLACE_COPY, INPLACE_ADD, INPLACE_SUB, INPLACE_MUL, INPLACE_DIV, INPLACE_FILL = range(6)  # enum ember_inplace_op
 
