@@ -129,7 +129,9 @@ TEST(HandleTable, MatchesAMapUnderRandomInsertsAndErases) {
         const int* found = table.find(q);
         auto it = ref.find(q);
         ASSERT_EQ(found != nullptr, it != ref.end()) << "key " << q << " at step " << step;
-        if (found) EXPECT_EQ(*found, it->second);
+        if (found) {
+          EXPECT_EQ(*found, it->second);
+        }
       }
     }
   }

@@ -25,6 +25,7 @@ from ._tensor_base import TensorBase
 _slice, _index_select, _arange = _lib.tensor_slice, _lib.tensor_index_select, _lib.tensor_arange
 _select, _SLICE_END = _lib.tensor_select, _lib.SLICE_END
 _BOUND = 2**62  # slice bounds beyond this go the long way (clamped by slice.indices), never truncated by ctypes
+_I64_ARRAYS = [c_int64 * n for n in range(_lib.MAX_RANK + 1)]  # made once: making a ctypes array type costs ~1 us
 _INT_CODES = (I64, 3, 5, 7)  # int64, int32, uint8, int16: accepted as index tensors (cast to int64)
 _BAD_INDEX = ("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices "
               "(got %s)")
@@ -231,7 +232,9 @@ class IndexMixin:
             starts.append(a)
             ends.append(b)
         n = len(starts)
-        arr = c_int64 * n
+        if n > _lib.MAX_RANK:
+            return None
+        arr = _I64_ARRAYS[n]
         out = c_void_p()
         if _slice(self._h, arr(*starts), arr(*ends), n, byref(out)):
             return None
@@ -266,7 +269,8 @@ class IndexMixin:
                 return None
         out_shape.extend(shape[n:])
         out = c_void_p()
-        st = _slice(self._h, (c_int64 * n)(*starts), (c_int64 * n)(*ends), n, byref(out))
+        arr = _I64_ARRAYS[n]
+        st = _slice(self._h, arr(*starts), arr(*ends), n, byref(out))
         if st:
             raise _lib.error(st)
         t = self._wrap(out)
