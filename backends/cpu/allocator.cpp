@@ -1,5 +1,6 @@
 #include "backends/cpu/allocator.hpp"
 
+#include <array>
 #include <cstdlib>
 #include <mutex>
 #include <new>
@@ -22,7 +23,11 @@ std::size_t size_class(std::size_t bytes) {
 
 struct Cache {
   std::mutex mu;
+  // The classes up to 4 KiB (multiples of 64 bytes) by index, the larger ones by size: small tensors, whose ops are
+  // dominated by fixed costs, skip the hashing on both the allocation and the release.
+  std::array<std::vector<void*>, 4096 / 64 + 1> small_lists;
   std::unordered_map<std::size_t, std::vector<void*>> free_lists;
+  std::vector<void*>& list(std::size_t cls) { return cls <= 4096 ? small_lists[cls / 64] : free_lists[cls]; }
   std::size_t cached = 0;
   std::size_t live = 0;
   std::size_t limit = 0;
@@ -38,6 +43,10 @@ struct Cache {
     for (auto& [sz, list] : free_lists)
       for (void* p : list) std::free(p);
     free_lists.clear();
+    for (auto& list : small_lists) {
+      for (void* p : list) std::free(p);
+      list.clear();
+    }
     cached = 0;
   }
 };
@@ -55,7 +64,7 @@ Buffer::~Buffer() {
   std::lock_guard lock(c.mu);
   c.live -= capacity;
   if (c.cached + capacity <= c.limit) {
-    c.free_lists[capacity].push_back(ptr);
+    c.list(capacity).push_back(ptr);
     c.cached += capacity;
   } else {
     std::free(ptr);
@@ -71,10 +80,10 @@ std::shared_ptr<Buffer> allocate(std::size_t bytes) {
   Cache& c = cache();
   {
     std::lock_guard lock(c.mu);
-    auto it = c.free_lists.find(cls);
-    if (it != c.free_lists.end() && !it->second.empty()) {
-      buf->ptr = it->second.back();
-      it->second.pop_back();
+    std::vector<void*>& list = c.list(cls);
+    if (!list.empty()) {
+      buf->ptr = list.back();
+      list.pop_back();
       c.cached -= cls;
       c.live += cls;
       ++c.reuses;

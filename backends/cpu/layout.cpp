@@ -35,6 +35,42 @@ void copy_flat(T* dst, const T* src, int64_t n) {
   });
 }
 
+// Whether `ranges` select one contiguous run of a row-major tensor of shape x: single indices, then at most one
+// partial dim, then whole dims (x[i], x[a:b], x[i, a:b], ...). Such a slice is one flat copy; the strided walk's
+// setup would cost more than the copy itself on the small tensors indexing mostly meets.
+constexpr std::size_t kSmallViewRank = 16;  // copy_view_small's odometer; higher ranks take copy_strided
+
+bool one_run(const Shape& x, const std::vector<Range>& ranges) {
+  std::size_t k = std::min(ranges.size(), x.rank());  // dims from k on are whole
+  while (k > 0 && ranges[k - 1].start == 0 && ranges[k - 1].end == x[k - 1]) --k;
+  for (std::size_t d = 0; d + 1 < k; ++d)
+    if (ranges[d].end - ranges[d].start != 1) return false;
+  return true;
+}
+
+// dst = the view of `base` (v's offset, shape and strides), for small views: an odometer over the rows of the last
+// dim, each a memcpy when it is contiguous. No merging of dims, no parallel split: for the few elements of a small
+// slice their setup costs many times the copy.
+template <class T>
+void copy_view_small(const T* base, const StridedView& v, T* dst) {
+  const std::size_t r = v.shape.rank();
+  const int64_t len = v.shape[r - 1], step = v.strides[r - 1];
+  const int64_t rows = v.shape.num_elements() / len;
+  std::array<int64_t, kSmallViewRank> at{};
+  int64_t off = v.offset;
+  for (int64_t row = 0; row < rows; ++row, dst += len) {
+    const T* src = base + off;
+    if (step == 1) std::memcpy(dst, src, static_cast<std::size_t>(len) * sizeof(T));
+    else for (int64_t i = 0; i < len; ++i) dst[i] = src[i * step];
+    for (std::size_t d = r - 1; d-- > 0;) {  // the next row: carry through the dims before the last
+      off += v.strides[d];
+      if (++at[d] < v.shape[d]) break;
+      off -= v.strides[d] * v.shape[d];
+      at[d] = 0;
+    }
+  }
+}
+
 template <class T>
 CpuTensor<T> clone(const CpuTensor<T>& x) {
   CpuTensor<T> out(x.shape);
@@ -230,7 +266,10 @@ CpuTensor<T> slice(const CpuTensor<T>& x, const std::vector<Range>& ranges) {
   StridedView v = sliced_view(x.shape, ranges);
   if (v.shape == x.shape) return x;
   CpuTensor<T> out(v.shape);
-  if (out.numel() > 0) copy_strided(x.data() + v.offset, std::move(v.strides), v.shape, out.data());
+  if (out.numel() == 0) return out;
+  if (one_run(x.shape, ranges)) copy_flat(out.data(), x.data() + v.offset, out.numel());
+  else if (out.numel() <= kParallelThreshold && v.shape.rank() <= kSmallViewRank) copy_view_small(x.data(), v, out.data());
+  else copy_strided(x.data() + v.offset, std::move(v.strides), v.shape, out.data());
   return out;
 }
 

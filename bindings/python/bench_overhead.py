@@ -66,8 +66,8 @@ def bare_c_cases():
     """The libember calls alone (ctypes, no Tensor objects) of some cases: what is left is the binding's own cost."""
     keep = [ember.ones(1), ember.ones(1), ember.ones(4, 4)]  # the tensors must outlive the cases
     ha, hb, hx = (t._h for t in keep)
-    add, free, sl, rs = _lib.tensor_add, _lib.tensor_free, _lib.tensor_slice, _lib.tensor_reshape
-    byref, void, i64x1, i64x2 = ctypes.byref, ctypes.c_void_p, ctypes.c_int64 * 1, ctypes.c_int64 * 2
+    add, free, sl, sel = _lib.tensor_add, _lib.tensor_free, _lib.tensor_slice, _lib.tensor_select
+    byref, void, i64x2 = ctypes.byref, ctypes.c_void_p, ctypes.c_int64 * 2
 
     def add_free():
         out = void()
@@ -75,12 +75,10 @@ def bare_c_cases():
             raise _lib.error(1)
         free(out)
 
-    def select_row():  # x[1]: a slice, then a reshape dropping the dim
-        out, row = void(), void()
-        sl(hx, i64x1(1), i64x1(2), 1, byref(out))
-        rs(out, i64x1(4), 1, byref(row))
+    def select_row():  # x[1]: one ember_tensor_select
+        out = void()
+        sel(hx, 0, 1, byref(out))
         free(out)
-        free(row)
 
     def slice_cols():
         out = void()

@@ -797,6 +797,12 @@ EMBER_API ember_status ember_scheduler_get_lr(const ember_scheduler* scheduler, 
 EMBER_API ember_status ember_scheduler_epoch(const ember_scheduler* scheduler, int64_t* epoch);
 EMBER_API ember_status ember_scheduler_free(ember_scheduler* scheduler);
 
+/* ================================================================ issue 11: small-op overhead (indexing) */
+/* torch.select / x[index] along `dim`: the slice at `index` with that dim dropped (rank - 1; a rank-1 x gives rank
+ * 0). dim and index count from the end when negative; an index outside [-size, size) is EMBER_ERR_INDEX, a rank-0
+ * x too. One call for what took ember_tensor_slice plus ember_tensor_reshape; differentiable. */
+EMBER_API ember_status ember_tensor_select(const ember_tensor* x, int64_t dim, int64_t index, ember_tensor** out);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

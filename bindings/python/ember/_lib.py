@@ -284,6 +284,8 @@ _SIGNATURES = {
     "ember_scheduler_get_lr": (I32, [H, SZ, PF64]),
     "ember_scheduler_epoch": (I32, [H, PI64]),
     "ember_scheduler_free": (I32, [H]),
+    # small-op overhead (issue 11): x[i] in one call
+    "ember_tensor_select": (I32, [H, I64, I64, OUT]),
 }
 INPLACE_COPY, INPLACE_ADD, INPLACE_SUB, INPLACE_MUL, INPLACE_DIV, INPLACE_FILL = range(6)  # enum ember_inplace_op
 

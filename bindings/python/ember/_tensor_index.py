@@ -23,8 +23,9 @@ from ._convert import BOOL, I64
 from ._tensor_base import TensorBase
 
 _slice, _index_select, _arange = _lib.tensor_slice, _lib.tensor_index_select, _lib.tensor_arange
-_reshape, _free = _lib.tensor_reshape, _lib.tensor_free
-_I64x1 = c_int64 * 1
+_select, _SLICE_END = _lib.tensor_select, _lib.SLICE_END
+_BOUND = 2**62  # slice bounds beyond this go the long way (clamped by slice.indices), never truncated by ctypes
+_I64_ARRAYS = [c_int64 * n for n in range(_lib.MAX_RANK + 1)]  # made once: making a ctypes array type costs ~1 us
 _INT_CODES = (I64, 3, 5, 7)  # int64, int32, uint8, int16: accepted as index tensors (cast to int64)
 _BAD_INDEX = ("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices "
               "(got %s)")
@@ -185,36 +186,59 @@ class IndexMixin:
 
     def __getitem__(self, key):
         """torch's basic and advanced indexing (see the module's docstring)."""
-        if type(key) is int:  # the common case: one int on dim 0
-            shape = self.shape
-            if not shape:
-                raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
-                                 "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
-            size = shape[0]
-            if key < -size or key >= size:
-                raise IndexError("index %d is out of bounds for dimension 0 with size %d" % (key, size))
-            key %= size
-            row = c_void_p()  # the [1, ...] slice: a raw handle, freed here (no Tensor object for it)
-            st = _slice(self._h, _I64x1(key), _I64x1(key + 1), 1, byref(row))
-            if st:
-                raise _lib.error(st)
-            rest = shape[1:]
-            n = len(rest)
+        if type(key) is int:  # the common case: one int on dim 0, one ember_tensor_select
             out = c_void_p()
-            st = _reshape(row, (c_int64 * n)(*rest), n, byref(out))
-            _free(row)
-            if st:
-                raise _lib.error(st)
-            r = self._wrap(out)
-            r._shape_of = (out, rest)
-            return r
+            if not _select(self._h, 0, key, byref(out)):
+                return self._wrap(out)
+            return self._select_error(key)
         if type(key) is slice:
             key = (key,)
         if type(key) is tuple:
-            t = self._basic_ints_and_slices(key)
+            t = self._step1_slices(key)
+            if t is None:
+                t = self._basic_ints_and_slices(key)
             if t is not None:
                 return t
         return self._index(_key_tuple(key, self))
+
+    def _select_error(self, key):
+        """The error torch raises for x[key] (an int) that ember_tensor_select refused."""
+        shape = self.shape
+        if not shape:
+            raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                             "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
+        size = shape[0]
+        if key < -size or key >= size:
+            raise IndexError("index %d is out of bounds for dimension 0 with size %d" % (key, size))
+        raise _lib.error(_select(self._h, 0, key, byref(c_void_p())))
+
+    def _step1_slices(self, key):
+        """Fast path for keys of int-bounded step-1 slices only (x[:, 1:3]): one ember_tensor_slice, which takes
+        Python's negative and clamped bounds itself, so the shape is not needed. None for anything else, or when
+        the call fails (then the general path runs and raises torch's errors)."""
+        starts, ends = [], []
+        for k in key:
+            if type(k) is not slice or k.step is not None:
+                return None
+            a, b = k.start, k.stop
+            if a is None:
+                a = 0
+            elif type(a) is not int or not -_BOUND < a < _BOUND:
+                return None
+            if b is None:
+                b = _SLICE_END
+            elif type(b) is not int or not -_BOUND < b < _BOUND:
+                return None
+            starts.append(a)
+            ends.append(b)
+        n = len(starts)
+        if n > _lib.MAX_RANK:
+            return None
+        arr = _I64_ARRAYS[n]
+        out = c_void_p()
+        if _slice(self._h, arr(*starts), arr(*ends), n, byref(out)):
+            return None
+        return self._wrap(out)
 
     def _basic_ints_and_slices(self, key):
         """Fast path for keys of ints and step-1 slices only (one ember_tensor_slice, a reshape when an int drops
@@ -245,7 +269,8 @@ class IndexMixin:
                 return None
         out_shape.extend(shape[n:])
         out = c_void_p()
-        st = _slice(self._h, (c_int64 * n)(*starts), (c_int64 * n)(*ends), n, byref(out))
+        arr = _I64_ARRAYS[n]
+        st = _slice(self._h, arr(*starts), arr(*ends), n, byref(out))
         if st:
             raise _lib.error(st)
         t = self._wrap(out)

@@ -71,6 +71,9 @@ DynTensor update(const BackendTensor<B>& self, F&& compute) {
   if constexpr (kTracks<B>) {
     if (self.kind() == Kind::Float) {
       const auto& p = std::get<0>(self.prim);
+      // Untracked self (the common case under no_grad or for plain tensors): there is no version to count and the
+      // commit would give back the computed value as it is, so it is returned without rewrapping.
+      if (!B::float_is_require_grad(p)) return compute();
       B::float_inplace_begin(p);
       DynTensor r;
       try {
@@ -101,10 +104,12 @@ DynTensor inplace(const DynTensor& self, const DynTensor& other, InplaceOp op) {
       throw KindError(fmt::format("{}: other is {}, self is {} (cast it first)", name, dtype_name(tensor_dtype(y)),
                                   dtype_name(tensor_dtype(x))));
     const Shape xs = tensor_shape(x), ys = tensor_shape(y);
-    const Shape b = broadcast_shapes(name, xs, ys);
-    if (!(b == xs))
-      throw ShapeError(fmt::format("{}: output with shape {} doesn't match the broadcast shape {}", name,
-                                   xs.to_string(), b.to_string()));
+    if (!(xs == ys)) {  // one shape (the common case) broadcasts to itself
+      const Shape b = broadcast_shapes(name, xs, ys);
+      if (!(b == xs))
+        throw ShapeError(fmt::format("{}: output with shape {} doesn't match the broadcast shape {}", name,
+                                     xs.to_string(), b.to_string()));
+    }
     return update(x, [&]() -> DynTensor {
       if (op != InplaceOp::Copy) return ops::binary<B>(self, other, binary_of(op));
       return visit_kind(x, [&](auto k, const auto& xp) -> DynTensor {

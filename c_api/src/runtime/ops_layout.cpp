@@ -3,6 +3,29 @@
 #include "c_api/src/runtime/backend_ops.hpp"
 
 namespace ember::capi {
+namespace {
+
+// A float primitive that requires no grad is sliced or reshaped by the backend under Autodiff<B> directly: Autodiff's
+// op would first build its backward closure (the ranges, the shapes) only to drop it, a large part of the C cost of
+// x[i] and x[:, a:b] on small tensors. (ops_math.cpp does the same for elementwise ops.)
+template <class B>
+concept AutodiffOver = requires { typename B::InnerBackend; };
+
+template <class B, class K>
+Primitive<B, K> slice_of(const Primitive<B, K>& p, const std::vector<Range>& r) {
+  if constexpr (std::is_same_v<K, Float> && AutodiffOver<B>)
+    if (!p.node) return {B::InnerBackend::template slice<Float>(p.value, r), nullptr};
+  return B::template slice<K>(p, r);
+}
+template <class B, class K>
+Primitive<B, K> reshape_of(const Primitive<B, K>& p, const Shape& to) {
+  if constexpr (std::is_same_v<K, Float> && AutodiffOver<B>)
+    if (!p.node) return {B::InnerBackend::template reshape<Float>(p.value, to), nullptr};
+  return B::template reshape<K>(p, to);
+}
+
+}  // namespace
+
 namespace ops {
 
 template <class B>
@@ -18,7 +41,7 @@ DynTensor reshape(const DynTensor& x, const std::vector<int64_t>& dims) {
         const Shape to = checks::reshape("reshape", from, dims);
         return visit_kind(t, [&](auto k, const auto& p) -> DynTensor {
           using K = decltype(k);
-          return wrap<B, K>(B::template reshape<K>(p, to));
+          return wrap<B, K>(reshape_of<B, K>(p, to));
         });
       },
       x);
@@ -47,7 +70,7 @@ DynTensor slice(const DynTensor& x, const std::vector<checks::SliceArg>& ranges)
         const auto r = checks::slice_ranges("slice", s, ranges);
         return visit_kind(t, [&](auto k, const auto& p) -> DynTensor {
           using K = decltype(k);
-          return wrap<B, K>(B::template slice<K>(p, r));
+          return wrap<B, K>(slice_of<B, K>(p, r));
         });
       },
       x);

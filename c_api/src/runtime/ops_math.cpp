@@ -32,10 +32,43 @@ constexpr std::size_t lift(std::size_t rank) { return std::max<std::size_t>(rank
 
 // f(p) on a primitive seen as at least [1], the result given back as [] when p is a scalar: elementwise ops of
 // one operand.
+// Only a scalar is reshaped: every other operand goes to f as it is (a small op's C cost is mostly copies of
+// shapes and primitives, so the common case makes none).
 template <class R, class K, class B, class F>
 Primitive<B, R> on_1d(const Primitive<B, K>& p, F&& f) {
-  const bool scalar = B::template shape<K>(p).rank() == 0;
-  return to_scalar_if<B, R>(scalar, f(at_least_1d<B, K>(p)));
+  if (B::template shape<K>(p).rank() != 0) return f(p);
+  return to_scalar_if<B, R>(true, f(at_least_1d<B, K>(p)));
+}
+
+// f(a, b) on two operands aligned NumPy-style to one rank by leading 1s (after checking they broadcast), the
+// result (of kind R) given back as [] when both are scalars. Operands of one shape (the common case) need neither
+// the broadcast check (their shape was checked when they were made) nor reshapes, and go to f uncopied.
+template <class R, class K, class B, class F>
+Primitive<B, R> on_aligned(const Primitive<B, K>& a, const Primitive<B, K>& b, const char* op, F&& f) {
+  const Shape sa = B::template shape<K>(a), sb = B::template shape<K>(b);
+  if (sa.rank() > 0 && sa == sb) return f(a, b);
+  check_shape(op, broadcast_shapes(op, sa, sb));
+  const std::size_t r = std::max(sa.rank(), sb.rank()), l = lift(r);
+  return to_scalar_if<B, R>(r == 0, f(lift_rank<B, K>(a, l), lift_rank<B, K>(b, l)));
+}
+
+// Float ops on operands that no recorded op can see (none requires grad) run on the backend under Autodiff<B>
+// directly: Autodiff's op would first build its backward closure, copies of the operands and the result, only to
+// drop it. The result is an untracked primitive either way.
+template <class B>
+concept AutodiffOver = requires { typename B::InnerBackend; };
+template <class B>
+typename B::FloatPrimitive float_binary(const typename B::FloatPrimitive& a, const typename B::FloatPrimitive& b,
+                                        BinaryOp op) {
+  if constexpr (AutodiffOver<B>)
+    if (!a.node && !b.node) return {B::InnerBackend::float_binary(a.value, b.value, op), nullptr};
+  return B::float_binary(a, b, op);
+}
+template <class B>
+typename B::FloatPrimitive float_scalar(const typename B::FloatPrimitive& x, ScalarOp op, double s) {
+  if constexpr (AutodiffOver<B>)
+    if (!x.node) return {B::InnerBackend::float_scalar(x.value, op, s), nullptr};
+  return B::float_scalar(x, op, s);
 }
 
 void check_int_scalar(const char* op, double s) {
@@ -78,15 +111,13 @@ DynTensor binary(const DynTensor& a, const DynTensor& b, BinaryOp op) {
   const char* name = op_name(op);
   return visit_same<B, DynTensor>(a, b, name, [&](const auto& x, const auto& y) -> DynTensor {
     same_kind(x, y, name);
-    const std::size_t r = broadcast_rank(x, y, name), l = lift(r);
     if (x.kind() == Kind::Float)
-      return wrap<B, Float>(to_scalar_if<B, Float>(
-          r == 0, B::float_binary(lift_rank<B, Float>(std::get<0>(x.prim), l),
-                                  lift_rank<B, Float>(std::get<0>(y.prim), l), op)));
+      return wrap<B, Float>(on_aligned<Float, Float, B>(std::get<0>(x.prim), std::get<0>(y.prim), name,
+                                                        [&](const auto& p, const auto& q) { return float_binary<B>(p, q, op); }));
     if (x.kind() == Kind::Int) {
       if (!op_takes_int(op)) throw KindError(fmt::format("{}: not defined for int tensors", name));
-      return wrap<B, Int>(to_scalar_if<B, Int>(r == 0, B::int_binary(lift_rank<B, Int>(std::get<1>(x.prim), l),
-                                                                    lift_rank<B, Int>(std::get<1>(y.prim), l), op)));
+      return wrap<B, Int>(on_aligned<Int, Int, B>(std::get<1>(x.prim), std::get<1>(y.prim), name,
+                                                  [&](const auto& p, const auto& q) { return B::int_binary(p, q, op); }));
     }
     throw KindError(std::string(name) + ": not defined for bool tensors (cast to int or float first)");
   });
@@ -97,8 +128,7 @@ DynTensor scalar(const DynTensor& x, ScalarOp op, double s) {
   return visit_backend<B>(
       [&](const auto& t) -> DynTensor {
         if (t.kind() == Kind::Float)
-          return wrap<B, Float>(
-              on_1d<Float, Float, B>(std::get<0>(t.prim), [&](const auto& p) { return B::float_scalar(p, op, s); }));
+          return wrap<B, Float>(on_1d<Float, Float, B>(std::get<0>(t.prim), [&](const auto& p) { return float_scalar<B>(p, op, s); }));
         if (t.kind() == Kind::Int) {
           check_int_scalar("scalar", s);
           // INT64_MIN / -1 wraps in the kernels (as in the typed engine and PyTorch); nothing to refuse here.
