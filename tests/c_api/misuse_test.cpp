@@ -431,5 +431,28 @@ TEST(CApiMisuse, MessagesAreKeptUntilTheNextFailure) {
   EXPECT_STREQ(ember_last_error(), "");
 }
 
+// ---------------------------------------------------------------- found by the C ABI fuzzer (tests/fuzz)
+// Each input that crashed libember is kept in tests/fuzz/corpus (named after the bug); these tests pin the fix.
+
+// Float to int of NaN, inf or an out-of-range value was undefined behaviour (UBSan: "inf is outside the range of
+// representable values"). Now defined: truncation toward 0, the integer's minimum when it does not fit (as x86
+// gives for int32 / int64), through int64 and modulo 2^8 for uint8.
+TEST(CApiFuzzFound, FloatToIntOfNanInfAndHugeValuesIsDefined) {
+  const float inf = std::numeric_limits<float>::infinity();
+  auto x = f32({inf, -inf, std::nanf(""), 1e30f, -2.7f, 2.7f}, {6});
+  ember_tensor* cast = nullptr;
+  EMBER_ASSERT_OK(ember_tensor_cast(x.get(), EMBER_DTYPE_I64, &cast));
+  Tensor keep(cast);
+  constexpr int64_t kMin64 = std::numeric_limits<int64_t>::min();
+  EXPECT_EQ(ints(cast), (std::vector<int64_t>{kMin64, kMin64, kMin64, kMin64, -2, 2}));
+  int32_t i32[6] = {};
+  EMBER_ASSERT_OK(ember_tensor_copy_to(x.get(), EMBER_DTYPE_I32, i32, sizeof i32, nullptr));
+  constexpr int32_t kMin32 = std::numeric_limits<int32_t>::min();
+  EXPECT_EQ(std::vector<int32_t>(i32, i32 + 6), (std::vector<int32_t>{kMin32, kMin32, kMin32, kMin32, -2, 2}));
+  uint8_t u8[6] = {};
+  EMBER_ASSERT_OK(ember_tensor_copy_to(x.get(), EMBER_DTYPE_U8, u8, sizeof u8, nullptr));
+  EXPECT_EQ(std::vector<uint8_t>(u8, u8 + 6), (std::vector<uint8_t>{0, 0, 0, 0, 254, 2}));
+}
+
 }  // namespace
 }  // namespace ember::capi_test
