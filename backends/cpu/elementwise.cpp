@@ -284,6 +284,10 @@ CpuTensor<T> scalar(const CpuTensor<T>& x, ScalarOp op, double s) {
     }
     return x;
   } else {
+    // An int tensor's scalar is truncated toward 0; NaN, inf and values beyond int64 have no such value (and
+    // converting them is undefined behaviour).
+    if (!(s >= -0x1p63 && s < 0x1p63))
+      throw ArgumentError(fmt::format("scalar op on an int tensor: {} is not representable as int64", s));
     const int64_t c = static_cast<int64_t>(s);
     if constexpr (std::is_same_v<T, int64_t>) {
       if (op == ScalarOp::Div && c == 0) throw ArgumentError("div: integer division by zero");

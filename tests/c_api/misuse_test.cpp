@@ -454,5 +454,31 @@ TEST(CApiFuzzFound, FloatToIntOfNanInfAndHugeValuesIsDefined) {
   EXPECT_EQ(std::vector<uint8_t>(u8, u8 + 6), (std::vector<uint8_t>{0, 0, 0, 0, 254, 2}));
 }
 
+// exp of NaN converted NaN to int32 inside the vectorized kernel (UB, though the result was then discarded).
+TEST(CApiFuzzFound, ExpOfNanAndInfinities) {
+  const float inf = std::numeric_limits<float>::infinity();
+  auto x = f32({std::nanf(""), -inf, inf, 0.0f}, {4});
+  ember_tensor* y = nullptr;
+  EMBER_ASSERT_OK(ember_tensor_unary(x.get(), EMBER_UNARY_EXP, &y));
+  Tensor keep(y);
+  const auto v = floats(y);
+  EXPECT_TRUE(std::isnan(v[0]));
+  EXPECT_EQ(v[1], 0.0f);
+  EXPECT_EQ(v[2], inf);
+  EXPECT_EQ(v[3], 1.0f);
+}
+
+// A scalar op on an int tensor converted the double scalar to int64 whatever it was (UB for NaN, inf, 1e300).
+TEST(CApiFuzzFound, IntTensorScalarMustFitInt64) {
+  auto x = i64({1, 2}, {2});
+  ember_tensor* y = nullptr;
+  for (double s : {std::nan(""), std::numeric_limits<double>::infinity(), -1e300, 0x1p63})
+    EMBER_EXPECT_ERR(ember_tensor_scalar(x.get(), EMBER_SCALAR_ADD, s, &y), EMBER_ERR_INVALID_ARGUMENT,
+                     "is not representable as int64");
+  EMBER_ASSERT_OK(ember_tensor_scalar(x.get(), EMBER_SCALAR_ADD, -2.9, &y));  // truncated toward 0, as before
+  Tensor keep(y);
+  EXPECT_EQ(ints(y), (std::vector<int64_t>{-1, 0}));
+}
+
 }  // namespace
 }  // namespace ember::capi_test
