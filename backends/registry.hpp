@@ -78,13 +78,19 @@ constexpr void for_each_compiled_backend(F&& f) {
 #undef EMBER_X
 }
 
-// The backend whose Default (or Autodiff<Default>) is B; its BackendInfo from the list.
+template <class B, class... Ts>
+constexpr bool in_type_list(TypeList<Ts...>) {
+  return (std::is_same_v<B, Ts> || ...);
+}
+
+// The backend whose Default or one of its Variants (Cpu<double>) is B; its BackendInfo from the list.
 template <class B>
 constexpr BackendInfo backend_info_of() {
   std::optional<BackendInfo> found;
   for_each_compiled_backend([&](auto e) {
     using E = typename decltype(e)::type;
-    if constexpr (std::is_same_v<typename E::Default, B>) found = backend_info(E::id);
+    if constexpr (std::is_same_v<typename E::Default, B> || in_type_list<B>(typename E::Variants{}))
+      found = backend_info(E::id);
   });
   return *found;
 }

@@ -434,5 +434,119 @@ TEST(AutodiffSemantics, DeepChainDestroyedWithoutBackward) {
   expect_near(vals(x.grad(g)), {100001.0}, 0);
 }
 
+// ---------------------------------------------------------------- retain_graph, .grad slots, autograd.grad and
+// in-place updates (issue 11): the engine side of ember_tensor_backward_ex / _inplace / ember_autograd_grad
+using IP = Cpu<double>::FloatPrimitive;
+
+std::vector<std::pair<AD::FloatPrimitive, IP>> seeded(const T<1>& root) {
+  return {{root.primitive(), AD::inner(T<1>::ones({root.dims()[0]}).primitive())}};
+}
+std::vector<double> ivals(const IP& p) { return Tensor<Cpu<double>, 1>(p).to_vec<double>(); }
+
+// What a holder does for x.add_(s): refuse / count the update, compute as usual, take the result.
+AD::FloatPrimitive add_inplace(const AD::FloatPrimitive& self, double s) {
+  AD::float_inplace_begin(self);
+  return AD::float_inplace_commit(self, AD::float_scalar(self, ScalarOp::Add, s));
+}
+
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(AutodiffSemantics, RetainGraphGivesTheSameGradientsTwice) {
+  const auto x = vec({0.5, -1.5}).require_grad();
+  const auto y = x.exp().mul(x);  // dy/dx = e^x (1 + x)
+  auto g1 = AD::backward_seeded(seeded(y), /*retain_graph=*/true, /*accumulate=*/false);
+  auto g2 = AD::backward_seeded(seeded(y), /*retain_graph=*/false, /*accumulate=*/false);
+  const std::vector<double> want{std::exp(0.5) * 1.5, std::exp(-1.5) * -0.5};
+  expect_near(vals(x.grad(g1)), want, 1e-15);
+  expect_near(vals(x.grad(g2)), want, 1e-15);
+  // The second pass did not retain it: a third one fails as before.
+  EXPECT_NE(error_of([&] { AD::backward_seeded(seeded(y), false, false); }).find("already freed"), std::string::npos);
+}
+
+TEST(AutodiffSemantics, AccumulateAddsIntoTheLeafGradSlot) {
+  const auto x = vec({2.0, 3.0}).require_grad();
+  EXPECT_FALSE(AD::leaf_grad(x.primitive()).has_value());
+  const auto y = x.mul(x);  // 2x
+  AD::backward_seeded(seeded(y), true, true);
+  expect_near(ivals(*AD::leaf_grad(x.primitive())), {4.0, 6.0}, 0);
+  AD::backward_seeded(seeded(y), false, true);
+  expect_near(ivals(*AD::leaf_grad(x.primitive())), {8.0, 12.0}, 0);
+  // The slot belongs to the leaf: another tensor of the same leaf sees it; non-leaves have none.
+  EXPECT_TRUE(AD::leaf_grad(x.require_grad().primitive()).has_value());
+  EXPECT_FALSE(AD::leaf_grad(y.primitive()).has_value());
+  AD::set_leaf_grad(x.primitive(), std::nullopt);
+  EXPECT_FALSE(AD::leaf_grad(x.primitive()).has_value());
+  EXPECT_THROW(AD::set_leaf_grad(y.primitive(), AD::inner(y.primitive())), ArgumentError);
+  EXPECT_THROW(AD::set_leaf_grad(x.primitive(), AD::inner(vec({1.0}).primitive())), ShapeError);
+}
+
+TEST(AutodiffSemantics, GradOfReachesIntermediateTensorsAndLeavesGradAlone) {
+  const auto x = vec({1.0, -2.0}).require_grad();
+  const auto unused = vec({1.0}).require_grad();
+  const auto y = x.mul(x);
+  const auto z = y.mul_scalar(3.0).add(x);  // dz/dy = 3, dz/dx = 6x + 1
+  auto r = AD::grad_of(seeded(z), {y.primitive(), x.primitive(), unused.primitive()}, false);
+  ASSERT_EQ(r.size(), 3u);
+  expect_near(ivals(*r[0]), {3.0, 3.0}, 0);
+  expect_near(ivals(*r[1]), {7.0, -11.0}, 0);
+  EXPECT_FALSE(r[2].has_value());
+  EXPECT_FALSE(AD::leaf_grad(x.primitive()).has_value());
+  EXPECT_NE(error_of([&] { AD::grad_of(seeded(x.mul(x)), {vec({1.0}).primitive()}, false); })
+                .find("does not require grad"),
+            std::string::npos);
+}
+
+TEST(AutodiffSemantics, InplaceUpdateOfASavedLeafFailsTheBackward) {
+  auto x = vec({1.0, 2.0}).require_grad().primitive();
+  const AD::FloatPrimitive y = AD::float_binary(x, x, BinaryOp::Mul);
+  // Grad mode on: a leaf that requires grad is refused, and nothing is counted.
+  EXPECT_EQ(error_of([&] { add_inplace(x, 1.0); }),
+            "a leaf Variable that requires grad is being used in an in-place operation.");
+  EXPECT_EQ(AD::float_version(x), 0u);
+  const uint64_t id = x.node->id;
+  {
+    NoGrad ng;
+    x = add_inplace(x, 1.0);
+  }
+  // The same leaf (id, .grad slot) with the new value and version 1.
+  EXPECT_EQ(x.node->id, id);
+  EXPECT_TRUE(x.node->leaf);
+  EXPECT_EQ(AD::float_version(x), 1u);
+  expect_near(ivals(AD::inner(x)), {2.0, 3.0}, 0);
+  const std::string e = error_of([&] { AD::backward_seeded({{y, AD::inner(y)}}, false, true); });
+  EXPECT_NE(e.find("one of the variables needed for gradient computation has been modified by an inplace operation"),
+            std::string::npos) << e;
+  EXPECT_NE(e.find("is at version 1; expected version 0"), std::string::npos) << e;
+  EXPECT_FALSE(AD::leaf_grad(x).has_value());  // a failed pass changes no .grad
+  // A new forward pass records the new version and differentiates the new value.
+  const auto y2 = AD::float_binary(x, x, BinaryOp::Mul);
+  AD::backward_seeded({{y2, AD::inner(vec({1.0, 1.0}).primitive())}}, false, true);
+  expect_near(ivals(*AD::leaf_grad(x)), {4.0, 6.0}, 0);
+}
+
+TEST(AutodiffSemantics, InplaceUpdateOfANonLeafContinuesItsHistory) {
+  const auto x = vec({1.0, 2.0}).require_grad();
+  auto h = x.mul_scalar(2.0).primitive();  // a non-leaf
+  const auto before = AD::float_binary(h, h, BinaryOp::Mul);  // recorded h at version 0
+  h = add_inplace(h, 1.0);  // grad mode on: recorded, h = 2x + 1
+  EXPECT_FALSE(AD::float_is_leaf(h));
+  // d/dx sum((2x + 1) * x) = 4x + 1: the update's own step ran after the count, so it is not stale.
+  const auto y = AD::float_binary(h, x.primitive(), BinaryOp::Mul);
+  auto g = AD::backward_seeded({{y, AD::inner(vec({1.0, 1.0}).primitive())}}, false, false);
+  expect_near(vals(x.grad(g)), {5.0, 9.0}, 0);
+  // The op that recorded h before the update refuses.
+  EXPECT_NE(error_of([&] { AD::backward_seeded({{before, AD::inner(before)}}, false, false); })
+                .find("modified by an inplace operation"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace ember

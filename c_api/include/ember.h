@@ -22,13 +22,15 @@
  *             NUL) in *length; if capacity is too small the text is truncated, still NUL-terminated when
  *             capacity > 0, and EMBER_ERR_BUFFER_TOO_SMALL is returned (call again with *length + 1).
  *  Threads.   Tensors are immutable values: any number of threads may use the same tensor as an op input at once.
- *             A handle must not be freed (or mutated: ember_tensor_set_requires_grad) while another thread uses it.
+ *             A handle must not be freed (or mutated: ember_tensor_set_requires_grad, ember_tensor_inplace*) while
+ *             another thread uses it.
  *             Modules and optimizers are internally synchronized: forward may run on one module from many threads
  *             at once (eval mode always; train mode too unless the module has batch_norm layers, whose train-mode
  *             forward is serialized), and an optimizer step or a load waits for running forwards to finish.
  *             The error message and the no-grad scope are per thread.
  *  Autodiff.  Float tensors live on an autodiff backend: ops on tensors that require grad are recorded, and
- *             ember_tensor_backward turns the graph into gradients (ember_grads), consuming it.
+ *             ember_tensor_backward turns the graph into gradients (ember_grads), consuming it;
+ *             ember_tensor_backward_ex also adds them into the leaves' .grad and can keep the graph (retain_graph).
  */
 #ifndef EMBER_H
 #define EMBER_H
@@ -57,7 +59,8 @@ extern "C" {
 #define EMBER_VERSION_PATCH 0
 /* Bumped only on an incompatible ABI change (never so far); compare with ember_abi_version() at run time. */
 #define EMBER_ABI_VERSION 1
-/* Largest tensor rank (number of dims) accepted anywhere in this API; tensors have rank >= 1. */
+/* Largest tensor rank (number of dims) accepted anywhere in this API. Rank 0 is a scalar (shape [], one element):
+ * since issue 11, full reductions and reduced losses return rank 0, as PyTorch does (they returned shape [1]). */
 #define EMBER_MAX_RANK 8
 /* ember_tensor_slice: an end that means "to the end of the dim". */
 #define EMBER_SLICE_END INT64_MAX
@@ -166,8 +169,10 @@ EMBER_API ember_status ember_device_free(ember_device* device);
 typedef struct ember_tensor ember_tensor;
 
 /* A tensor holding a copy of `data`: row-major elements of `dtype`, data_bytes == numel * size of dtype, shape
- * [rank] with 1 <= rank <= EMBER_MAX_RANK and dims >= 0. Float dtypes give a float tensor (stored in the backend's
- * float dtype), integer dtypes an int tensor (I64 on CPU), BOOL a bool tensor (any nonzero byte is true). */
+ * [rank] with 0 <= rank <= EMBER_MAX_RANK and dims >= 0 (rank 0: a scalar, shape may be NULL). Float dtypes give a
+ * float tensor: EMBER_DTYPE_F64 computes in float64 on the CPU (EMBER_ERR_UNSUPPORTED on GPU backends), the other
+ * float dtypes in the backend's float dtype (F32); integer dtypes an int tensor (I64 on CPU), BOOL a bool tensor (any
+ * nonzero byte is true). Ops mixing F32 and F64 float tensors compute in F64 (PyTorch's type promotion). */
 EMBER_API ember_status ember_tensor_from_data(const ember_device* device, int32_t dtype, const void* data,
                                               size_t data_bytes, const int64_t* shape, size_t rank,
                                               ember_tensor** out);
@@ -184,14 +189,15 @@ EMBER_API ember_status ember_tensor_arange(const ember_device* device, int32_t d
  * same seed gives the same values on every platform. Independent of ember_seed. */
 EMBER_API ember_status ember_tensor_random(const ember_device* device, int32_t distribution, double a, double b,
                                            uint64_t seed, const int64_t* shape, size_t rank, ember_tensor** out);
-/* A new handle to the same (immutable) tensor; cheap. */
+/* A new handle to the same (immutable) tensor; cheap. It shares the value's leaf identity (.grad) but not the
+ * handle: an in-place update of one handle (ember_tensor_inplace) is not seen through the other. */
 EMBER_API ember_status ember_tensor_clone(const ember_tensor* tensor, ember_tensor** out);
 EMBER_API ember_status ember_tensor_free(ember_tensor* tensor);
 
-/* The dtype the tensor is stored in (F32, I64 or BOOL on CPU). */
+/* The dtype the tensor is stored in (F32, F64, I64 or BOOL on CPU). */
 EMBER_API ember_status ember_tensor_dtype(const ember_tensor* tensor, int32_t* dtype);
 EMBER_API ember_status ember_tensor_rank(const ember_tensor* tensor, size_t* rank);
-/* dims[0..rank) (BUFFER_TOO_SMALL when capacity < rank); *rank always set. */
+/* dims[0..rank) (BUFFER_TOO_SMALL when capacity < rank; dims may be NULL with capacity 0); *rank always set. */
 EMBER_API ember_status ember_tensor_shape(const ember_tensor* tensor, int64_t* dims, size_t capacity, size_t* rank);
 EMBER_API ember_status ember_tensor_numel(const ember_tensor* tensor, int64_t* numel);
 EMBER_API ember_status ember_tensor_device(const ember_tensor* tensor, ember_device** out);
@@ -223,17 +229,18 @@ EMBER_API ember_status ember_tensor_logical_not(const ember_tensor* x, ember_ten
 /* cond ? a : b elementwise, broadcasting all three; cond bool, a and b of the same kind. */
 EMBER_API ember_status ember_tensor_where(const ember_tensor* cond, const ember_tensor* a, const ember_tensor* b,
                                           ember_tensor** out);
-/* Along dim (negative counts from the end); keepdim 0 drops the dim (a rank-1 input gives shape [1]). */
+/* Along dim (negative counts from the end); keepdim 0 drops the dim (a rank-1 input gives rank 0, as PyTorch; it gave
+ * shape [1] before issue 11). A rank-0 input takes dim 0 or -1 and gives rank 0. */
 EMBER_API ember_status ember_tensor_reduce(const ember_tensor* x, int32_t op, int64_t dim, int32_t keepdim,
                                            ember_tensor** out);
-/* Over all elements: shape [1]. */
+/* Over all elements: rank 0 (a scalar, as PyTorch; shape [1] before issue 11). */
 EMBER_API ember_status ember_tensor_reduce_all(const ember_tensor* x, int32_t op, ember_tensor** out);
 /* Int (I64) indices of the max / min along dim. */
 EMBER_API ember_status ember_tensor_argmax(const ember_tensor* x, int64_t dim, int32_t keepdim, ember_tensor** out);
 EMBER_API ember_status ember_tensor_argmin(const ember_tensor* x, int64_t dim, int32_t keepdim, ember_tensor** out);
 /* Float, rank >= 2 both; batch dims broadcast (the lower rank gets leading 1s). */
 EMBER_API ember_status ember_tensor_matmul(const ember_tensor* a, const ember_tensor* b, ember_tensor** out);
-/* shape may hold one -1 (inferred). */
+/* shape may hold one -1 (inferred); rank 0 (shape NULL) makes a one-element tensor a scalar. */
 EMBER_API ember_status ember_tensor_reshape(const ember_tensor* x, const int64_t* shape, size_t rank,
                                             ember_tensor** out);
 EMBER_API ember_status ember_tensor_permute(const ember_tensor* x, const int64_t* axes, size_t naxes,
@@ -277,7 +284,7 @@ EMBER_API ember_status ember_tensor_max_pool2d(const ember_tensor* x, const embe
 EMBER_API ember_status ember_tensor_avg_pool2d(const ember_tensor* x, const ember_pool2d_options* options,
                                                ember_tensor** out);
 
-/* Losses (PyTorch semantics), shape [1]. cross_entropy: logits [N, C] float, targets [N] int class indices. */
+/* Losses (PyTorch semantics), rank 0 (shape [1] before issue 11). cross_entropy: logits [N, C] float, targets [N] int class indices. */
 EMBER_API ember_status ember_loss_cross_entropy(const ember_tensor* logits, const ember_tensor* targets,
                                                 int32_t reduction, ember_tensor** out);
 EMBER_API ember_status ember_loss_mse(const ember_tensor* input, const ember_tensor* target, int32_t reduction,
@@ -287,13 +294,18 @@ EMBER_API ember_status ember_loss_mse(const ember_tensor* input, const ember_ten
 typedef struct ember_grads ember_grads;
 
 /* Marks a float tensor as a graph leaf whose gradient backward keeps (on != 0), or detaches it (on == 0). Changes
- * the handle in place: not concurrently with other uses of this handle. */
+ * the handle in place: not concurrently with other uses of this handle. As PyTorch's requires_grad_: the result of
+ * a recorded op (a non-leaf, see ember_tensor_is_leaf) already requires grad, so on != 0 leaves it as it is (still
+ * a non-leaf; detach it first to make a new leaf), and on == 0 fails with EMBER_ERR_INVALID_ARGUMENT ("you can only
+ * change requires_grad flags of leaf variables"; ember_tensor_detach is the way). */
 EMBER_API ember_status ember_tensor_set_requires_grad(ember_tensor* tensor, int32_t on);
 EMBER_API ember_status ember_tensor_requires_grad(const ember_tensor* tensor, int32_t* on);
 /* The same values, cut from the graph. */
 EMBER_API ember_status ember_tensor_detach(const ember_tensor* tensor, ember_tensor** out);
-/* Reverse pass from `tensor`, seeded with `grad` (same shape; NULL seeds ones). Frees the graph it runs through:
- * a second backward through the same graph fails. The caller owns *out. */
+/* Reverse pass from `tensor`, seeded with `grad` (same shape). grad NULL is only for a one-element tensor (seeded
+ * with 1); otherwise EMBER_ERR_INVALID_ARGUMENT ("grad can be implicitly created only for scalar outputs"), as
+ * PyTorch. Frees the graph it runs through: a second backward through the same graph fails. Leaves' .grad are not
+ * touched (ember_tensor_backward_ex does that). The caller owns *out. */
 EMBER_API ember_status ember_tensor_backward(const ember_tensor* tensor, const ember_tensor* grad, ember_grads** out);
 /* The gradient of leaf `tensor` (one that required grad) in `grads`, as a new tensor that does not require grad;
  * *out is NULL (and EMBER_OK returned) when the backward pass did not reach it. */
@@ -562,6 +574,86 @@ EMBER_API ember_status ember_vulkan_synchronize(const ember_device* device);
  * (saves shader compilation); *size = bytes needed (BUFFER_TOO_SMALL, nothing written, when capacity is less). */
 EMBER_API ember_status ember_vulkan_pipeline_cache_data(const ember_device* device, void* buffer, size_t capacity,
                                                         size_t* size);
+
+/* ================================================================ autograd: .grad, retain_graph, autograd.grad,
+ * in-place updates (PyTorch's semantics unless said otherwise) */
+typedef struct ember_backward_options {
+  uint32_t struct_size;
+  int32_t retain_graph; /* 0 (default): free the graph the pass runs through; != 0: keep it for another pass */
+  int32_t accumulate;   /* 1 (default): add each reached leaf's gradient into that leaf's .grad (Tensor.backward) */
+  int32_t reserved;     /* 0 */
+} ember_backward_options;
+/* Sets struct_size and the defaults (retain_graph 0, accumulate 1). */
+EMBER_API ember_status ember_backward_options_init(ember_backward_options* options);
+/* Tensor.backward(gradient, retain_graph): reverse pass from `tensor` seeded with `grad` (same shape; NULL only for
+ * a one-element tensor, else EMBER_ERR_INVALID_ARGUMENT "grad can be implicitly created only for scalar outputs").
+ * options NULL: the defaults. With accumulate, the .grad of every leaf reached becomes .grad + gradient (set when it
+ * had none); nothing changes when the pass fails. *out (may be NULL) receives this pass's gradients alone, as
+ * ember_tensor_backward's. Without retain_graph a second pass through the same graph fails ("already freed"); with
+ * it, it gives the same gradients again. A pass through an op one of whose inputs (a leaf or a recorded result) was
+ * updated in place after the op recorded it fails with EMBER_ERR_INVALID_ARGUMENT ("one of the variables needed for
+ * gradient computation has been modified by an inplace operation"). Ember checks every tracked input of the op,
+ * also one the op's gradient does not read (PyTorch checks only the saved ones), and does not check tensors that
+ * require no grad: their values are immutable, so the gradient never reads a changed value. */
+EMBER_API ember_status ember_tensor_backward_ex(const ember_tensor* tensor, const ember_tensor* grad,
+                                                const ember_backward_options* options, ember_grads** out);
+/* torch.autograd.grad: results[i] = d(sum_j <outputs[j], grad_outputs[j]>) / d inputs[i], for inputs that are
+ * leaves or results of recorded ops (an input that requires no grad is EMBER_ERR_INVALID_ARGUMENT).
+ * grad_outputs may be NULL, and so may each of its entries, for one-element outputs (seeded with 1). An input the
+ * outputs do not reach gets results[i] = NULL when allow_unused, else the call fails. No .grad is touched. On
+ * failure every results[i] is NULL; the caller owns (frees) the non-NULL results. retain_graph as above. */
+EMBER_API ember_status ember_autograd_grad(const ember_tensor* const* outputs, const ember_tensor* const* grad_outputs,
+                                           size_t n_outputs, const ember_tensor* const* inputs, size_t n_inputs,
+                                           int32_t retain_graph, int32_t allow_unused, ember_tensor** results);
+/* A leaf's accumulated gradient (.grad) as a new handle that requires no grad; *out = NULL when it has none, or
+ * when the tensor is not a leaf that requires grad. The slot belongs to the leaf, not to a handle: every handle of
+ * that leaf (clones, the handle after in-place updates under no-grad) sees it. The returned handle is a copy of the
+ * slot's current value: to change the slot (zero_grad, clipping), write it back with ember_tensor_set_grad. */
+EMBER_API ember_status ember_tensor_grad(const ember_tensor* tensor, ember_tensor** out);
+/* Sets a leaf's .grad to grad's values (same shape: "assigned grad has data of a different size"); grad NULL clears
+ * it. Only for leaves that require grad (EMBER_ERR_INVALID_ARGUMENT otherwise). */
+EMBER_API ember_status ember_tensor_set_grad(ember_tensor* tensor, const ember_tensor* grad);
+/* *leaf = 1 for a tensor that requires no grad or was made a leaf by ember_tensor_set_requires_grad, 0 for the
+ * result of a recorded op (PyTorch's is_leaf). */
+EMBER_API ember_status ember_tensor_is_leaf(const ember_tensor* tensor, int32_t* leaf);
+
+/* In-place updates: self's handle takes the new value and keeps its identity; its version (ember_tensor_version)
+ * increases by one. With grad mode off (ember_no_grad_enter) a leaf stays the same leaf: same .grad, same optimizer
+ * slot. With grad mode on, a leaf that requires grad is refused (EMBER_ERR_INVALID_ARGUMENT, "a leaf Variable that
+ * requires grad is being used in an in-place operation."), and the update of a tensor that requires grad is recorded
+ * (self then is a non-leaf whose history continues through the op). `other` is broadcast to self's shape ("output
+ * with shape [3] doesn't match the broadcast shape [2, 3]" otherwise) and must be of self's kind, except for COPY,
+ * which converts other to self's dtype. DIV is refused for int tensors (the quotient is a float) and int tensors
+ * take integral scalars only; bool tensors take COPY and FILL only. On failure self is unchanged. */
+enum ember_inplace_op {
+  EMBER_INPLACE_COPY = 0, /* self = other (tensor form only) */
+  EMBER_INPLACE_ADD = 1,
+  EMBER_INPLACE_SUB = 2,
+  EMBER_INPLACE_MUL = 3,
+  EMBER_INPLACE_DIV = 4,
+  EMBER_INPLACE_FILL = 5 /* self = s (scalar form only) */
+};
+EMBER_API ember_status ember_tensor_inplace(ember_tensor* self, const ember_tensor* other, int32_t op);
+EMBER_API ember_status ember_tensor_inplace_scalar(ember_tensor* self, int32_t op, double s);
+/* How many in-place updates this handle has had (0 for a new handle, clones included). */
+EMBER_API ember_status ember_tensor_version(const ember_tensor* tensor, int64_t* version);
+
+/* ================================================================ issue 11: tensor core (FFT, storage views) */
+/* Discrete Fourier transforms, NumPy / torch.fft semantics. Complex tensors are float tensors with a trailing dim of
+ * 2 (re, im); `dim` counts the other dims (negative from the end). fft / ifft: complex [..., L, 2] -> [..., n, 2];
+ * rfft: real [..., L] -> complex [..., n/2+1, 2]; irfft: complex [..., m, 2] -> real [..., n] (imaginary parts of bin 0
+ * and, for even n, bin n/2 are ignored). n <= 0: L (irfft: 2 * (m - 1)); otherwise the input is cropped or
+ * zero-padded to n along dim (irfft: to n/2+1 bins). norm: BACKWARD scales the inverse transforms by 1/n, FORWARD
+ * the forward ones by 1/n, ORTHO both by 1/sqrt(n). Differentiable; F32 or F64 like x. */
+enum ember_fft_op { EMBER_FFT_FFT = 0, EMBER_FFT_IFFT = 1, EMBER_FFT_RFFT = 2, EMBER_FFT_IRFFT = 3 };
+enum ember_fft_norm { EMBER_FFT_NORM_BACKWARD = 0, EMBER_FFT_NORM_FORWARD = 1, EMBER_FFT_NORM_ORTHO = 2 };
+EMBER_API ember_status ember_tensor_fft(const ember_tensor* x, int32_t op, int64_t n, int64_t dim, int32_t norm,
+                                        ember_tensor** out);
+/* A zero-copy, read-only view of a CPU tensor's elements: contiguous, row-major, in the tensor's storage dtype
+ * (ember_tensor_dtype: F32 / F64 floats, I64 ints, BOOL as one byte 0 / 1). Valid while the handle lives and the
+ * tensor is not modified in place; NULL for a tensor of no elements. EMBER_ERR_UNSUPPORTED on GPU backends (copy with
+ * ember_tensor_copy_to). */
+EMBER_API ember_status ember_tensor_data_ptr(const ember_tensor* tensor, const void** data);
 
 #ifdef __cplusplus
 } /* extern "C" */

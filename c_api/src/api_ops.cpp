@@ -34,6 +34,12 @@ ember_status produce(const char* fn, ember_tensor** out, F&& op) {
   });
 }
 
+static_assert(EMBER_FFT_FFT == static_cast<int32_t>(FftOp::Fft) && EMBER_FFT_IFFT == static_cast<int32_t>(FftOp::Ifft) &&
+              EMBER_FFT_RFFT == static_cast<int32_t>(FftOp::Rfft) && EMBER_FFT_IRFFT == static_cast<int32_t>(FftOp::Irfft));
+static_assert(EMBER_FFT_NORM_BACKWARD == static_cast<int32_t>(FftNorm::Backward) &&
+              EMBER_FFT_NORM_FORWARD == static_cast<int32_t>(FftNorm::Forward) &&
+              EMBER_FFT_NORM_ORTHO == static_cast<int32_t>(FftNorm::Ortho));
+
 constexpr std::size_t kConvV1 = EMBER_STRUCT_END(ember_conv2d_options, groups);
 constexpr std::size_t kPoolV1 = EMBER_STRUCT_END(ember_pool2d_options, dilation);
 
@@ -136,7 +142,7 @@ ember_status ember_tensor_matmul(const ember_tensor* a, const ember_tensor* b, e
 ember_status ember_tensor_reshape(const ember_tensor* x, const int64_t* shape, size_t rank, ember_tensor** out) {
   return produce(__func__, out, [&] {
     const auto& t = val(x, "x");
-    if (rank > kMaxRank) throw ShapeError("rank " + std::to_string(rank) + " is outside 1.." + std::to_string(kMaxRank));
+    if (rank > kMaxRank) throw ShapeError("rank " + std::to_string(rank) + " is outside 0.." + std::to_string(kMaxRank));
     if (!shape && rank) throw ArgumentError("shape is NULL");
     return reshape(t, std::vector<int64_t>(shape, shape + rank));
   });
@@ -233,6 +239,16 @@ ember_status ember_loss_cross_entropy(const ember_tensor* logits, const ember_te
 ember_status ember_loss_mse(const ember_tensor* input, const ember_tensor* target, int32_t reduction,
                             ember_tensor** out) {
   return produce(__func__, out, [&] { return mse_loss(val(input, "input"), val(target, "target"), to_reduction(reduction)); });
+}
+
+ember_status ember_tensor_fft(const ember_tensor* x, int32_t op, int64_t n, int64_t dim, int32_t norm,
+                              ember_tensor** out) {
+  return produce(__func__, out, [&] {
+    if (op < EMBER_FFT_FFT || op > EMBER_FFT_IRFFT) throw ArgumentError(fmt::format("unknown fft op {} (valid: 0..3)", op));
+    if (norm < EMBER_FFT_NORM_BACKWARD || norm > EMBER_FFT_NORM_ORTHO)
+      throw ArgumentError(fmt::format("unknown fft norm {} (valid: 0..2)", norm));
+    return fft(val(x, "x"), static_cast<FftOp>(op), n, dim, static_cast<FftNorm>(norm));
+  });
 }
 
 }  // extern "C"

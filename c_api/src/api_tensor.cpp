@@ -1,5 +1,8 @@
-// ember.h: tensor creation, queries, host copies and autodiff.
+// ember.h: tensor creation, queries, host copies, autodiff and in-place updates.
+#include <fmt/format.h>
+
 #include <cstring>
+#include <vector>
 
 #include "c_api/src/boundary.hpp"
 
@@ -9,6 +12,16 @@ using namespace ember::capi;
 namespace {
 
 ember_tensor* new_tensor(DynTensor t) { return make_handle<ember_tensor>(std::move(t)); }
+
+static_assert(static_cast<int32_t>(InplaceOp::Copy) == EMBER_INPLACE_COPY &&
+              static_cast<int32_t>(InplaceOp::Add) == EMBER_INPLACE_ADD &&
+              static_cast<int32_t>(InplaceOp::Sub) == EMBER_INPLACE_SUB &&
+              static_cast<int32_t>(InplaceOp::Mul) == EMBER_INPLACE_MUL &&
+              static_cast<int32_t>(InplaceOp::Div) == EMBER_INPLACE_DIV &&
+              static_cast<int32_t>(InplaceOp::Fill) == EMBER_INPLACE_FILL,
+              "inplace_op.hpp mirrors ember.h's ember_inplace_op");
+
+constexpr std::size_t kBackwardOptionsV1 = EMBER_STRUCT_END(ember_backward_options, reserved);
 
 }  // namespace
 
@@ -143,6 +156,14 @@ ember_status ember_tensor_copy_to(const ember_tensor* tensor, int32_t dtype, voi
   });
 }
 
+ember_status ember_tensor_data_ptr(const ember_tensor* tensor, const void** data) {
+  return guard(__func__, [&] {
+    auto& d = out_value(data, "data");
+    d = nullptr;
+    d = data_ptr(use(tensor, "tensor"));
+  });
+}
+
 ember_status ember_tensor_item(const ember_tensor* tensor, double* value) {
   return guard(__func__, [&] {
     auto& v = out_value(value, "value");
@@ -177,7 +198,7 @@ ember_status ember_tensor_backward(const ember_tensor* tensor, const ember_tenso
     auto& o = out_handle(out);
     const auto& t = use(tensor, "tensor");
     const DynTensor* g = grad ? &use(grad, "grad") : nullptr;
-    o = make_handle<ember_grads>(backward(t, g));
+    o = make_handle<ember_grads>(backward(t, g, /*retain_graph=*/false, /*accumulate=*/false));
   });
 }
 
@@ -191,5 +212,106 @@ ember_status ember_grads_get(const ember_grads* grads, const ember_tensor* tenso
 }
 
 ember_status ember_grads_free(ember_grads* grads) { return free_handle(grads, __func__); }
+
+// ---------------------------------------------------------------- autograd core (issue 11): .grad, retain_graph,
+// autograd.grad, in-place updates
+ember_status ember_backward_options_init(ember_backward_options* options) {
+  return guard(__func__, [&] {
+    if (!options) throw ArgumentError("options is NULL");
+    ember_backward_options v{};  // the whole struct: the caller's struct_size is not set yet
+    v.struct_size = sizeof v;
+    v.accumulate = 1;
+    *options = v;
+  });
+}
+
+ember_status ember_tensor_backward_ex(const ember_tensor* tensor, const ember_tensor* grad,
+                                      const ember_backward_options* options, ember_grads** out) {
+  return guard(__func__, [&] {
+    if (out) *out = nullptr;
+    ember_backward_options defaults{};
+    defaults.struct_size = sizeof defaults;
+    defaults.accumulate = 1;  // Tensor.backward: into the leaves' .grad
+    const ember_backward_options o = options ? read_struct(options, defaults, kBackwardOptionsV1, "options") : defaults;
+    const auto& t = use(tensor, "tensor");
+    const DynTensor* g = grad ? &use(grad, "grad") : nullptr;
+    DynGrads r = backward(t, g, o.retain_graph != 0, o.accumulate != 0);
+    if (out) *out = make_handle<ember_grads>(std::move(r));
+  });
+}
+
+ember_status ember_autograd_grad(const ember_tensor* const* outputs, const ember_tensor* const* grad_outputs,
+                                 size_t n_outputs, const ember_tensor* const* inputs, size_t n_inputs,
+                                 int32_t retain_graph, int32_t allow_unused, ember_tensor** results) {
+  return guard(__func__, [&] {
+    if (!results && n_inputs > 0) throw ArgumentError("results is NULL");
+    for (std::size_t i = 0; i < n_inputs; ++i) results[i] = nullptr;
+    if (n_outputs == 0) throw ArgumentError("no outputs (n_outputs is 0)");
+    if (!outputs) throw ArgumentError("outputs is NULL");
+    if (!inputs && n_inputs > 0) throw ArgumentError("inputs is NULL");
+    std::vector<const DynTensor*> outs, seeds, ins;
+    for (std::size_t i = 0; i < n_outputs; ++i) {
+      outs.push_back(&use(outputs[i], "outputs[i]"));
+      if (grad_outputs) seeds.push_back(grad_outputs[i] ? &use(grad_outputs[i], "grad_outputs[i]") : nullptr);
+    }
+    for (std::size_t i = 0; i < n_inputs; ++i) ins.push_back(&use(inputs[i], "inputs[i]"));
+    auto grads = autograd_grad(outs, seeds, ins, retain_graph != 0);
+    if (!allow_unused)
+      for (std::size_t i = 0; i < grads.size(); ++i)
+        if (!grads[i])
+          throw ArgumentError(fmt::format("input {}: One of the differentiated Tensors appears to not have been used in "
+                                          "the graph. Set allow_unused=True if this is the desired behavior.", i));
+    // Handles only once everything succeeded: a failure leaves results all NULL, nothing to free.
+    for (std::size_t i = 0; i < grads.size(); ++i)
+      if (grads[i]) results[i] = new_tensor(std::move(*grads[i]));
+  });
+}
+
+ember_status ember_tensor_grad(const ember_tensor* tensor, ember_tensor** out) {
+  return guard(__func__, [&] {
+    auto& o = out_handle(out);
+    if (auto g = leaf_grad(use(tensor, "tensor"))) o = new_tensor(std::move(*g));
+  });
+}
+
+ember_status ember_tensor_set_grad(ember_tensor* tensor, const ember_tensor* grad) {
+  return guard(__func__, [&] {
+    const auto& t = use(tensor, "tensor");
+    set_leaf_grad(t, grad ? &use(grad, "grad") : nullptr);
+  });
+}
+
+ember_status ember_tensor_is_leaf(const ember_tensor* tensor, int32_t* leaf) {
+  return guard(__func__, [&] { out_value(leaf, "leaf") = is_leaf(use(tensor, "tensor")) ? 1 : 0; });
+}
+
+ember_status ember_tensor_inplace(ember_tensor* self, const ember_tensor* other, int32_t op) {
+  return guard(__func__, [&] {
+    auto& h = use_handle(self, "self");
+    const DynTensor& o = use(other, "other");
+    // copy_ converts like PyTorch's (a float source into an int tensor, ...); the arithmetic ops need one kind.
+    const DType want = dtype(h.value);
+    DynTensor value = op == EMBER_INPLACE_COPY && dtype(o) != want ? inplace(h.value, cast(o, want), InplaceOp::Copy)
+                                                                    : inplace(h.value, o, static_cast<InplaceOp>(op));
+    h.value = std::move(value);
+    ++h.version;
+  });
+}
+
+ember_status ember_tensor_inplace_scalar(ember_tensor* self, int32_t op, double s) {
+  return guard(__func__, [&] {
+    auto& h = use_handle(self, "self");
+    h.value = inplace_scalar(h.value, static_cast<InplaceOp>(op), s);
+    ++h.version;
+  });
+}
+
+ember_status ember_tensor_version(const ember_tensor* tensor, int64_t* version) {
+  return guard(__func__, [&] {
+    auto& v = out_value(version, "version");
+    check_handle(tensor, HandleKind::Tensor, "tensor");
+    v = static_cast<int64_t>(static_cast<const Handle<ember_tensor>*>(tensor)->version);
+  });
+}
 
 }  // extern "C"

@@ -82,6 +82,7 @@ ember_status ember_vulkan_tensor_wrap_buffer(const ember_device* device, uint64_
     const DynDevice& dev = vulkan_of(device);
     if (!vk_buffer) throw ArgumentError("vk_buffer is VK_NULL_HANDLE");
     const DType dt = to_dtype(dtype);
+    if (rank == 0) throw ShapeError("shape: rank 0: a wrapped buffer has rank 1.." + std::to_string(kMaxRank));
     const Shape s = to_shape(shape, rank);
     check_shape("shape", s);
     o = make_handle<ember_tensor>(vk.wrap_buffer(dev, vk_buffer, offset, dt, s));

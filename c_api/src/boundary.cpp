@@ -160,8 +160,8 @@ const DynDevice& device_or_default(const ember_device* d) {
 }
 
 Shape to_shape(const int64_t* dims, std::size_t rank, const char* what) {
-  if (rank < 1 || rank > kMaxRank)
-    throw ShapeError(fmt::format("{}: rank {} is outside 1..{}", what, rank, kMaxRank));
+  if (rank > kMaxRank) throw ShapeError(fmt::format("{}: rank {} is outside 0..{}", what, rank, kMaxRank));
+  if (rank == 0) return Shape{};  // a scalar: dims may be NULL
   if (!dims) throw ArgumentError(fmt::format("{} is NULL", what));
   return Shape(std::vector<int64_t>(dims, dims + rank));
 }

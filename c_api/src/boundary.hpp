@@ -73,6 +73,9 @@ template <class H> constexpr HandleKind kind_of() { return HandleTraits<H>::kind
 template <class H>
 struct Handle : H {
   typename HandleTraits<H>::Value value;
+  // In-place updates of this handle's value (ember_tensor_version; tensors only): the handle is the tensor's
+  // identity at the boundary, its value an immutable snapshot that an in-place op replaces.
+  uint64_t version = 0;
 };
 
 void register_handle(const void* p, HandleKind k);
@@ -91,6 +94,12 @@ template <class H>
 typename HandleTraits<H>::Value& use_mut(H* h, const char* arg) {
   check_handle(h, kind_of<H>(), arg);
   return static_cast<Handle<H>*>(h)->value;
+}
+// The whole live handle (its value and its version), for in-place updates.
+template <class H>
+Handle<H>& use_handle(H* h, const char* arg) {
+  check_handle(h, kind_of<H>(), arg);
+  return *static_cast<Handle<H>*>(h);
 }
 
 // A new registered handle holding `value`.

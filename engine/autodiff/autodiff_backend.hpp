@@ -4,7 +4,12 @@
 // It derives from B so that Int and Bool ops (int_*, bool_*, int_arange) are B's own, untouched. Every op that
 // takes or returns a float primitive is redefined here; since Autodiff's FloatPrimitive is a different type from
 // B's, forgetting one is a compile error, never a silently untracked op.
+#include <fmt/format.h>
+
 #include <string>
+#include <unordered_set>
+#include <utility>
+#include <vector>
 
 #include "engine/autodiff/elementwise_backward.hpp"
 #include "engine/autodiff/fft_backward.hpp"
@@ -48,6 +53,81 @@ struct Autodiff : B {
     auto seed = B::template full<Float>(B::template shape<Float>(root.value), 1.0, B::template device<Float>(root.value));
     return autodiff::run_backward<IFP>(root.node, std::move(seed), [](const IFP& a, const IFP& b) { return H::add(a, b); });
   }
+  // Tensor.backward(gradient, retain_graph): one pass from `roots`, each seeded with its gradient (same shape). The
+  // gradients of the leaves reached, also added to their .grad when `accumulate`. The .grad slots change only when
+  // the whole pass succeeded.
+  static Gradients backward_seeded(const std::vector<std::pair<FloatPrimitive, IFP>>& roots, bool retain_graph,
+                                   bool accumulate) {
+    auto reached = run(roots, retain_graph, nullptr, "backward");
+    if (accumulate) {
+      std::lock_guard lock(autodiff::grad_slot_mutex());
+      for (auto& r : reached) r.node->grad = r.node->grad ? H::add(*r.node->grad, r.grad) : r.grad;
+    }
+    Gradients out;
+    for (auto& r : reached) out.put(r.node->id, std::move(r.grad));
+    return out;
+  }
+  // torch.autograd.grad: the gradients of `roots` (seeded) w.r.t. each of `inputs` (leaves or results of recorded
+  // ops; nullopt for one the roots do not reach). Leaves' .grad are left alone.
+  static std::vector<std::optional<IFP>> grad_of(const std::vector<std::pair<FloatPrimitive, IFP>>& roots,
+                                                 const std::vector<FloatPrimitive>& inputs, bool retain_graph) {
+    std::unordered_set<const autodiff::Node<IFP>*> capture;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      if (!inputs[i].node)
+        throw ArgumentError(fmt::format("autograd.grad: input {} does not require grad (One of the differentiated "
+                                        "Tensors does not require grad)", i));
+      capture.insert(inputs[i].node.get());
+    }
+    Gradients by_node;
+    for (auto& r : run(roots, retain_graph, &capture, "autograd.grad")) by_node.put(r.node->id, std::move(r.grad));
+    std::vector<std::optional<IFP>> out;
+    for (const auto& x : inputs) out.push_back(by_node.get(x.node->id));
+    return out;
+  }
+  // The leaf's accumulated gradient (.grad); nullopt for a tensor that is not a leaf requiring grad, or has none.
+  static std::optional<IFP> leaf_grad(const FloatPrimitive& x) {
+    if (!x.node || !x.node->leaf) return std::nullopt;
+    std::lock_guard lock(autodiff::grad_slot_mutex());
+    return x.node->grad;
+  }
+  static void set_leaf_grad(const FloatPrimitive& x, std::optional<IFP> g) {
+    if (!x.node || !x.node->leaf)
+      throw ArgumentError(x.node ? "set_grad: the tensor is not a leaf (the result of a recorded op keeps no .grad)"
+                                 : "set_grad: the tensor does not require grad (only leaves that do keep a .grad)");
+    if (g && !(B::template shape<Float>(*g) == B::template shape<Float>(x.value)))
+      throw ShapeError(fmt::format("set_grad: assigned grad has data of a different size: {} for a tensor of {}",
+                                   B::template shape<Float>(*g).to_string(), B::template shape<Float>(x.value).to_string()));
+    std::lock_guard lock(autodiff::grad_slot_mutex());
+    x.node->grad = std::move(g);
+  }
+  // PyTorch's is_leaf: a tensor that requires no grad is a leaf too.
+  static bool float_is_leaf(const FloatPrimitive& x) { return !x.node || x.node->leaf; }
+
+  // In-place updates (x.add_(y)): the holder of `self` computes the op as usual and takes its result through
+  // inplace_commit. inplace_begin first refuses a leaf that requires grad while ops are recorded (PyTorch), then
+  // counts the update in self's version, so that ops which recorded self before now fail their backward; the op
+  // itself runs after that count and so records the new version. inplace_undo takes the count back when the op
+  // failed before anything changed.
+  static void float_inplace_begin(const FloatPrimitive& self) {
+    if (!self.node) return;
+    if (self.node->leaf && !autodiff::no_grad_flag())
+      throw ArgumentError("a leaf Variable that requires grad is being used in an in-place operation.");
+    self.node->version.fetch_add(1, std::memory_order_acq_rel);
+  }
+  static void float_inplace_undo(const FloatPrimitive& self) {
+    if (self.node) self.node->version.fetch_sub(1, std::memory_order_acq_rel);
+  }
+  // The holder's new value. A recorded result is the tensor's new history (a non-leaf, as PyTorch's in-place ops on
+  // tracked tensors); an unrecorded one (grad mode off) keeps self's node, so a leaf stays the same leaf: same id,
+  // same .grad, same optimizer slot.
+  static FloatPrimitive float_inplace_commit(const FloatPrimitive& self, FloatPrimitive result) {
+    if (result.node) return result;
+    return {std::move(result.value), self.node};
+  }
+  static uint64_t float_version(const FloatPrimitive& x) {
+    return x.node ? x.node->version.load(std::memory_order_acquire) : 0;
+  }
+
   static std::optional<IFP> grad(const FloatPrimitive& x, const Gradients& g) {
     if (!x.node) return std::nullopt;
     return g.get(x.node->id);
@@ -57,6 +137,28 @@ struct Autodiff : B {
     return g.remove(x.node->id);
   }
   static IFP inner(const FloatPrimitive& x) { return x.value; }
+
+ private:
+  static std::vector<autodiff::Reached<IFP>> run(const std::vector<std::pair<FloatPrimitive, IFP>>& roots,
+                                                 bool retain_graph,
+                                                 const std::unordered_set<const autodiff::Node<IFP>*>* capture,
+                                                 const char* what) {
+    std::vector<autodiff::BackwardRoot<IFP>> starts;
+    for (std::size_t i = 0; i < roots.size(); ++i) {
+      const auto& [root, seed] = roots[i];
+      if (!root.node)
+        throw ArgumentError(fmt::format("{}: element {} of the outputs does not require grad and has no grad_fn (no "
+                                        "tracked input reaches it)", what, i));
+      const Shape rs = B::template shape<Float>(root.value), gs = B::template shape<Float>(seed);
+      if (!(rs == gs))
+        throw ShapeError(fmt::format("{}: grad of shape {} for a tensor of shape {}", what, gs.to_string(), rs.to_string()));
+      starts.push_back({root.node, seed});
+    }
+    return autodiff::run_backward_from<IFP>(std::move(starts), autodiff::BackwardOptions{retain_graph}, capture,
+                                            [](const IFP& a, const IFP& b) { return H::add(a, b); });
+  }
+
+ public:
   static FloatPrimitive from_inner(const IFP& x) { return {x, nullptr}; }
 
   // ---- kind-generic ops: Float is recorded, Int and Bool go straight to B

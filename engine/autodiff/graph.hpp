@@ -1,15 +1,25 @@
 #pragma once
 // The autodiff graph: every recorded float op creates a Node that knows its parents and how to turn the gradient
 // of its output into gradients of its inputs. Nodes are owned by the tensors that refer to them (shared_ptr), so
-// a graph lives exactly as long as some tensor can still reach it; backward() also releases the closures it ran.
+// a graph lives exactly as long as some tensor can still reach it; backward() also releases the closures it ran,
+// unless asked to retain the graph for another pass.
+//
+// Values are immutable, so an "in-place" update of a tracked tensor gives its holder a new value. Each node counts
+// such updates of the value it stands for (`version`, PyTorch's version counter) and remembers its parents' counts
+// when it was recorded; a backward step whose inputs were updated since fails as in PyTorch instead of differentiating
+// a function the caller no longer computes. Nothing of this runs when nothing is recorded.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "engine/tensor/error.hpp"
@@ -53,7 +63,13 @@ struct Node {
   bool leaf = false;      // created by require_grad: its gradient is kept in Gradients
   bool released = false;  // its backward step already ran and was freed
   std::vector<std::shared_ptr<Node>> parents;  // null entries: inputs that are not tracked
+  std::vector<uint64_t> parent_versions;       // each parent's `version` when this node was recorded
   std::function<void(const FP& grad, BackwardCtx<FP>& ctx)> backward;
+  // In-place updates of this node's value (of the leaf, or of the op result it stands for) since it was made.
+  std::atomic<uint64_t> version{0};
+  // A leaf's accumulated gradient (Tensor.grad): shared by every tensor of this leaf, read and written under
+  // grad_slot_mutex() (backward passes on several threads may reach one leaf).
+  std::optional<FP> grad;
 
   Node() = default;
   Node(const Node&) = delete;
@@ -104,6 +120,17 @@ class Gradients {
   std::unordered_map<uint64_t, FP> map_;
 };
 
+inline std::mutex& grad_slot_mutex() {
+  static std::mutex mu;
+  return mu;
+}
+
+template <class FP>
+void add_parent(Node<FP>& node, const std::shared_ptr<Node<FP>>& parent) {
+  node.parents.push_back(parent);
+  node.parent_versions.push_back(parent ? parent->version.load(std::memory_order_acquire) : 0);
+}
+
 // Records `out` as produced from `inputs` unless no input is tracked or recording is off.
 template <class FP, class F>
 AdTensor<FP> record(FP out, std::initializer_list<const AdTensor<FP>*> inputs, F&& backward) {
@@ -113,7 +140,7 @@ AdTensor<FP> record(FP out, std::initializer_list<const AdTensor<FP>*> inputs, F
   for (auto* in : inputs) any = any || in->node != nullptr;
   if (!any) return r;
   auto node = std::make_shared<Node<FP>>();
-  for (auto* in : inputs) node->parents.push_back(in->node);
+  for (auto* in : inputs) add_parent(*node, in->node);
   node->backward = std::forward<F>(backward);
   r.node = std::move(node);
   return r;
@@ -128,22 +155,48 @@ AdTensor<FP> record_many(FP out, const std::vector<const AdTensor<FP>*>& inputs,
   for (auto* in : inputs) any = any || in->node != nullptr;
   if (!any) return r;
   auto node = std::make_shared<Node<FP>>();
-  for (auto* in : inputs) node->parents.push_back(in->node);
+  for (auto* in : inputs) add_parent(*node, in->node);
   node->backward = std::move(backward);
   r.node = std::move(node);
   return r;
 }
 
-// Reverse pass from `root` seeded with `seed`. A node's parents always have smaller ids (they existed before it),
-// so visiting reachable nodes by decreasing id is a topological order. `add` sums two gradients.
+// One starting point of a reverse pass and the gradient it is seeded with.
+template <class FP>
+struct BackwardRoot {
+  std::shared_ptr<Node<FP>> node;
+  FP seed;
+};
+
+struct BackwardOptions {
+  bool retain_graph = false;  // keep every closure and edge, so another pass can run through the same graph
+};
+
+// What a pass reports: the nodes asked for (`capture`, by node) or, without a capture set, every leaf reached;
+// each with its total gradient.
+template <class FP>
+struct Reached {
+  std::shared_ptr<Node<FP>> node;
+  FP grad;
+};
+
+// Reverse pass from `roots`. A node's parents always have smaller ids (they existed before it), so visiting
+// reachable nodes by decreasing id is a topological order: when a node is visited, every gradient flowing into it
+// has arrived. `add` sums two gradients.
 template <class FP, class Add>
-Gradients<FP> run_backward(const std::shared_ptr<Node<FP>>& root, FP seed, Add&& add) {
-  Gradients<FP> result;
+std::vector<Reached<FP>> run_backward_from(std::vector<BackwardRoot<FP>> roots, const BackwardOptions& options,
+                                           const std::unordered_set<const Node<FP>*>* capture, Add&& add) {
+  std::vector<Reached<FP>> result;
   // Owning pointers: clearing a node's parents below may drop the last other reference to them.
   std::vector<std::shared_ptr<Node<FP>>> order;
   std::unordered_set<Node<FP>*> seen;
-  std::vector<std::shared_ptr<Node<FP>>> stack{root};
-  seen.insert(root.get());
+  std::vector<std::shared_ptr<Node<FP>>> stack;
+  std::unordered_map<uint64_t, FP> pending;
+  for (auto& r : roots) {
+    if (seen.insert(r.node.get()).second) stack.push_back(r.node);
+    auto [it, fresh] = pending.try_emplace(r.node->id, r.seed);
+    if (!fresh) it->second = add(it->second, r.seed);  // one tensor given twice as an output: seeds add up
+  }
   while (!stack.empty()) {
     auto n = std::move(stack.back());
     stack.pop_back();
@@ -152,22 +205,32 @@ Gradients<FP> run_backward(const std::shared_ptr<Node<FP>>& root, FP seed, Add&&
     order.push_back(std::move(n));
   }
   std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a->id > b->id; });
-  std::unordered_map<uint64_t, FP> pending;
-  pending.emplace(root->id, std::move(seed));
   for (auto& n : order) {
     auto it = pending.find(n->id);
     if (it == pending.end()) continue;
     FP g = std::move(it->second);
     pending.erase(it);
+    const bool wanted = capture ? capture->count(n.get()) > 0 : n->leaf;
     if (n->leaf) {
-      result.put(n->id, std::move(g));
+      if (wanted) result.push_back({n, std::move(g)});
       continue;
     }
+    if (wanted) result.push_back({n, g});
     if (n->released)  // like PyTorch: a silent partial gradient would be worse than an error
       throw ArgumentError(
-          "backward: part of this graph was already freed by an earlier backward(); run the forward pass again "
-          "(each backward consumes the graph it runs through)");
+          "backward: part of this graph was already freed by an earlier backward(); run the forward pass again, or "
+          "pass retain_graph to the earlier backward (each backward without it consumes the graph it runs through)");
     if (!n->backward) continue;
+    for (std::size_t i = 0; i < n->parents.size(); ++i) {
+      const auto& p = n->parents[i];
+      if (!p) continue;
+      const uint64_t now = p->version.load(std::memory_order_acquire);
+      if (now != n->parent_versions[i])  // PyTorch's words, so that its users recognize the error
+        throw ArgumentError(fmt::format(
+            "one of the variables needed for gradient computation has been modified by an inplace operation: "
+            "input {} of an op is at version {}; expected version {} instead",
+            i, now, n->parent_versions[i]));
+    }
     BackwardCtx<FP> ctx;
     ctx.need.resize(n->parents.size());
     ctx.grads.resize(n->parents.size());
@@ -178,11 +241,24 @@ Gradients<FP> run_backward(const std::shared_ptr<Node<FP>>& root, FP seed, Add&&
       auto [pit, fresh] = pending.try_emplace(n->parents[i]->id, *ctx.grads[i]);
       if (!fresh) pit->second = add(pit->second, *ctx.grads[i]);  // used twice: gradients accumulate
     }
+    if (options.retain_graph) continue;
     // Free the graph: the closure holds saved tensors, the parents hold the rest of the graph.
     n->backward = nullptr;
     n->parents.clear();
+    n->parent_versions.clear();
     n->released = true;
   }
+  return result;
+}
+
+// Reverse pass from `root` seeded with `seed`, freeing the graph: the gradients of the leaves reached.
+template <class FP, class Add>
+Gradients<FP> run_backward(const std::shared_ptr<Node<FP>>& root, FP seed, Add&& add) {
+  std::vector<BackwardRoot<FP>> roots;
+  roots.push_back({root, std::move(seed)});
+  Gradients<FP> result;
+  for (auto& r : run_backward_from<FP>(std::move(roots), BackwardOptions{}, nullptr, std::forward<Add>(add)))
+    result.put(r.node->id, std::move(r.grad));
   return result;
 }
 

@@ -98,6 +98,11 @@ class OptimizerOptions(Structure):
                 ("eps", c_double), ("nesterov", c_int32), ("reserved", c_int32)]
 
 
+# autograd core (issue 11)
+class BackwardOptions(Structure):
+    _fields_ = [("struct_size", c_uint32), ("retain_graph", c_int32), ("accumulate", c_int32), ("reserved", c_int32)]
+
+
 # ---------------------------------------------------------------- signatures
 H = c_void_p            # any handle
 OUT = POINTER(c_void_p)  # ember_x** out
@@ -225,6 +230,17 @@ _SIGNATURES = {
     "ember_vulkan_host_wait": (I32, [H, U64]),
     "ember_vulkan_synchronize": (I32, [H]),
     "ember_vulkan_pipeline_cache_data": (I32, [H, c_void_p, SZ, PSZ]),
+    # autograd core (issue 11): .grad, backward_ex (retain_graph), autograd.grad, in-place updates
+    "ember_backward_options_init": (I32, [POINTER(BackwardOptions)]),
+    "ember_tensor_backward_ex": (I32, [H, H, POINTER(BackwardOptions), OUT]),
+    "ember_autograd_grad": (I32, [POINTER(c_void_p), POINTER(c_void_p), SZ, POINTER(c_void_p), SZ, I32, I32,
+                                  POINTER(c_void_p)]),
+    "ember_tensor_grad": (I32, [H, OUT]),
+    "ember_tensor_set_grad": (I32, [H, H]),
+    "ember_tensor_is_leaf": (I32, [H, PI32]),
+    "ember_tensor_inplace": (I32, [H, H, I32]),
+    "ember_tensor_inplace_scalar": (I32, [H, I32, F64]),
+    "ember_tensor_version": (I32, [H, PI64]),
 }
 
 for _name, (_res, _args) in _SIGNATURES.items():

@@ -10,6 +10,7 @@
 #include <optional>
 #include <vector>
 
+#include "c_api/src/runtime/inplace_op.hpp"
 #include "c_api/src/runtime/op_list.hpp"
 #include "c_api/src/runtime/optimizer.hpp"
 #include "engine/nn/loss/reduction.hpp"

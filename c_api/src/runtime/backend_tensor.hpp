@@ -157,6 +157,21 @@ Primitive<B, K> lift_rank(const Primitive<B, K>& p, std::size_t rank) {
   return B::template reshape<K>(p, s);
 }
 
+// ---------------------------------------------------------------- rank 0
+// A rank-0 tensor (a scalar, one element) is a primitive of shape []: creation, reshape, host copies and autodiff
+// carry that shape as is. Backend kernels are only relied on for ranks >= 1 (GPU kernels index dims), so an op meets
+// a scalar operand as [1] (lift_rank to at least 1) and gives its result back as [] (to_scalar_if) where PyTorch's
+// result is a scalar. Both are reshapes, recorded under autodiff, so gradients reach a rank-0 leaf in its shape.
+template <class B, class K>
+Primitive<B, K> to_scalar_if(bool scalar, const Primitive<B, K>& p) {
+  if (!scalar || B::template shape<K>(p).rank() == 0) return p;
+  return B::template reshape<K>(p, Shape{});
+}
+template <class B, class K>
+Primitive<B, K> at_least_1d(const Primitive<B, K>& p) {
+  return lift_rank<B, K>(p, 1);
+}
+
 // A typed tensor view of a float primitive whose rank the caller checked to be D.
 template <class B, std::size_t D, class K = Float>
 Tensor<B, D, K> typed(const Primitive<B, K>& p) {

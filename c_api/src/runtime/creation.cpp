@@ -27,9 +27,13 @@ DynTensor from_data(const DynDevice& dev, const TensorData& data) {
   data.validate();
   return on_backend<B>(dev, [&](auto) {
     const auto d = BackendTraits<B>::device(dev);
+    const bool scalar = data.shape.rank() == 0;
     return with_kind_of<B>(data.dtype, [&](auto k) -> DynTensor {
       using K = decltype(k);
-      return wrap<B, K>(B::template from_data<K>(data, d));
+      if (!scalar) return wrap<B, K>(B::template from_data<K>(data, d));
+      TensorData one = data;  // a scalar is made as [1] and viewed as [] (backend_tensor.hpp: rank 0)
+      one.shape = Shape{1};
+      return wrap<B, K>(to_scalar_if<B, K>(true, B::template from_data<K>(one, d)));
     });
   });
 }
@@ -44,7 +48,9 @@ DynTensor full(const DynDevice& dev, DType dtype, const Shape& shape, double val
   return on_backend<B>(dev, [&](auto) {
     return with_kind_of<B>(dtype, [&](auto k) -> DynTensor {
       using K = decltype(k);
-      return wrap<B, K>(B::template full<K>(shape, value, BackendTraits<B>::device(dev)));
+      const bool scalar = shape.rank() == 0;
+      const auto p = B::template full<K>(scalar ? Shape{1} : shape, value, BackendTraits<B>::device(dev));
+      return wrap<B, K>(to_scalar_if<B, K>(scalar, p));
     });
   });
 }
@@ -53,7 +59,12 @@ template <class B>
 TensorData to_data(const DynTensor& t) {
   return visit_backend<B>(
       [](const auto& x) {
-        return visit_kind(x, [](auto k, const auto& p) { return B::template into_data<decltype(k)>(p); });
+        return visit_kind(x, [](auto k, const auto& p) {
+          using K = decltype(k);
+          TensorData d = B::template into_data<K>(at_least_1d<B, K>(p));
+          d.shape = B::template shape<K>(p);  // a scalar read as [1] is handed back as []
+          return d;
+        });
       },
       t);
 }
@@ -86,6 +97,29 @@ DynTensor cast(const DynTensor& x, DType to) {
         });
       },
       x);
+}
+
+template <class B>
+const void* data_ptr(const DynTensor& x) {
+  if constexpr (BackendTraits<B>::id != BackendId::Cpu) {
+    (void)x;
+    throw UnsupportedError(fmt::format("data_ptr: a {} tensor lives in device memory (copy it with "
+                                       "ember_tensor_copy_to)",
+                                       BackendTraits<B>::name));
+  } else {
+    // CPU primitives are contiguous row-major buffers, shared and never written after the op that made them.
+    return visit_backend<B>(
+        [](const auto& t) {
+          return visit_kind(t, [](auto k, const auto& p) -> const void* {
+            const auto& cpu = [&]() -> const auto& {
+              if constexpr (std::is_same_v<decltype(k), Float>) return p.value;  // Autodiff's value
+              else return p;
+            }();
+            return cpu.buffer ? cpu.data() : nullptr;
+          });
+        },
+        x);
+  }
 }
 
 }  // namespace ops

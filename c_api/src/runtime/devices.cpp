@@ -21,6 +21,9 @@ const DynDevice& cpu_device() {
 }
 
 bool same_device(const DynDevice& a, const DynDevice& b) {
+  // The CPU is one device, whether a handle came from the float32 or the float64 runtime.
+  const auto cpu = [](const DynDevice& d) { return d.runtime == &builtin_runtime() || d.runtime == &cpu_f64_runtime(); };
+  if (cpu(a) && cpu(b)) return true;
   return a.runtime && a.runtime == b.runtime && a.runtime->same_device(a, b);
 }
 

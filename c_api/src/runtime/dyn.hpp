@@ -53,6 +53,10 @@ struct DynGrads {
   std::shared_ptr<const void> payload;
 };
 
+// Scaling of a DFT (ember.h: ember_fft_norm, NumPy's `norm`): Backward scales the inverse by 1/n, Forward the
+// forward transform by 1/n, Ortho both by 1/sqrt(n).
+enum class FftNorm : int32_t { Backward = 0, Forward = 1, Ortho = 2 };
+
 // ---------------------------------------------------------------- kinds
 enum class Kind : std::size_t { Float = 0, Int = 1, Bool = 2 };
 
@@ -64,7 +68,8 @@ inline void check_dtype(const char* op, DType d) {
 }
 
 // ---------------------------------------------------------------- ranks and sizes
-// Calls f(std::integral_constant<std::size_t, D>{}) for D = rank.
+// Calls f(std::integral_constant<std::size_t, D>{}) for D = rank. There is no typed Tensor<B, 0>: callers with a
+// rank-0 operand view it as [1] first (backend_tensor.hpp: at_least_1d) when the op means anything for a scalar.
 template <class F>
 decltype(auto) with_rank(const char* op, std::size_t rank, F&& f) {
   switch (rank) {
@@ -82,12 +87,13 @@ decltype(auto) with_rank(const char* op, std::size_t rank, F&& f) {
                          std::to_string(kMaxRank) + ")");
 }
 
-// Rank 1..kMaxRank, dims >= 0, and numel * 8 bytes representable: shapes from callers (or produced from
+// Rank 0..kMaxRank, dims >= 0, and numel * 8 bytes representable: shapes from callers (or produced from
 // zero-element inputs, e.g. matmul of [n, 0] by [0, m]) can otherwise overflow the size arithmetic of a kernel.
+// Rank 0 is a scalar (one element, shape []); backend_tensor.hpp says how ops meet it.
 inline void check_shape(const char* op, const Shape& s) {
-  if (s.rank() < 1 || s.rank() > kMaxRank)
+  if (s.rank() > kMaxRank)
     throw ShapeError(std::string(op) + ": rank " + std::to_string(s.rank()) + " of " + s.to_string() +
-                     " is outside 1.." + std::to_string(kMaxRank));
+                     " is outside 0.." + std::to_string(kMaxRank));
   check_dims(op, s);  // also bounds the non-zero dims of a zero-element shape (reductions of it would be huge)
 }
 

@@ -16,7 +16,8 @@
   X(DType, dtype, (const DynTensor& t), (t), t)                                                                \
   X(Shape, shape, (const DynTensor& t), (t), t)                                                                \
   X(DynDevice, device, (const DynTensor& t), (t), t)                                                           \
-  X(DynTensor, cast, (const DynTensor& x, DType to), (x, to), x)
+  X(DynTensor, cast, (const DynTensor& x, DType to), (x, to), x)                                               \
+  X(const void*, data_ptr, (const DynTensor& t), (t), t) /* CPU storage, read-only; UnsupportedError elsewhere */
 
 // ops_math.cpp
 #define EMBER_RUNTIME_MATH_OPS(X)                                                                             \
@@ -56,13 +57,30 @@
   X(DynTensor, index_select, (const DynTensor& x, int64_t dim, const DynTensor& indices), (x, dim, indices), x) \
   X(DynTensor, gather, (const DynTensor& x, int64_t dim, const DynTensor& indices), (x, dim, indices), x)
 
+// ops_fft.cpp
+#define EMBER_RUNTIME_FFT_OPS(X) \
+  X(DynTensor, fft, (const DynTensor& x, FftOp op, int64_t n, int64_t dim, FftNorm norm), (x, op, n, dim, norm), x)
+
 // autograd.cpp
 #define EMBER_RUNTIME_AUTOGRAD_OPS(X)                                                                         \
   X(DynTensor, set_requires_grad, (const DynTensor& x, bool on), (x, on), x)                                  \
   X(bool, requires_grad, (const DynTensor& x), (x), x)                                                        \
   X(DynTensor, detach, (const DynTensor& x), (x), x)                                                          \
-  X(DynGrads, backward, (const DynTensor& x, const DynTensor* grad), (x, grad), x)                            \
-  X(std::optional<DynTensor>, grad, (const DynGrads& grads, const DynTensor& x), (grads, x), grads)
+  X(DynGrads, backward, (const DynTensor& x, const DynTensor* grad, bool retain_graph, bool accumulate),        \
+    (x, grad, retain_graph, accumulate), x)                                                                    \
+  X(std::optional<DynTensor>, grad, (const DynGrads& grads, const DynTensor& x), (grads, x), grads)           \
+  X(std::vector<std::optional<DynTensor>>, autograd_grad,                                                     \
+    (const std::vector<const DynTensor*>& outputs, const std::vector<const DynTensor*>& grad_outputs,         \
+     const std::vector<const DynTensor*>& inputs, bool retain_graph),                                         \
+    (outputs, grad_outputs, inputs, retain_graph), outputs)                                                    \
+  X(std::optional<DynTensor>, leaf_grad, (const DynTensor& x), (x), x)                                        \
+  X(void, set_leaf_grad, (const DynTensor& x, const DynTensor* grad), (x, grad), x)                           \
+  X(bool, is_leaf, (const DynTensor& x), (x), x)
+
+// inplace.cpp
+#define EMBER_RUNTIME_INPLACE_OPS(X)                                                                          \
+  X(DynTensor, inplace, (const DynTensor& self, const DynTensor& other, InplaceOp op), (self, other, op), self) \
+  X(DynTensor, inplace_scalar, (const DynTensor& self, InplaceOp op, double s), (self, op, s), self)
 
 // sequential.cpp
 #define EMBER_RUNTIME_SEQUENTIAL_OPS(X)                                                                       \
@@ -90,6 +108,8 @@
   EMBER_RUNTIME_MATH_OPS(X)         \
   EMBER_RUNTIME_NN_OPS(X)           \
   EMBER_RUNTIME_LAYOUT_OPS(X)       \
+  EMBER_RUNTIME_FFT_OPS(X)          \
   EMBER_RUNTIME_AUTOGRAD_OPS(X)     \
+  EMBER_RUNTIME_INPLACE_OPS(X)      \
   EMBER_RUNTIME_SEQUENTIAL_OPS(X)   \
   EMBER_RUNTIME_OPTIMIZER_OPS(X)

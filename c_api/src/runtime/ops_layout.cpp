@@ -1,4 +1,5 @@
-// Layout and indexing ops on runtime tensors: kind-generic, straight on the backend primitives.
+// Layout and indexing ops on runtime tensors: kind-generic, straight on the backend primitives. A scalar (rank 0)
+// reshapes to and from any one-element shape and permutes by no axes; slicing, cat and indexing need a dim.
 #include "c_api/src/runtime/backend_ops.hpp"
 
 namespace ember::capi {
@@ -9,8 +10,8 @@ DynTensor reshape(const DynTensor& x, const std::vector<int64_t>& dims) {
   return visit_backend<B>(
       [&](const auto& t) -> DynTensor {
         const Shape from = tensor_shape(t);
-        if (dims.empty() || dims.size() > kMaxRank)
-          throw ShapeError("reshape: rank " + std::to_string(dims.size()) + " is outside 1.." + std::to_string(kMaxRank));
+        if (dims.size() > kMaxRank)
+          throw ShapeError("reshape: rank " + std::to_string(dims.size()) + " is outside 0.." + std::to_string(kMaxRank));
         Shape probe;  // nonzero requested dims must not overflow checks::reshape's product, whatever their order
         for (auto d : dims) probe.dims.push_back(d == -1 || d == 0 ? 1 : d);
         check_shape("reshape", probe);
@@ -28,6 +29,7 @@ DynTensor permute(const DynTensor& x, const std::vector<int64_t>& axes) {
   return visit_backend<B>(
       [&](const auto& t) -> DynTensor {
         const auto perm = checks::permutation("permute", axes, tensor_shape(t).rank());
+        if (perm.empty()) return t;  // a scalar
         return visit_kind(t, [&](auto k, const auto& p) -> DynTensor {
           using K = decltype(k);
           return wrap<B, K>(B::template permute<K>(p, perm));
@@ -40,7 +42,9 @@ template <class B>
 DynTensor slice(const DynTensor& x, const std::vector<checks::SliceArg>& ranges) {
   return visit_backend<B>(
       [&](const auto& t) -> DynTensor {
-        const auto r = checks::slice_ranges("slice", tensor_shape(t), ranges);
+        const Shape s = tensor_shape(t);
+        if (s.rank() == 0) throw IndexError("slice: a rank-0 tensor has no dim to slice");
+        const auto r = checks::slice_ranges("slice", s, ranges);
         return visit_kind(t, [&](auto k, const auto& p) -> DynTensor {
           using K = decltype(k);
           return wrap<B, K>(B::template slice<K>(p, r));
@@ -64,6 +68,7 @@ DynTensor cat(const std::vector<const DynTensor*>& xs, int64_t dim) {
           ts.push_back(&t);
           shapes.push_back(tensor_shape(t));
         }
+        if (shapes[0].rank() == 0) throw ShapeError("cat: a rank-0 tensor cannot be concatenated (reshape it to [1])");
         const std::size_t w = wrap_dim("cat", dim, shapes[0].rank());
         checks::cat("cat", shapes, w);
         Shape out = shapes[0];

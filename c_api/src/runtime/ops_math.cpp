@@ -1,6 +1,8 @@
 // Elementwise math, comparisons, reductions and matmul on runtime tensors, straight on the backend primitives
 // (rank-agnostic) after the checks the typed Tensor makes. Operands of different ranks are aligned NumPy-style by
 // leading 1s, so broadcasting works across ranks; mixed kinds (float + int) are an error, never a silent promotion.
+// Rank-0 operands are lifted to [1] and results that PyTorch gives as scalars made rank 0 again (backend_tensor.hpp);
+// reductions that drop the last dim and full reductions give rank 0, as in PyTorch.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -18,12 +20,22 @@ void same_kind(const BackendTensor<B>& a, const BackendTensor<B>& b, const char*
                     std::string(dtype_name(tensor_dtype(b))) + " (cast one of them first)");
 }
 
-// Broadcast shape of a and b (checked), and the rank both operands are lifted to.
+// Broadcast shape of a and b (checked), and the rank of the result (0 when both are scalars); operands are lifted
+// to lift(rank), which is at least 1.
 template <class B>
 std::size_t broadcast_rank(const BackendTensor<B>& a, const BackendTensor<B>& b, const char* op) {
   const Shape sa = tensor_shape(a), sb = tensor_shape(b);
   check_shape(op, broadcast_shapes(op, sa, sb));
   return std::max(sa.rank(), sb.rank());
+}
+constexpr std::size_t lift(std::size_t rank) { return std::max<std::size_t>(rank, 1); }
+
+// f(p) on a primitive seen as at least [1], the result given back as [] when p is a scalar: elementwise ops of
+// one operand.
+template <class R, class K, class B, class F>
+Primitive<B, R> on_1d(const Primitive<B, K>& p, F&& f) {
+  const bool scalar = B::template shape<K>(p).rank() == 0;
+  return to_scalar_if<B, R>(scalar, f(at_least_1d<B, K>(p)));
 }
 
 void check_int_scalar(const char* op, double s) {
@@ -31,12 +43,13 @@ void check_int_scalar(const char* op, double s) {
     throw ArgumentError(std::string(op) + ": scalar " + std::to_string(s) + " is not representable for an int tensor");
 }
 
-// Drops dim w unless keepdim or the tensor is rank 1 (there is no rank 0).
+// Drops dim w unless keepdim; the input had `rank` dims (0 for a scalar, reduced as [1]: the result stays rank 0,
+// as torch.sum(scalar, 0) is). Dropping the only dim of a rank-1 input gives rank 0, as in PyTorch.
 template <class B, class K>
-Primitive<B, K> drop_dim(Primitive<B, K> p, std::size_t w, bool keepdim) {
+Primitive<B, K> drop_dim(Primitive<B, K> p, std::size_t w, bool keepdim, std::size_t rank) {
+  if (rank == 0) return to_scalar_if<B, K>(true, p);
   if (keepdim) return p;
   Shape s = B::template shape<K>(p);
-  if (s.rank() <= 1) return p;
   s.dims.erase(s.dims.begin() + static_cast<std::ptrdiff_t>(w));
   return B::template reshape<K>(p, s);
 }
@@ -49,8 +62,10 @@ template <class B>
 DynTensor unary(const DynTensor& x, UnaryOp op) {
   return visit_backend<B>(
       [&](const auto& t) -> DynTensor {
-        if (t.kind() == Kind::Float) return wrap<B, Float>(B::float_unary(std::get<0>(t.prim), op));
-        if (t.kind() == Kind::Int && op_takes_int(op)) return wrap<B, Int>(B::int_unary(std::get<1>(t.prim), op));
+        if (t.kind() == Kind::Float)
+          return wrap<B, Float>(on_1d<Float, Float, B>(std::get<0>(t.prim), [&](const auto& p) { return B::float_unary(p, op); }));
+        if (t.kind() == Kind::Int && op_takes_int(op))
+          return wrap<B, Int>(on_1d<Int, Int, B>(std::get<1>(t.prim), [&](const auto& p) { return B::int_unary(p, op); }));
         throw KindError(fmt::format("{}: not defined for {} tensors", op_name(op), dtype_name(tensor_dtype(t))));
       },
       x);
@@ -61,14 +76,14 @@ DynTensor binary(const DynTensor& a, const DynTensor& b, BinaryOp op) {
   const char* name = op_name(op);
   return visit_same<B, DynTensor>(a, b, name, [&](const auto& x, const auto& y) -> DynTensor {
     same_kind(x, y, name);
-    const std::size_t r = broadcast_rank(x, y, name);
+    const std::size_t r = broadcast_rank(x, y, name), l = lift(r);
     if (x.kind() == Kind::Float)
-      return wrap<B, Float>(B::float_binary(lift_rank<B, Float>(std::get<0>(x.prim), r),
-                                            lift_rank<B, Float>(std::get<0>(y.prim), r), op));
+      return wrap<B, Float>(to_scalar_if<B, Float>(r == 0, B::float_binary(lift_rank<B, Float>(std::get<0>(x.prim), l),
+                                                                          lift_rank<B, Float>(std::get<0>(y.prim), l), op)));
     if (x.kind() == Kind::Int) {
       if (!op_takes_int(op)) throw KindError(fmt::format("{}: not defined for int tensors", name));
-      return wrap<B, Int>(B::int_binary(lift_rank<B, Int>(std::get<1>(x.prim), r),
-                                        lift_rank<B, Int>(std::get<1>(y.prim), r), op));
+      return wrap<B, Int>(to_scalar_if<B, Int>(r == 0, B::int_binary(lift_rank<B, Int>(std::get<1>(x.prim), l),
+                                                                    lift_rank<B, Int>(std::get<1>(y.prim), l), op)));
     }
     throw KindError(std::string(name) + ": not defined for bool tensors (cast to int or float first)");
   });
@@ -78,12 +93,13 @@ template <class B>
 DynTensor scalar(const DynTensor& x, ScalarOp op, double s) {
   return visit_backend<B>(
       [&](const auto& t) -> DynTensor {
-        if (t.kind() == Kind::Float) return wrap<B, Float>(B::float_scalar(std::get<0>(t.prim), op, s));
+        if (t.kind() == Kind::Float)
+          return wrap<B, Float>(on_1d<Float, Float, B>(std::get<0>(t.prim), [&](const auto& p) { return B::float_scalar(p, op, s); }));
         if (t.kind() == Kind::Int) {
           check_int_scalar("scalar", s);
           // INT64_MIN / -1 wraps in the kernels (as in the typed engine and PyTorch); nothing to refuse here.
           const auto& p = std::get<1>(t.prim);
-          return wrap<B, Int>(B::int_scalar(p, op, s));
+          return wrap<B, Int>(on_1d<Int, Int, B>(p, [&](const auto& q) { return B::int_scalar(q, op, s); }));
         }
         throw KindError("scalar: not defined for bool tensors (cast to int or float first)");
       },
@@ -95,21 +111,22 @@ DynTensor compare(const DynTensor& a, const DynTensor& b, CompareOp op) {
   const char* name = op_name(op);
   return visit_same<B, DynTensor>(a, b, name, [&](const auto& x, const auto& y) -> DynTensor {
     same_kind(x, y, name);
-    const std::size_t r = broadcast_rank(x, y, name);
+    const std::size_t r = broadcast_rank(x, y, name), l = lift(r);
+    const auto out = [&](const typename B::BoolPrimitive& p) { return wrap<B, Bool>(to_scalar_if<B, Bool>(r == 0, p)); };
     switch (x.kind()) {
       case Kind::Float:
-        return wrap<B, Bool>(B::float_compare(lift_rank<B, Float>(std::get<0>(x.prim), r),
-                                              lift_rank<B, Float>(std::get<0>(y.prim), r), op));
+        return out(B::float_compare(lift_rank<B, Float>(std::get<0>(x.prim), l),
+                                    lift_rank<B, Float>(std::get<0>(y.prim), l), op));
       case Kind::Int:
-        return wrap<B, Bool>(B::int_compare(lift_rank<B, Int>(std::get<1>(x.prim), r),
-                                            lift_rank<B, Int>(std::get<1>(y.prim), r), op));
+        return out(B::int_compare(lift_rank<B, Int>(std::get<1>(x.prim), l),
+                                  lift_rank<B, Int>(std::get<1>(y.prim), l), op));
       case Kind::Bool: break;
     }
     if (op != CompareOp::Eq && op != CompareOp::Ne)
       throw KindError(std::string(name) + ": bool tensors only compare with eq and ne");
-    auto ne = B::bool_logic(lift_rank<B, Bool>(std::get<2>(x.prim), r), lift_rank<B, Bool>(std::get<2>(y.prim), r),
+    auto ne = B::bool_logic(lift_rank<B, Bool>(std::get<2>(x.prim), l), lift_rank<B, Bool>(std::get<2>(y.prim), l),
                             LogicOp::Xor);
-    return wrap<B, Bool>(op == CompareOp::Ne ? ne : B::bool_not(ne));
+    return out(op == CompareOp::Ne ? ne : B::bool_not(ne));
   });
 }
 
@@ -117,8 +134,12 @@ template <class B>
 DynTensor compare_scalar(const DynTensor& x, CompareOp op, double s) {
   return visit_backend<B>(
       [&](const auto& t) -> DynTensor {
-        if (t.kind() == Kind::Float) return wrap<B, Bool>(B::float_compare_scalar(std::get<0>(t.prim), op, s));
-        if (t.kind() == Kind::Int) return wrap<B, Bool>(B::int_compare_scalar(std::get<1>(t.prim), op, s));
+        if (t.kind() == Kind::Float)
+          return wrap<B, Bool>(
+              on_1d<Bool, Float, B>(std::get<0>(t.prim), [&](const auto& p) { return B::float_compare_scalar(p, op, s); }));
+        if (t.kind() == Kind::Int)
+          return wrap<B, Bool>(
+              on_1d<Bool, Int, B>(std::get<1>(t.prim), [&](const auto& p) { return B::int_compare_scalar(p, op, s); }));
         throw KindError(std::string(op_name(op)) + ": compare a bool tensor with another tensor");
       },
       x);
@@ -130,7 +151,7 @@ DynTensor predicate(const DynTensor& x, PredicateOp op) {
       [&](const auto& t) -> DynTensor {
         if (t.kind() != Kind::Float)
           throw KindError(fmt::format("{}: not defined for {} tensors", op_name(op), dtype_name(tensor_dtype(t))));
-        return wrap<B, Bool>(B::float_predicate(std::get<0>(t.prim), op));
+        return wrap<B, Bool>(on_1d<Bool, Float, B>(std::get<0>(t.prim), [&](const auto& p) { return B::float_predicate(p, op); }));
       },
       x);
 }
@@ -140,8 +161,8 @@ DynTensor logical(const DynTensor& a, const DynTensor& b, LogicOp op) {
   return visit_same<B, DynTensor>(a, b, "logical", [&](const auto& x, const auto& y) -> DynTensor {
     const auto& p = bool_of(x, "logical: a");
     const auto& q = bool_of(y, "logical: b");
-    const std::size_t r = broadcast_rank(x, y, "logical");
-    return wrap<B, Bool>(B::bool_logic(lift_rank<B, Bool>(p, r), lift_rank<B, Bool>(q, r), op));
+    const std::size_t r = broadcast_rank(x, y, "logical"), l = lift(r);
+    return wrap<B, Bool>(to_scalar_if<B, Bool>(r == 0, B::bool_logic(lift_rank<B, Bool>(p, l), lift_rank<B, Bool>(q, l), op)));
   });
 }
 
@@ -149,7 +170,7 @@ template <class B>
 DynTensor logical_not(const DynTensor& x) {
   return visit_backend<B>(
       [&](const auto& t) -> DynTensor {
-        return wrap<B, Bool>(B::bool_not(bool_of(t, "logical_not: x")));
+        return wrap<B, Bool>(on_1d<Bool, Bool, B>(bool_of(t, "logical_not: x"), [](const auto& p) { return B::bool_not(p); }));
       },
       x);
 }
@@ -162,12 +183,12 @@ DynTensor where(const DynTensor& cond, const DynTensor& a, const DynTensor& b) {
     same_kind(x, y, "where");
     const Shape sc = tensor_shape(c), sa = tensor_shape(x), sb = tensor_shape(y);
     check_shape("where", broadcast_shapes("where", broadcast_shapes("where", sc, sa), sb));
-    const std::size_t r = std::max({sc.rank(), sa.rank(), sb.rank()});
-    const auto cl = lift_rank<B, Bool>(cp, r);
+    const std::size_t r = std::max({sc.rank(), sa.rank(), sb.rank()}), l = lift(r);
+    const auto cl = lift_rank<B, Bool>(cp, l);
     return visit_kind(x, [&](auto k, const auto& p) -> DynTensor {
       using K = decltype(k);
       const auto& q = std::get<kind_index<K>()>(y.prim);
-      return wrap<B, K>(B::template where<K>(cl, lift_rank<B, K>(p, r), lift_rank<B, K>(q, r)));
+      return wrap<B, K>(to_scalar_if<B, K>(r == 0, B::template where<K>(cl, lift_rank<B, K>(p, l), lift_rank<B, K>(q, l))));
     });
   });
 }
@@ -178,12 +199,14 @@ DynTensor reduce(const DynTensor& x, ReduceOp op, int64_t dim, bool keepdim) {
   return visit_backend<B>(
       [&](const auto& t) -> DynTensor {
         const Shape s = tensor_shape(t);
-        const std::size_t w = wrap_dim(name, dim, s.rank());
-        if (op == ReduceOp::Max || op == ReduceOp::Min) checks::nonempty(name, s, w);
+        const std::size_t w = wrap_dim(name, dim, lift(s.rank()));  // a scalar takes dim 0 or -1, as in PyTorch
+        if (op == ReduceOp::Max || op == ReduceOp::Min) checks::nonempty(name, s.rank() ? s : Shape{1}, w);
         if (t.kind() == Kind::Float)
-          return wrap<B, Float>(drop_dim<B, Float>(B::float_reduce(std::get<0>(t.prim), op, w), w, keepdim));
+          return wrap<B, Float>(drop_dim<B, Float>(B::float_reduce(at_least_1d<B, Float>(std::get<0>(t.prim)), op, w),
+                                                   w, keepdim, s.rank()));
         if (t.kind() == Kind::Int)
-          return wrap<B, Int>(drop_dim<B, Int>(B::int_reduce(std::get<1>(t.prim), op, w), w, keepdim));
+          return wrap<B, Int>(drop_dim<B, Int>(B::int_reduce(at_least_1d<B, Int>(std::get<1>(t.prim)), op, w), w,
+                                               keepdim, s.rank()));
         throw KindError(std::string(name) + ": not defined for bool tensors (cast to int first)");
       },
       x);
@@ -195,8 +218,10 @@ DynTensor reduce_all(const DynTensor& x, ReduceOp op) {
   return visit_backend<B>(
       [&](const auto& t) -> DynTensor {
         if (op == ReduceOp::Max || op == ReduceOp::Min) checks::nonempty(name, tensor_shape(t));
-        if (t.kind() == Kind::Float) return wrap<B, Float>(B::float_reduce_all(std::get<0>(t.prim), op));
-        if (t.kind() == Kind::Int) return wrap<B, Int>(B::int_reduce_all(std::get<1>(t.prim), op));
+        if (t.kind() == Kind::Float)
+          return wrap<B, Float>(to_scalar_if<B, Float>(true, B::float_reduce_all(at_least_1d<B, Float>(std::get<0>(t.prim)), op)));
+        if (t.kind() == Kind::Int)
+          return wrap<B, Int>(to_scalar_if<B, Int>(true, B::int_reduce_all(at_least_1d<B, Int>(std::get<1>(t.prim)), op)));
         throw KindError(std::string(name) + ": not defined for bool tensors (cast to int first)");
       },
       x);
@@ -208,12 +233,14 @@ DynTensor arg_reduce(const DynTensor& x, ArgReduceOp op, int64_t dim, bool keepd
   return visit_backend<B>(
       [&](const auto& t) -> DynTensor {
         const Shape s = tensor_shape(t);
-        const std::size_t w = wrap_dim(name, dim, s.rank());
-        checks::nonempty(name, s, w);
+        const std::size_t w = wrap_dim(name, dim, lift(s.rank()));
+        checks::nonempty(name, s.rank() ? s : Shape{1}, w);
         if (t.kind() == Kind::Float)
-          return wrap<B, Int>(drop_dim<B, Int>(B::float_arg_reduce(std::get<0>(t.prim), op, w), w, keepdim));
+          return wrap<B, Int>(drop_dim<B, Int>(B::float_arg_reduce(at_least_1d<B, Float>(std::get<0>(t.prim)), op, w), w,
+                                               keepdim, s.rank()));
         if (t.kind() == Kind::Int)
-          return wrap<B, Int>(drop_dim<B, Int>(B::int_arg_reduce(std::get<1>(t.prim), op, w), w, keepdim));
+          return wrap<B, Int>(drop_dim<B, Int>(B::int_arg_reduce(at_least_1d<B, Int>(std::get<1>(t.prim)), op, w), w,
+                                               keepdim, s.rank()));
         throw KindError(std::string(name) + ": not defined for bool tensors");
       },
       x);
@@ -239,9 +266,10 @@ DynTensor softmax(const DynTensor& x, int64_t dim, bool log) {
   return visit_backend<B>(
       [&](const auto& t) -> DynTensor {
         const auto& p = float_of(t, log ? "log_softmax: x" : "softmax: x");
-        return with_rank("softmax", tensor_shape(t).rank(), [&](auto d) -> DynTensor {
-          const auto tt = typed<B, decltype(d)::value>(p);
-          return wrap<B, Float>((log ? tt.log_softmax(dim) : tt.softmax(dim)).primitive());
+        const std::size_t rank = tensor_shape(t).rank();
+        return with_rank("softmax", lift(rank), [&](auto d) -> DynTensor {
+          const auto tt = typed<B, decltype(d)::value>(at_least_1d<B, Float>(p));
+          return wrap<B, Float>(to_scalar_if<B, Float>(rank == 0, (log ? tt.log_softmax(dim) : tt.softmax(dim)).primitive()));
         });
       },
       x);

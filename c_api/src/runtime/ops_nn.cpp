@@ -73,7 +73,9 @@ DynTensor cross_entropy(const DynTensor& logits, const DynTensor& targets, nn::R
     need_rank(tt, 1, "cross_entropy: targets");
     nn::CrossEntropyOptions o;
     o.reduction = r;
-    return wrap<B, Float>(nn::cross_entropy<B>(typed<B, 2>(lp), typed<B, 1, Int>(tp), o).primitive());
+    // The typed loss is [1]; PyTorch's reduced loss is a scalar (rank 0).
+    return wrap<B, Float>(
+        to_scalar_if<B, Float>(true, nn::cross_entropy<B>(typed<B, 2>(lp), typed<B, 1, Int>(tp), o).primitive()));
   });
 }
 
@@ -86,9 +88,10 @@ DynTensor mse_loss(const DynTensor& input, const DynTensor& target, nn::Reductio
     if (!(is == ts))
       throw ShapeError("mse_loss: input " + is.to_string() + " and target " + ts.to_string() +
                        " must have the same shape");
-    return with_rank("mse_loss", is.rank(), [&](auto d) -> DynTensor {
+    return with_rank("mse_loss", std::max<std::size_t>(is.rank(), 1), [&](auto d) -> DynTensor {
       constexpr std::size_t D = decltype(d)::value;
-      return wrap<B, Float>(nn::mse_loss<B, D>(typed<B, D>(ip), typed<B, D>(tp), r).primitive());
+      const auto loss = nn::mse_loss<B, D>(typed<B, D>(at_least_1d<B, Float>(ip)), typed<B, D>(at_least_1d<B, Float>(tp)), r);
+      return wrap<B, Float>(to_scalar_if<B, Float>(true, loss.primitive()));  // a scalar, as PyTorch's reduced loss
     });
   });
 }

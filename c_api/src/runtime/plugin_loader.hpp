@@ -9,8 +9,10 @@ namespace ember::capi {
 
 class VulkanInterop;
 
-// The runtime compiled into libember (runtime_cpu.cpp).
+// The runtime compiled into libember (runtime_cpu.cpp), and its float64 twin (runtime_cpu_f64.cpp), which holds
+// the tensors of EMBER_DTYPE_F64 (dispatch.cpp routes creation by dtype and promotes mixed operands).
 const BackendRuntime& builtin_runtime();
+const BackendRuntime& cpu_f64_runtime();
 
 // The runtime of `backend`, loading its plugin on first use. Throws ArgumentError for an unknown id and
 // UnsupportedError when the backend is not compiled or its plugin cannot be loaded (the message names the file and

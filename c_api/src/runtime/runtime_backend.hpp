@@ -1,7 +1,8 @@
 #pragma once
 // The backend a runtime build unit is compiled for. meson sets EMBER_RUNTIME_BACKEND to its BackendId enumerator
 // (Cpu for libember's own runtime, Vulkan / Cuda for the plugins); the ops and RuntimeImpl are instantiated for
-// Autodiff of that backend's default configuration (backends/registry.hpp).
+// Autodiff of that backend's default configuration (backends/registry.hpp). libember compiles the ops twice for the
+// CPU: once for float32 (the default) and once, with EMBER_RUNTIME_CPU_F64, for float64 tensors.
 #include "backends/registry.hpp"
 
 #ifndef EMBER_RUNTIME_BACKEND
@@ -10,6 +11,10 @@
 
 namespace ember::capi {
 
+#if defined(EMBER_RUNTIME_CPU_F64)
+using RuntimeBackend = Autodiff<Cpu<double>>;
+#else
 using RuntimeBackend = Autodiff<typename BackendEntry<BackendId::EMBER_RUNTIME_BACKEND>::Default>;
+#endif
 
 }  // namespace ember::capi
