@@ -13,7 +13,8 @@ namespace {
 // Enum counts (valid values are 0..n-1).
 constexpr int32_t kDtypes = 8, kBackends = 3, kUnary = 27, kBinary = 9, kScalarOps = 10, kCompare = 6,
                   kPredicates = 2, kLogic = 3, kReduce = 5, kDists = 3, kReductions = 2, kLayerKinds = 21,
-                  kModes = 2, kLoadModes = 2, kOptimKinds = 3, kRecorders = 3, kPrecisions = 4;
+                  kModes = 2, kLoadModes = 2, kOptimKinds = 3, kRecorders = 3, kPrecisions = 4, kInplaceOps = 6,
+                  kFftOps = 4, kFftNorms = 3;
 
 // A tensor from caller bytes: a buffer of exactly data_bytes (any overread is an ASan report), sized right for the
 // shape most of the time.
@@ -199,6 +200,90 @@ void no_grad(Ctx& c) {
   }
   int32_t enabled = -1;
   CALL(ember_is_grad_enabled, c.flag() ? &enabled : nullptr);
+}
+
+// ---------------------------------------------------------------- issue 11: .grad, backward_ex, autograd.grad, in-place
+void backward_ex(Ctx& c) {
+  ember_tensor* t = c.tensor();
+  ember_tensor* seed = c.flag() ? nullptr : c.tensor();
+  Padded<ember_backward_options> o;
+  Ctx::check("ember_backward_options_init", ember_backward_options_init(&o.value));
+  o.value.retain_graph = c.choice(2);
+  o.value.accumulate = c.choice(2);
+  o.value.struct_size = c.struct_size(sizeof o.value);
+  const ember_backward_options* opts = c.flag() ? &o.value : nullptr;
+  if (c.flag())
+    CALL(ember_tensor_backward_ex, t, seed, opts, nullptr);  // out may be NULL: accumulate into .grad only
+  else
+    MAKE(ember_tensor_backward_ex, t, seed, opts);
+}
+
+void autograd_grad(Ctx& c) {
+  std::vector<ember_tensor*> outputs = c.tensors();
+  std::vector<ember_tensor*> seeds(outputs.size());
+  const bool with_seeds = c.flag();
+  for (auto& s : seeds) s = c.flag() ? nullptr : c.tensor();
+  std::vector<ember_tensor*> inputs = c.tensors();
+  // Sentinels: every results[i] must be written (NULL on failure, a handle or NULL for an unused input on success).
+  std::vector<ember_tensor*> results(inputs.size(), reinterpret_cast<ember_tensor*>(uintptr_t{1}));
+  const int32_t retain = c.choice(2), allow_unused = c.choice(2);
+  const ember_status s =
+      CALL(ember_autograd_grad, outputs.empty() ? nullptr : outputs.data(),
+           with_seeds && !seeds.empty() ? seeds.data() : nullptr, outputs.size(),
+           inputs.empty() ? nullptr : inputs.data(), inputs.size(), retain, allow_unused,
+           results.empty() ? nullptr : results.data());
+  for (ember_tensor* r : results) {
+    if (s != EMBER_OK && r) violation("ember_autograd_grad", "failed without setting every results[i] to NULL");
+    if (s == EMBER_OK && r == reinterpret_cast<ember_tensor*>(uintptr_t{1}))
+      violation("ember_autograd_grad", "succeeded without writing every results[i]");
+    if (s == EMBER_OK && r) c.keep(r, "ember_autograd_grad");
+  }
+}
+
+void tensor_grad(Ctx& c) {
+  // *out is NULL with EMBER_OK for a leaf without .grad, so not through make().
+  ember_tensor* t = c.tensor();
+  ember_tensor* out = reinterpret_cast<ember_tensor*>(uintptr_t{1});
+  const ember_status s = CALL(ember_tensor_grad, t, &out);
+  if (s != EMBER_OK && out) violation("ember_tensor_grad", "failed without setting *out to NULL");
+  if (s == EMBER_OK && out) c.keep(out, "ember_tensor_grad");
+}
+
+void autograd_queries(Ctx& c) {
+  ember_tensor* t = c.tensor();
+  if (c.flag()) {
+    int32_t leaf = 0;
+    CALL(ember_tensor_is_leaf, t, c.flag() ? &leaf : nullptr);
+  } else {
+    int64_t version = 0;
+    CALL(ember_tensor_version, t, c.flag() ? &version : nullptr);
+  }
+}
+
+// ---------------------------------------------------------------- issue 11: tensor core
+void fft(Ctx& c) {
+  ember_tensor* x = c.tensor();
+  const int32_t op = c.choice(kFftOps);
+  const int64_t n = c.flag() ? c.size() : c.dim();  // <= 0: the input's length
+  MAKE(ember_tensor_fft, x, op, n, c.dim(), c.choice(kFftNorms));
+}
+
+// The view must cover numel elements of the storage dtype: read them all (ASan reports a short or dangling view).
+void data_ptr(Ctx& c) {
+  ember_tensor* t = c.tensor();
+  const void* data = reinterpret_cast<const void*>(uintptr_t{1});
+  const bool null_out = c.flag();
+  if (CALL(ember_tensor_data_ptr, t, null_out ? nullptr : &data) != EMBER_OK || null_out) return;
+  int64_t numel = 0;
+  int32_t dtype = 0;
+  if (ember_tensor_numel(t, &numel) != EMBER_OK || ember_tensor_dtype(t, &dtype) != EMBER_OK)
+    violation("ember_tensor_data_ptr", "gave a view of a tensor that does not answer numel / dtype");
+  if (numel > 0 && !data) violation("ember_tensor_data_ptr", "gave NULL for a tensor with elements");
+  const std::size_t elem = dtype == EMBER_DTYPE_F32 ? 4 : dtype == EMBER_DTYPE_BOOL ? 1 : 8;
+  const auto* bytes = static_cast<const volatile unsigned char*>(data);
+  unsigned sum = 0;
+  for (std::size_t i = 0; i < std::size_t(numel) * elem; ++i) sum += bytes[i];
+  (void)sum;
 }
 
 // ---------------------------------------------------------------- modules
@@ -503,6 +588,17 @@ const Action kActions[] = {
   {"tensor_backward", backward},
   {"grads_get", grads_get},
   {"no_grad", no_grad},
+  // issue 11: .grad, backward_ex, autograd.grad, in-place updates
+  {"tensor_backward_ex", backward_ex},
+  {"autograd_grad", autograd_grad},
+  {"tensor_grad", tensor_grad},
+  {"tensor_set_grad", [](Ctx& c) { CALL(ember_tensor_set_grad, c.tensor(), c.flag() ? nullptr : c.tensor()); }},
+  {"autograd_queries", autograd_queries},
+  {"tensor_inplace", [](Ctx& c) { CALL(ember_tensor_inplace, c.tensor(), c.tensor(), c.choice(kInplaceOps)); }},
+  {"tensor_inplace_scalar", [](Ctx& c) { CALL(ember_tensor_inplace_scalar, c.tensor(), c.choice(kInplaceOps), c.real()); }},
+  // issue 11: tensor core
+  {"tensor_fft", fft},
+  {"tensor_data_ptr", data_ptr},
   // modules and records
   {"module_sequential", sequential},
   {"module_forward", [](Ctx& c) { MAKE(ember_module_forward, c.module(), c.tensor(), c.choice(kModes)); }},
