@@ -474,10 +474,30 @@ TEST(CApiFuzzFound, IntTensorScalarMustFitInt64) {
   ember_tensor* y = nullptr;
   for (double s : {std::nan(""), std::numeric_limits<double>::infinity(), -1e300, 0x1p63})
     EMBER_EXPECT_ERR(ember_tensor_scalar(x.get(), EMBER_SCALAR_ADD, s, &y), EMBER_ERR_INVALID_ARGUMENT,
-                     "is not representable as int64");
+                     "is not representable");
   EMBER_ASSERT_OK(ember_tensor_scalar(x.get(), EMBER_SCALAR_ADD, -2.9, &y));  // truncated toward 0, as before
   Tensor keep(y);
   EXPECT_EQ(ints(y), (std::vector<int64_t>{-1, 0}));
+}
+
+// Int sums and products overflowed int64 (UB); they wrap modulo 2^64 now, as PyTorch's do.
+TEST(CApiFuzzFound, IntReductionsWrapOnOverflow) {
+  constexpr int64_t kBig = int64_t{1} << 62;
+  auto x = i64({kBig, kBig, 3}, {3});
+  ember_tensor* y = nullptr;
+  EMBER_ASSERT_OK(ember_tensor_reduce_all(x.get(), EMBER_REDUCE_SUM, &y));
+  Tensor sum(y);
+  EXPECT_EQ(ints(y), (std::vector<int64_t>{std::numeric_limits<int64_t>::min() + 3}));
+  EMBER_ASSERT_OK(ember_tensor_reduce_all(x.get(), EMBER_REDUCE_PROD, &y));
+  Tensor prod(y);
+  EXPECT_EQ(ints(y), (std::vector<int64_t>{0}));  // 2^124 * 3 mod 2^64
+  auto m = i64({kBig, 4, kBig, 4}, {2, 2});  // along dim 0: the strided (inner > 1) path
+  EMBER_ASSERT_OK(ember_tensor_reduce(m.get(), EMBER_REDUCE_PROD, 0, 0, &y));
+  Tensor rows(y);
+  EXPECT_EQ(ints(y), (std::vector<int64_t>{0, 16}));
+  EMBER_ASSERT_OK(ember_tensor_reduce(m.get(), EMBER_REDUCE_SUM, 0, 0, &y));
+  Tensor sums(y);
+  EXPECT_EQ(ints(y), (std::vector<int64_t>{std::numeric_limits<int64_t>::min(), 8}));
 }
 
 }  // namespace

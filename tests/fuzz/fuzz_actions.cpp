@@ -287,8 +287,35 @@ void data_ptr(Ctx& c) {
 }
 
 // ---------------------------------------------------------------- modules
-// A Sequential of up to 4 layers with fuzzed fields (small in_features, hostile values sometimes), packed with the
-// stride of the struct_size they claim, as ember.h says (a newer caller's larger structs included).
+// One layer: ember_layer_init's defaults for a kind, then small in / out features, and sometimes hostile fields.
+ember_layer_desc layer_desc(Ctx& c) {
+  ember_layer_desc d;
+  Ctx::check("ember_layer_init", ember_layer_init(&d, c.in.ConsumeIntegralInRange<int32_t>(0, kLayerKinds - 1)));
+  if (c.flag()) {
+    d.in_features = c.size();
+    d.out_features = c.size();
+  }
+  if (c.in.ConsumeIntegralInRange<int>(0, 3) == 0) {
+    d.kind = c.choice(kLayerKinds);
+    d.kernel_size[0] = c.size();
+    d.kernel_size[1] = c.size();
+    d.stride[0] = c.size();
+    d.padding[1] = c.size();
+    d.dilation[0] = c.size();
+    d.groups = c.size();
+    d.dim = c.dim();
+    d.end_dim = c.dim();
+    d.p = c.real();
+    d.eps = c.real();
+    d.momentum = c.real();
+    d.bias = c.choice(2);
+    d.approximate = c.choice(2);
+  }
+  return d;
+}
+
+// A Sequential of up to 4 layers, packed with the stride of the struct_size they claim, as ember.h says (a newer
+// caller's larger structs included).
 void sequential(Ctx& c) {
   const std::size_t n = c.in.ConsumeIntegralInRange<std::size_t>(0, 4);
   const uint32_t struct_size = c.struct_size(sizeof(ember_layer_desc));
@@ -296,28 +323,7 @@ void sequential(Ctx& c) {
   const std::size_t stride = std::max<std::size_t>(struct_size, sizeof(ember_layer_desc));
   std::vector<unsigned char> packed(stride * n + sizeof(ember_layer_desc));
   for (std::size_t i = 0; i < n; ++i) {
-    ember_layer_desc d;
-    Ctx::check("ember_layer_init", ember_layer_init(&d, c.in.ConsumeIntegralInRange<int32_t>(0, kLayerKinds - 1)));
-    if (c.flag()) {
-      d.in_features = c.size();
-      d.out_features = c.size();
-    }
-    if (c.in.ConsumeIntegralInRange<int>(0, 3) == 0) {
-      d.kind = c.choice(kLayerKinds);
-      d.kernel_size[0] = c.size();
-      d.kernel_size[1] = c.size();
-      d.stride[0] = c.size();
-      d.padding[1] = c.size();
-      d.dilation[0] = c.size();
-      d.groups = c.size();
-      d.dim = c.dim();
-      d.end_dim = c.dim();
-      d.p = c.real();
-      d.eps = c.real();
-      d.momentum = c.real();
-      d.bias = c.choice(2);
-      d.approximate = c.choice(2);
-    }
+    ember_layer_desc d = layer_desc(c);
     d.struct_size = struct_size;
     std::memcpy(packed.data() + i * stride, &d, sizeof d);
   }
@@ -433,8 +439,8 @@ void report_queries(Ctx& c) {
 }
 
 // ---------------------------------------------------------------- optimizers
-void optimizer_create(Ctx& c) {
-  ember_module* m = c.module();
+// Options of a kind's defaults, sometimes with every field fuzzed.
+Padded<ember_optimizer_options> optimizer_options(Ctx& c) {
   Padded<ember_optimizer_options> o;
   Ctx::check("ember_optimizer_options_init",
              ember_optimizer_options_init(&o.value, c.in.ConsumeIntegralInRange<int32_t>(0, kOptimKinds - 1)));
@@ -450,6 +456,12 @@ void optimizer_create(Ctx& c) {
     o.value.nesterov = c.choice(2);
   }
   o.value.struct_size = c.struct_size(sizeof o.value);
+  return o;
+}
+
+void optimizer_create(Ctx& c) {
+  ember_module* m = c.module();
+  Padded<ember_optimizer_options> o = optimizer_options(c);
   MAKE(ember_optimizer_create, m, c.flag() ? &o.value : nullptr);
 }
 
