@@ -500,5 +500,24 @@ TEST(CApiFuzzFound, IntReductionsWrapOnOverflow) {
   EXPECT_EQ(ints(y), (std::vector<int64_t>{std::numeric_limits<int64_t>::min(), 8}));
 }
 
+// Int add / sub / mul overflowed int64 (UB); they wrap modulo 2^64 now, as PyTorch's do.
+TEST(CApiFuzzFound, IntArithmeticWrapsOnOverflow) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max(), kMin = std::numeric_limits<int64_t>::min();
+  auto a = i64({kMax, kMin, int64_t{1} << 62}, {3});
+  ember_tensor* y = nullptr;
+  EMBER_ASSERT_OK(ember_tensor_add(a.get(), a.get(), &y));
+  Tensor sum(y);
+  EXPECT_EQ(ints(y), (std::vector<int64_t>{-2, 0, kMin}));
+  EMBER_ASSERT_OK(ember_tensor_mul(a.get(), a.get(), &y));
+  Tensor prod(y);
+  EXPECT_EQ(ints(y), (std::vector<int64_t>{1, 0, 0}));
+  EMBER_ASSERT_OK(ember_tensor_scalar(a.get(), EMBER_SCALAR_ADD, 1.0, &y));
+  Tensor plus1(y);
+  EXPECT_EQ(ints(y), (std::vector<int64_t>{kMin, kMin + 1, (int64_t{1} << 62) + 1}));
+  EMBER_ASSERT_OK(ember_tensor_scalar(a.get(), EMBER_SCALAR_RSUB, -2.0, &y));  // -2 - x
+  Tensor rsub(y);
+  EXPECT_EQ(ints(y), (std::vector<int64_t>{kMax, kMax - 1, -2 - (int64_t{1} << 62)}));
+}
+
 }  // namespace
 }  // namespace ember::capi_test
