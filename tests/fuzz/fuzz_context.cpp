@@ -166,12 +166,13 @@ uint32_t Ctx::struct_size(uint32_t full) {
 }
 
 const std::string& scratch_dir() {
-  static const std::string dir = [] {
+  // Never destroyed: the atexit handler that removes the dir (fuzz_harness.cpp) runs after static destructors.
+  static const std::string* dir = [] {
     char tmpl[] = "/tmp/ember_fuzz_XXXXXX";
     const char* d = mkdtemp(tmpl);
-    return std::string(d ? d : "/tmp");
+    return new std::string(d ? d : "/tmp");
   }();
-  return dir;
+  return *dir;
 }
 
 const char* Ctx::path() {
