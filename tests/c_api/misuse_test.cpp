@@ -519,5 +519,17 @@ TEST(CApiFuzzFound, IntArithmeticWrapsOnOverflow) {
   EXPECT_EQ(ints(y), (std::vector<int64_t>{kMax, kMax - 1, -2 - (int64_t{1} << 62)}));
 }
 
+// A reduction with no output elements walked the whole reduced dim anyway: [2^40, 0] over dim 0 ran for hours.
+TEST(CApiFuzzFound, EmptyReductionOverAHugeDimReturnsAtOnce) {
+  const int64_t shape[] = {int64_t{1} << 40, 0};
+  ember_tensor* x = nullptr;
+  EMBER_ASSERT_OK(ember_tensor_zeros(nullptr, EMBER_DTYPE_F32, shape, 2, &x));
+  Tensor keep_x(x);
+  ember_tensor* y = nullptr;
+  EMBER_ASSERT_OK(ember_tensor_reduce(x, EMBER_REDUCE_SUM, 0, 0, &y));
+  Tensor keep_y(y);
+  EXPECT_EQ(shape_of(y), (std::vector<int64_t>{0}));
+}
+
 }  // namespace
 }  // namespace ember::capi_test
