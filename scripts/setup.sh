@@ -12,7 +12,9 @@ packages=(g++ meson ninja-build pkg-config libopenblas-dev libgtest-dev libbench
   libkissfft-dev
   # Vulkan backend: loader + headers, lavapipe (a CPU Vulkan device, so it runs and is tested everywhere), the
   # Khronos validation layer the tests enable, shader compiler, VkFFT and its runtime GLSL compiler.
-  libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers glslc glslang-dev spirv-tools libvkfft-dev)
+  libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers glslc glslang-dev spirv-tools libvkfft-dev
+  # The C ABI fuzzer (tests/fuzz, the c_api_fuzz test): clang with libFuzzer and the sanitizer runtimes.
+  clang-14 libclang-rt-14-dev)
 
 missing=()
 for p in "${packages[@]}"; do

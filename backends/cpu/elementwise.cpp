@@ -108,14 +108,32 @@ T float_remainder(T a, T b) {
   return r;
 }
 
+// +, -, *; for ints modulo 2^64 (two's complement wrap, what PyTorch's int ops give), where a plain signed
+// overflow is undefined behaviour.
+template <class T>
+T add_of(T a, T b) {
+  if constexpr (is_float<T>) return a + b;
+  else return static_cast<T>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+template <class T>
+T sub_of(T a, T b) {
+  if constexpr (is_float<T>) return a - b;
+  else return static_cast<T>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+}
+template <class T>
+T mul_of(T a, T b) {
+  if constexpr (is_float<T>) return a * b;
+  else return static_cast<T>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+}
+
 template <class T>
 T scalar_apply(ScalarOp op, T x, T s) {
   switch (op) {
-    case ScalarOp::Add: return x + s;
-    case ScalarOp::Sub: return x - s;
-    case ScalarOp::Mul: return x * s;
+    case ScalarOp::Add: return add_of(x, s);
+    case ScalarOp::Sub: return sub_of(x, s);
+    case ScalarOp::Mul: return mul_of(x, s);
     case ScalarOp::Div: return x / s;
-    case ScalarOp::RSub: return s - x;
+    case ScalarOp::RSub: return sub_of(s, x);
     case ScalarOp::RDiv: return s / x;
     case ScalarOp::Pow: return static_cast<T>(std::pow(x, s));
     case ScalarOp::ClampMin: return x < s ? s : x;  // NaN passes through
@@ -160,9 +178,9 @@ int64_t int_pow(int64_t base, int64_t exp) {
 template <class T>
 T binary_apply(BinaryOp op, T a, T b) {
   switch (op) {
-    case BinaryOp::Add: return a + b;
-    case BinaryOp::Sub: return a - b;
-    case BinaryOp::Mul: return a * b;
+    case BinaryOp::Add: return add_of(a, b);
+    case BinaryOp::Sub: return sub_of(a, b);
+    case BinaryOp::Mul: return mul_of(a, b);
     case BinaryOp::Div:
       if constexpr (is_float<T>) return a / b;
       else return int_div(a, b, "div");
@@ -284,6 +302,10 @@ CpuTensor<T> scalar(const CpuTensor<T>& x, ScalarOp op, double s) {
     }
     return x;
   } else {
+    // An int tensor's scalar is truncated toward 0; NaN, inf and values beyond int64 have no such value (and
+    // converting them is undefined behaviour).
+    if (!(s >= -0x1p63 && s < 0x1p63))
+      throw ArgumentError(fmt::format("scalar op on an int tensor: {} is not representable as int64", s));
     const int64_t c = static_cast<int64_t>(s);
     if constexpr (std::is_same_v<T, int64_t>) {
       if (op == ScalarOp::Div && c == 0) throw ArgumentError("div: integer division by zero");
@@ -300,9 +322,9 @@ CpuTensor<T> scalar(const CpuTensor<T>& x, ScalarOp op, double s) {
 template <class T>
 CpuTensor<T> binary(const CpuTensor<T>& a, const CpuTensor<T>& b, BinaryOp op) {
   switch (op) {  // one instantiation per op so the flat loops vectorize
-    case BinaryOp::Add: return broadcast_map<T>(a, b, [](T x, T y) { return x + y; });
-    case BinaryOp::Sub: return broadcast_map<T>(a, b, [](T x, T y) { return x - y; });
-    case BinaryOp::Mul: return broadcast_map<T>(a, b, [](T x, T y) { return x * y; });
+    case BinaryOp::Add: return broadcast_map<T>(a, b, [](T x, T y) { return add_of(x, y); });
+    case BinaryOp::Sub: return broadcast_map<T>(a, b, [](T x, T y) { return sub_of(x, y); });
+    case BinaryOp::Mul: return broadcast_map<T>(a, b, [](T x, T y) { return mul_of(x, y); });
     case BinaryOp::Div: return broadcast_map<T>(a, b, [](T x, T y) { return binary_apply(BinaryOp::Div, x, y); });
     case BinaryOp::Pow: return broadcast_map<T>(a, b, [](T x, T y) { return binary_apply(BinaryOp::Pow, x, y); });
     case BinaryOp::Max: return broadcast_map<T>(a, b, [](T x, T y) { return binary_apply(BinaryOp::Max, x, y); });

@@ -502,7 +502,7 @@ CpuTensor<To> cast(const CpuTensor<From>& x) {
     parallel_for(x.numel(), kParallelThreshold, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
         if constexpr (std::is_same_v<To, uint8_t>) d[i] = static_cast<uint8_t>(s[i] != From(0));  // to Bool
-        else d[i] = static_cast<To>(s[i]);
+        else d[i] = convert_element<To>(s[i]);  // NaN / inf / out of range to int: defined, not UB
       }
     });
     return out;

@@ -2,6 +2,7 @@
 // A reduction over `dim` views the tensor as [outer, len, inner]; inner == 1 reduces contiguous rows, otherwise
 // whole inner rows are combined at once so the loop over `inner` vectorizes.
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <type_traits>
 #include <vector>
@@ -22,6 +23,19 @@ constexpr bool is_float = std::is_floating_point_v<T>;
 template <class T>
 using Wide = std::conditional_t<is_float<T>, double, int64_t>;
 
+// a + b and a * b; for ints modulo 2^64 (two's complement wrap, as PyTorch's int sums and products give), where a
+// plain signed overflow is undefined behaviour.
+template <class A, class B>
+A wrap_add(A a, B b) {
+  if constexpr (std::is_integral_v<A>) return static_cast<A>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+  else return a + b;
+}
+template <class A, class B>
+A wrap_mul(A a, B b) {
+  if constexpr (std::is_integral_v<A>) return static_cast<A>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+  else return a * b;
+}
+
 template <class T>
 Wide<T> sum_contig(const T* x, int64_t n) {
   Wide<T> total = 0;
@@ -30,12 +44,12 @@ Wide<T> sum_contig(const T* x, int64_t n) {
   for (; i + kBlock <= n; i += kBlock) {
     T acc[kLanes] = {};
     for (int64_t b = 0; b < kBlock; b += kLanes)
-      for (int64_t l = 0; l < kLanes; ++l) acc[l] += x[i + b + l];
+      for (int64_t l = 0; l < kLanes; ++l) acc[l] = wrap_add(acc[l], x[i + b + l]);
     T s = 0;
-    for (int64_t l = 0; l < kLanes; ++l) s += acc[l];
-    total += s;
+    for (int64_t l = 0; l < kLanes; ++l) s = wrap_add(s, acc[l]);
+    total = wrap_add(total, s);
   }
-  for (; i < n; ++i) total += x[i];
+  for (; i < n; ++i) total = wrap_add(total, x[i]);
   return total;
 }
 
@@ -59,7 +73,7 @@ T reduce_contig(const T* x, int64_t n, ReduceOp op) {
       return static_cast<T>(sum_contig(x, n) / static_cast<Wide<T>>(n));
     case ReduceOp::Prod: {
       T p = 1;
-      for (int64_t i = 0; i < n; ++i) p *= x[i];
+      for (int64_t i = 0; i < n; ++i) p = wrap_mul(p, x[i]);
       return p;
     }
     case ReduceOp::Max: {
@@ -81,6 +95,9 @@ T reduce_contig(const T* x, int64_t n, ReduceOp op) {
 template <class T>
 CpuTensor<T> reduce(const CpuTensor<T>& x, ReduceOp op, std::size_t dim) {
   CpuTensor<T> y(reduced_shape(x.shape, dim));
+  // No output elements, nothing to compute: the loops below would still walk a huge reduced dim (a [2^40, 0]
+  // tensor reduced over dim 0) for nothing, for hours when the empty inner loop is not optimized away.
+  if (y.numel() == 0) return y;
   const ReduceView v = reduce_view(x.shape, dim);
   const T* px = x.data();
   T* py = y.data();
@@ -102,7 +119,7 @@ CpuTensor<T> reduce(const CpuTensor<T>& x, ReduceOp op, std::size_t dim) {
                      std::fill(acc.begin(), acc.end(), Wide<T>(0));
                      for (int64_t r = 0; r < v.len; ++r) {
                        const T* row = base + r * v.inner;
-                       for (int64_t j = 0; j < v.inner; ++j) acc[j] += row[j];
+                       for (int64_t j = 0; j < v.inner; ++j) acc[j] = wrap_add(acc[j], row[j]);
                      }
                      for (int64_t j = 0; j < v.inner; ++j) {
                        if (op == ReduceOp::Sum) out[j] = static_cast<T>(acc[j]);
@@ -112,7 +129,7 @@ CpuTensor<T> reduce(const CpuTensor<T>& x, ReduceOp op, std::size_t dim) {
                    } else if (op == ReduceOp::Prod) {
                      for (int64_t j = 0; j < v.inner; ++j) out[j] = T(1);
                      for (int64_t r = 0; r < v.len; ++r)
-                       for (int64_t j = 0; j < v.inner; ++j) out[j] *= base[r * v.inner + j];
+                       for (int64_t j = 0; j < v.inner; ++j) out[j] = wrap_mul(out[j], base[r * v.inner + j]);
                    } else {
                      for (int64_t j = 0; j < v.inner; ++j) out[j] = base[j];
                      for (int64_t r = 1; r < v.len; ++r) {

@@ -20,7 +20,7 @@ inline float bits_to_float(uint32_t u) {
 inline float exp(float x) {
   const float hi = 88.7228391f, lo = -87.3365448f;
   float xc = x > hi ? hi : x;
-  xc = xc < lo ? lo : xc;
+  xc = xc >= lo ? xc : lo;  // NaN too: n below must be finite (a NaN to int32 is UB); the result is x for NaN anyway
   const float n = std::nearbyint(xc * 1.44269504088896341f);
   float r = xc - n * 0.693359375f;
   r = r - n * -2.12194440e-4f;

@@ -3,6 +3,7 @@
 // DType describes bytes in host memory.
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <string_view>
 #include <type_traits>
 
@@ -115,6 +116,25 @@ constexpr DType dtype_of() {
   else if constexpr (std::is_same_v<T, uint8_t>) return DType::U8;
   else if constexpr (std::is_same_v<T, bool>) return DType::Bool;
   else static_assert(sizeof(T) == 0, "no DType for this element type");
+}
+
+// An element converted to To (static_cast), with float -> integer defined everywhere, where a plain static_cast of
+// NaN or an out-of-range value is undefined behaviour: to a signed integer, truncation toward 0 and To's minimum
+// for NaN and values outside its range (for int32 and int64 what x86's conversion instructions give, and so PyTorch
+// and NumPy there); to an unsigned one, through int64 and then modulo 2^bits (-1.0 -> 255 for uint8, as on x86).
+template <class To, class From>
+constexpr To convert_element(From v) {
+  if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To> && !std::is_same_v<To, bool>) {
+    if constexpr (std::is_signed_v<To>) {
+      constexpr From lo = static_cast<From>(std::numeric_limits<To>::min());  // -2^(bits-1): exact in any float type
+      if (!(v >= lo && v < -lo)) return std::numeric_limits<To>::min();
+      return static_cast<To>(v);
+    } else {
+      return static_cast<To>(convert_element<int64_t>(v));
+    }
+  } else {
+    return static_cast<To>(v);
+  }
 }
 
 }  // namespace ember

@@ -43,14 +43,14 @@ struct TensorData {
 
   std::size_t num_elements() const { return static_cast<std::size_t>(shape.num_elements()); }
 
-  // Element i converted to T (any dtype to any arithmetic type).
+  // Element i converted to T (any dtype to any arithmetic type; float to int as convert_element defines it).
   template <class T>
   T get(std::size_t i) const {
     const std::byte* p = bytes.data() + i * dtype_size(dtype);
     switch (dtype) {
-      case DType::F32: return static_cast<T>(load<float>(p));
-      case DType::F64: return static_cast<T>(load<double>(p));
-      case DType::F16: return static_cast<T>(f16_to_float(load<f16>(p)));
+      case DType::F32: return convert_element<T>(load<float>(p));
+      case DType::F64: return convert_element<T>(load<double>(p));
+      case DType::F16: return convert_element<T>(f16_to_float(load<f16>(p)));
       case DType::I16: return static_cast<T>(load<int16_t>(p));
       case DType::I32: return static_cast<T>(load<int32_t>(p));
       case DType::I64: return static_cast<T>(load<int64_t>(p));

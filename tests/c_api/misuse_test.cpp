@@ -480,5 +480,105 @@ TEST(CApiMisuse, ErrorHelperChecksOnlyThisCallsWholeMessage) {
   EMBER_EXPECT_ERR(ember_tensor_unary(a.get(), 27, &out), EMBER_ERR_INVALID_ARGUMENT, "unknown unary op 27");
 }
 
+// ---------------------------------------------------------------- found by the C ABI fuzzer (tests/fuzz)
+// Each input that crashed libember is kept in tests/fuzz/corpus (named after the bug); these tests pin the fix.
+
+// Float to int of NaN, inf or an out-of-range value was undefined behaviour (UBSan: "inf is outside the range of
+// representable values"). Now defined: truncation toward 0, the integer's minimum when it does not fit (as x86
+// gives for int32 / int64), through int64 and modulo 2^8 for uint8.
+TEST(CApiFuzzFound, FloatToIntOfNanInfAndHugeValuesIsDefined) {
+  const float inf = std::numeric_limits<float>::infinity();
+  auto x = f32({inf, -inf, std::nanf(""), 1e30f, -2.7f, 2.7f}, {6});
+  ember_tensor* cast = nullptr;
+  EMBER_ASSERT_OK(ember_tensor_cast(x.get(), EMBER_DTYPE_I64, &cast));
+  Tensor keep(cast);
+  constexpr int64_t kMin64 = std::numeric_limits<int64_t>::min();
+  EXPECT_EQ(ints(cast), (std::vector<int64_t>{kMin64, kMin64, kMin64, kMin64, -2, 2}));
+  int32_t i32[6] = {};
+  EMBER_ASSERT_OK(ember_tensor_copy_to(x.get(), EMBER_DTYPE_I32, i32, sizeof i32, nullptr));
+  constexpr int32_t kMin32 = std::numeric_limits<int32_t>::min();
+  EXPECT_EQ(std::vector<int32_t>(i32, i32 + 6), (std::vector<int32_t>{kMin32, kMin32, kMin32, kMin32, -2, 2}));
+  uint8_t u8[6] = {};
+  EMBER_ASSERT_OK(ember_tensor_copy_to(x.get(), EMBER_DTYPE_U8, u8, sizeof u8, nullptr));
+  EXPECT_EQ(std::vector<uint8_t>(u8, u8 + 6), (std::vector<uint8_t>{0, 0, 0, 0, 254, 2}));
+}
+
+// exp of NaN converted NaN to int32 inside the vectorized kernel (UB, though the result was then discarded).
+TEST(CApiFuzzFound, ExpOfNanAndInfinities) {
+  const float inf = std::numeric_limits<float>::infinity();
+  auto x = f32({std::nanf(""), -inf, inf, 0.0f}, {4});
+  ember_tensor* y = nullptr;
+  EMBER_ASSERT_OK(ember_tensor_unary(x.get(), EMBER_UNARY_EXP, &y));
+  Tensor keep(y);
+  const auto v = floats(y);
+  EXPECT_TRUE(std::isnan(v[0]));
+  EXPECT_EQ(v[1], 0.0f);
+  EXPECT_EQ(v[2], inf);
+  EXPECT_EQ(v[3], 1.0f);
+}
+
+// A scalar op on an int tensor converted the double scalar to int64 whatever it was (UB for NaN, inf, 1e300).
+TEST(CApiFuzzFound, IntTensorScalarMustFitInt64) {
+  auto x = i64({1, 2}, {2});
+  ember_tensor* y = nullptr;
+  for (double s : {std::nan(""), std::numeric_limits<double>::infinity(), -1e300, 0x1p63})
+    EMBER_EXPECT_ERR(ember_tensor_scalar(x.get(), EMBER_SCALAR_ADD, s, &y), EMBER_ERR_INVALID_ARGUMENT,
+                     "is not representable");
+  EMBER_ASSERT_OK(ember_tensor_scalar(x.get(), EMBER_SCALAR_ADD, -2.9, &y));  // truncated toward 0, as before
+  Tensor keep(y);
+  EXPECT_EQ(ints(y), (std::vector<int64_t>{-1, 0}));
+}
+
+// Int sums and products overflowed int64 (UB); they wrap modulo 2^64 now, as PyTorch's do.
+TEST(CApiFuzzFound, IntReductionsWrapOnOverflow) {
+  constexpr int64_t kBig = int64_t{1} << 62;
+  auto x = i64({kBig, kBig, 3}, {3});
+  ember_tensor* y = nullptr;
+  EMBER_ASSERT_OK(ember_tensor_reduce_all(x.get(), EMBER_REDUCE_SUM, &y));
+  Tensor sum(y);
+  EXPECT_EQ(ints(y), (std::vector<int64_t>{std::numeric_limits<int64_t>::min() + 3}));
+  EMBER_ASSERT_OK(ember_tensor_reduce_all(x.get(), EMBER_REDUCE_PROD, &y));
+  Tensor prod(y);
+  EXPECT_EQ(ints(y), (std::vector<int64_t>{0}));  // 2^124 * 3 mod 2^64
+  auto m = i64({kBig, 4, kBig, 4}, {2, 2});  // along dim 0: the strided (inner > 1) path
+  EMBER_ASSERT_OK(ember_tensor_reduce(m.get(), EMBER_REDUCE_PROD, 0, 0, &y));
+  Tensor rows(y);
+  EXPECT_EQ(ints(y), (std::vector<int64_t>{0, 16}));
+  EMBER_ASSERT_OK(ember_tensor_reduce(m.get(), EMBER_REDUCE_SUM, 0, 0, &y));
+  Tensor sums(y);
+  EXPECT_EQ(ints(y), (std::vector<int64_t>{std::numeric_limits<int64_t>::min(), 8}));
+}
+
+// Int add / sub / mul overflowed int64 (UB); they wrap modulo 2^64 now, as PyTorch's do.
+TEST(CApiFuzzFound, IntArithmeticWrapsOnOverflow) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max(), kMin = std::numeric_limits<int64_t>::min();
+  auto a = i64({kMax, kMin, int64_t{1} << 62}, {3});
+  ember_tensor* y = nullptr;
+  EMBER_ASSERT_OK(ember_tensor_add(a.get(), a.get(), &y));
+  Tensor sum(y);
+  EXPECT_EQ(ints(y), (std::vector<int64_t>{-2, 0, kMin}));
+  EMBER_ASSERT_OK(ember_tensor_mul(a.get(), a.get(), &y));
+  Tensor prod(y);
+  EXPECT_EQ(ints(y), (std::vector<int64_t>{1, 0, 0}));
+  EMBER_ASSERT_OK(ember_tensor_scalar(a.get(), EMBER_SCALAR_ADD, 1.0, &y));
+  Tensor plus1(y);
+  EXPECT_EQ(ints(y), (std::vector<int64_t>{kMin, kMin + 1, (int64_t{1} << 62) + 1}));
+  EMBER_ASSERT_OK(ember_tensor_scalar(a.get(), EMBER_SCALAR_RSUB, -2.0, &y));  // -2 - x
+  Tensor rsub(y);
+  EXPECT_EQ(ints(y), (std::vector<int64_t>{kMax, kMax - 1, -2 - (int64_t{1} << 62)}));
+}
+
+// A reduction with no output elements walked the whole reduced dim anyway: [2^40, 0] over dim 0 ran for hours.
+TEST(CApiFuzzFound, EmptyReductionOverAHugeDimReturnsAtOnce) {
+  const int64_t shape[] = {int64_t{1} << 40, 0};
+  ember_tensor* x = nullptr;
+  EMBER_ASSERT_OK(ember_tensor_zeros(nullptr, EMBER_DTYPE_F32, shape, 2, &x));
+  Tensor keep_x(x);
+  ember_tensor* y = nullptr;
+  EMBER_ASSERT_OK(ember_tensor_reduce(x, EMBER_REDUCE_SUM, 0, 0, &y));
+  Tensor keep_y(y);
+  EXPECT_EQ(shape_of(y), (std::vector<int64_t>{0}));
+}
+
 }  // namespace
 }  // namespace ember::capi_test
