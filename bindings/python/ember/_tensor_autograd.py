@@ -69,3 +69,27 @@ class AutogradMixin:
 
     def clone(self):
         return self._call(_lib.tensor_clone, self._h)
+
+    def __deepcopy__(self, memo):
+        """copy.deepcopy (a model's, too): a new tensor with its own libember handle and the same values, class
+        (a Parameter stays a Parameter) and requires_grad, cut from the graph as torch's copy of a leaf is. The
+        default slot copy would share the handle, which the two objects would then each free."""
+        if memo is not None and id(self) in memo:
+            return memo[id(self)]
+        copy = self.detach()
+        try:
+            copy.__class__ = type(self)
+        except TypeError:  # an alias class with slots of its own (.data views): a plain Tensor
+            pass
+        if self.requires_grad:
+            copy.requires_grad_(True)
+        if memo is not None:
+            memo[id(self)] = copy
+        return copy
+
+    def __copy__(self):
+        """copy.copy: as deepcopy (libember has no storage-sharing aliases to hand out)."""
+        return self.__deepcopy__(None)
+
+    def __reduce_ex__(self, protocol):
+        raise TypeError("ember tensors are not picklable; use ember.save / ember.load")

@@ -1,40 +1,12 @@
 """Autodiff glue: no-grad scopes and where a backward pass's gradients go.
 
 ``backward()`` runs ember_tensor_backward_ex, which adds each reached leaf's gradient into libember's grad slot of
-that leaf (what ``Tensor.grad`` reads, for every Python object of the leaf). When optimizers built on libember's
-module optimizers are alive, the pass's gradients (one ``ember_grads`` handle) also go to each of them
-(``ember_optimizer_accumulate``, pending until their ``step()`` or ``zero_grad()``); then the handle is freed.
+that leaf (what ``Tensor.grad`` reads, for every Python object of the leaf); optimizers read those slots.
 """
 import functools
-import weakref
 from ctypes import byref, c_int32, c_void_p, sizeof
 
 from . import _lib
-
-# id(object) -> weakref. Not weakref.WeakSet: it compares members with ==, which is elementwise on tensors.
-_optimizers = {}
-
-
-def _register(registry, obj):
-    key = id(obj)
-    if key in registry and registry[key]() is obj:
-        return
-
-    def gone(ref, key=key, registry=registry):
-        if registry.get(key) is ref:  # a newer object may have reused the id
-            registry.pop(key, None)
-
-    registry[key] = weakref.ref(obj, gone)
-
-
-def register_optimizer(optimizer):
-    _register(_optimizers, optimizer)
-
-
-def _snapshot(registry):
-    """The live objects (dict.copy is atomic under the GIL; weakref callbacks may change the dict any time)."""
-    return [obj for obj in (ref() for ref in registry.copy().values()) if obj is not None]
-
 
 _BACKWARD_OPTIONS = {}
 
@@ -54,24 +26,13 @@ def _backward_options(retain_graph):
 
 def backward(tensor, gradient=None, retain_graph=False):
     """Runs the reverse pass from `tensor` (seeded with `gradient`; None only for one-element tensors): libember adds
-    the gradients into its leaves' grad slots, and every live module optimizer gets them too."""
+    the gradients into its leaves' grad slots."""
     if gradient is None and tensor.numel() != 1:
         raise RuntimeError("grad can be implicitly created only for scalar outputs")
     if gradient is not None and not hasattr(gradient, "_h"):
         gradient = tensor._as_tensor_like(gradient)
     seed = None if gradient is None else gradient._h
-    options = byref(_backward_options(retain_graph))
-    optimizers = _snapshot(_optimizers)
-    if not optimizers:
-        _lib.check(_lib.tensor_backward_ex(tensor._h, seed, options, None))
-        return
-    grads = c_void_p()
-    _lib.check(_lib.tensor_backward_ex(tensor._h, seed, options, byref(grads)))
-    try:
-        for opt in optimizers:
-            opt._accumulate(grads)
-    finally:
-        _lib.grads_free(grads)
+    _lib.check(_lib.tensor_backward_ex(tensor._h, seed, byref(_backward_options(retain_graph)), None))
 
 
 def _handles(tensors):

@@ -1,5 +1,7 @@
 """Handle lifetime: parents deleted before children, objects outliving what made them, interpreter exit."""
+import copy
 import gc
+import pickle
 import os
 import subprocess
 import sys
@@ -18,6 +20,32 @@ def collect():
 
 
 class LifetimeTest(unittest.TestCase):
+    def test_copies_own_their_handle(self):
+        # The default slot copy shared the libember handle: both objects then freed it (InvalidHandleError).
+        a = ember.tensor([1.0, 2.0], requires_grad=True)
+        for c in (copy.copy(a), copy.deepcopy(a)):
+            self.assertIsNot(c._h, a._h)
+            self.assertTrue(c.requires_grad and c.is_leaf)
+            with ember.no_grad():
+                c.add_(1.0)
+            self.assertEqual((a.tolist(), c.tolist()), ([1.0, 2.0], [2.0, 3.0]))
+            del c
+            collect()
+        self.assertEqual(a.tolist(), [1.0, 2.0])
+        with self.assertRaises(TypeError):
+            pickle.dumps(a)
+
+    def test_deepcopy_of_a_model_is_independent(self):
+        m = nn.Linear(3, 2)
+        twin = copy.deepcopy(m)
+        self.assertIsInstance(twin.weight, nn.Parameter)
+        with ember.no_grad():
+            twin.weight.fill_(0.5)
+        self.assertNotEqual(m.weight.tolist(), twin.weight.tolist())
+        del m
+        collect()
+        self.assertEqual(twin(ember.ones(1, 3)).shape, (1, 2))
+
     def test_results_outlive_their_inputs(self):
         a, b = ember.ones(2, 2), ember.full((2, 2), 3.0)
         c = a @ b + a

@@ -36,9 +36,6 @@ class Parameter(Tensor):
     def __repr__(self):
         return "Parameter containing:\n" + Tensor.__repr__(self)
 
-    def __reduce_ex__(self, protocol):
-        raise TypeError("ember tensors are not picklable; use ember.save / ember.load")
-
 
 class UninitializedParameter(Parameter):
     """A lazy layer's parameter before its shape is known; materialize(shape) turns it into a Parameter of that
