@@ -438,6 +438,66 @@ void report_queries(Ctx& c) {
   }
 }
 
+// ---------------------------------------------------------------- module trees (issue 11)
+// A child or param name: mostly a short valid one, sometimes empty, dotted, NULL or a repeat.
+const char* name(Ctx& c) {
+  static const char* const kNames[] = {"a", "b", "conv1", "fc", "", "a.b", "weight"};
+  const int i = c.in.ConsumeIntegralInRange<int>(0, 7);
+  return i == 7 ? nullptr : kNames[i];
+}
+
+// A visitor that sometimes fails (apply must stop and report it) and sometimes edits the tree it walks.
+ember_status visitor(void* user, ember_module* m, const char* path) {
+  Ctx& c = *static_cast<Ctx*>(user);
+  if (!path) violation("ember_module_apply", "visited a module with a NULL path");
+  switch (c.in.ConsumeIntegralInRange<int>(0, 5)) {
+    case 0: return EMBER_ERR_INVALID_ARGUMENT;
+    case 1: CALL(ember_module_add_child, m, name(c), c.module()); break;  // may close a cycle mid-walk
+    default: break;
+  }
+  return EMBER_OK;
+}
+
+void module_layer(Ctx& c) {
+  Padded<ember_layer_desc> d;
+  d.value = layer_desc(c);
+  d.value.struct_size = c.struct_size(sizeof d.value);
+  ember_device* device = c.device();
+  MAKE(ember_module_layer, device, c.flag() ? &d.value : nullptr);
+}
+
+void module_tree(Ctx& c) {
+  ember_module* m = c.module();
+  switch (c.in.ConsumeIntegralInRange<int>(0, 12)) {
+    case 0: CALL(ember_module_add_child, m, name(c), c.module()); break;
+    case 1: MAKE(ember_module_child, m, name(c)); break;
+    case 2: {
+      size_t n = 0;
+      CALL(ember_module_child_count, m, c.flag() ? &n : nullptr);
+      break;
+    }
+    case 3: {
+      std::vector<char> buf(c.capacity());
+      size_t length = 0;
+      CALL(ember_module_child_name, m, static_cast<size_t>(c.size()), buf.empty() ? nullptr : buf.data(), buf.size(),
+           c.flag() ? &length : nullptr);
+      break;
+    }
+    case 4: CALL(ember_module_add_param, m, name(c), c.tensor(), c.choice(3)); break;
+    case 5: MAKE(ember_module_param, m, static_cast<size_t>(c.size())); break;
+    case 6: MAKE(ember_module_find_param, m, name(c)); break;
+    case 7: CALL(ember_module_set_training, m, c.choice(2)); break;
+    case 8: {
+      int32_t on = 0;
+      CALL(ember_module_is_training, m, c.flag() ? &on : nullptr);
+      break;
+    }
+    case 9: CALL(ember_module_set_requires_grad, m, c.choice(2)); break;
+    case 10: CALL(ember_module_apply, m, c.flag() ? visitor : nullptr, static_cast<void*>(&c)); break;
+    default: CALL(ember_module_state_set, m, name(c), c.tensor());
+  }
+}
+
 // ---------------------------------------------------------------- optimizers
 // Options of a kind's defaults, sometimes with every field fuzzed.
 Padded<ember_optimizer_options> optimizer_options(Ctx& c) {
@@ -463,6 +523,45 @@ void optimizer_create(Ctx& c) {
   ember_module* m = c.module();
   Padded<ember_optimizer_options> o = optimizer_options(c);
   MAKE(ember_optimizer_create, m, c.flag() ? &o.value : nullptr);
+}
+
+// Optimizers over parameter lists (issue 11): groups, per-param options, clipping.
+void optimizer_params(Ctx& c) {
+  std::vector<ember_tensor*> params = c.tensors();
+  Padded<ember_optimizer_options> o = optimizer_options(c);
+  ember_tensor* const* list = params.empty() ? nullptr : params.data();
+  switch (c.in.ConsumeIntegralInRange<int>(0, 7)) {
+    case 0: MAKE(ember_optimizer_create_params, list, params.size(), c.flag() ? &o.value : nullptr); break;
+    case 1: {
+      size_t group = 0;
+      CALL(ember_optimizer_add_param_group, c.optimizer(), list, params.size(), c.flag() ? &o.value : nullptr,
+           c.flag() ? &group : nullptr);
+      break;
+    }
+    case 2: {
+      size_t n = 0;
+      CALL(ember_optimizer_group_count, c.optimizer(), c.flag() ? &n : nullptr);
+      break;
+    }
+    case 3: CALL(ember_optimizer_set_group_lr, c.optimizer(), static_cast<size_t>(c.size()), c.real()); break;
+    case 4: {
+      double lr = 0;
+      CALL(ember_optimizer_get_group_lr, c.optimizer(), static_cast<size_t>(c.size()), c.flag() ? &lr : nullptr);
+      break;
+    }
+    case 5:
+      CALL(ember_optimizer_set_param_options, c.optimizer(), c.tensor(), c.real(), c.real(), c.choice(3));
+      break;
+    case 6: {
+      double norm = 0;
+      CALL(ember_optimizer_clip_grad_norm, c.optimizer(), c.real(), c.real(), c.flag() ? &norm : nullptr);
+      break;
+    }
+    default: {
+      double norm = 0;
+      CALL(ember_clip_grad_norm, list, params.size(), c.real(), c.real(), c.flag() ? &norm : nullptr);
+    }
+  }
 }
 
 void optimizer_use(Ctx& c) {
@@ -636,6 +735,11 @@ const Action kActions[] = {
   {"optimizer_free", free_slot<kOptimizer>},
   {"record_free", free_slot<kRecord>},
   {"load_report_free", free_slot<kLoadReport>},
+  // issue 11: module trees and optimizers over param lists (appended: the corpus's inputs keep their meaning)
+  {"module_create", [](Ctx& c) { MAKE(ember_module_create, c.device()); }},
+  {"module_layer", module_layer},
+  {"module_tree", module_tree},
+  {"optimizer_params", optimizer_params},
 };
 // clang-format on
 const std::size_t kActionCount = sizeof kActions / sizeof kActions[0];
