@@ -35,17 +35,7 @@ std::shared_ptr<OptimizerState> make_optimizer(std::shared_ptr<ModuleState> modu
   if (module->runtime != &runtime_instance<B>()) throw ArgumentError("optimizer: the module is of another backend");
   auto o = std::make_shared<OptimizerState>();
   o->lr = spec.lr;
-  auto make = [&]() -> BackendOptimizer<B> {
-    switch (spec.kind) {
-      case OptimKind::Sgd: return BackendOptimizer<B>{Sgd<B>(spec.sgd)};
-      case OptimKind::Adam: return BackendOptimizer<B>{Adam<B>(spec.adam)};
-      case OptimKind::AdamW:
-        return BackendOptimizer<B>{
-            AdamW<B>(AdamWConfig{spec.adam.beta1, spec.adam.beta2, spec.adam.eps, spec.adam.weight_decay})};
-    }
-    throw ArgumentError("optimizer: unknown kind " + std::to_string(static_cast<int32_t>(spec.kind)));
-  };
-  o->opt = DynOptimizer{std::make_shared<BackendOptimizer<B>>(make())};
+  o->opt = DynOptimizer{std::make_shared<BackendOptimizer<B>>(make_backend_optimizer<B>(spec))};
   o->module = std::move(module);
   return o;
 }

@@ -27,6 +27,18 @@ struct BackendOptimizer {
   std::variant<Sgd<B>, Adam<B>, AdamW<B>> opt;
   GradientsAccumulator<B> pending{AccumulateMode::Add};
 };
+// The engine optimizer of spec's kind: the one switch over OptimKind, for module and param-list optimizers alike.
+template <class B>
+BackendOptimizer<B> make_backend_optimizer(const OptimSpec& spec) {
+  switch (spec.kind) {
+    case OptimKind::Sgd: return BackendOptimizer<B>{Sgd<B>(spec.sgd)};
+    case OptimKind::Adam: return BackendOptimizer<B>{Adam<B>(spec.adam)};
+    case OptimKind::AdamW:
+      return BackendOptimizer<B>{
+          AdamW<B>(AdamWConfig{spec.adam.beta1, spec.adam.beta2, spec.adam.eps, spec.adam.weight_decay})};
+  }
+  throw ArgumentError("optimizer: unknown kind " + std::to_string(static_cast<int32_t>(spec.kind)));
+}
 // A BackendOptimizer<B> of the module's runtime (type-erased: only that runtime reads it).
 struct DynOptimizer {
   std::shared_ptr<void> payload;

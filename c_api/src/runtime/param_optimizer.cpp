@@ -52,17 +52,8 @@ template <class B>
 DynGroupOptimizer make_group_optimizer(const DynTensor& like, const OptimSpec& spec) {
   (void)as_backend<B>(like, "optimizer");
   check_lr(spec.lr);
-  auto make = [&]() -> BackendOptimizer<B> {
-    switch (spec.kind) {
-      case OptimKind::Sgd: return BackendOptimizer<B>{Sgd<B>(spec.sgd)};
-      case OptimKind::Adam: return BackendOptimizer<B>{Adam<B>(spec.adam)};
-      case OptimKind::AdamW:
-        return BackendOptimizer<B>{
-            AdamW<B>(AdamWConfig{spec.adam.beta1, spec.adam.beta2, spec.adam.eps, spec.adam.weight_decay})};
-    }
-    throw ArgumentError("optimizer: unknown kind " + std::to_string(static_cast<int32_t>(spec.kind)));
-  };
-  return DynGroupOptimizer{&runtime_instance<B>(), std::make_shared<BackendOptimizer<B>>(make())};
+  return DynGroupOptimizer{&runtime_instance<B>(),
+                           std::make_shared<BackendOptimizer<B>>(make_backend_optimizer<B>(spec))};
 }
 
 template <class B>
