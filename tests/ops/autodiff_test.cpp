@@ -8,16 +8,11 @@
 #include <vector>
 
 #include "engine/tensor/fft.hpp"
+#include "tests/support/grad_agreement.hpp"
 #include "tests/support/test_backends.hpp"
 
 namespace ember::test {
 namespace {
-
-template <std::size_t D>
-struct In {
-  std::vector<double> v;
-  std::array<int64_t, D> shape;
-};
 
 // Deterministic, well-spread values in [lo, hi) (no ties, so max-like ops have unique winners).
 template <std::size_t D>
@@ -30,42 +25,6 @@ In<D> values(std::array<int64_t, D> shape, double lo, double hi, uint64_t salt) 
     v[i] = lo + (hi - lo) * (static_cast<double>((h >> 7) % 100003) / 100003.0);
   }
   return {v, shape};
-}
-
-template <class B, class F, std::size_t... Ds>
-std::vector<std::vector<double>> gradients(F&& f, const In<Ds>&... in) {
-  auto leaves = std::make_tuple(Tensor<B, Ds>::from_values(in.v, in.shape).require_grad()...);
-  auto out = std::apply(f, leaves);
-  using Out = decltype(out);
-  std::vector<double> w(static_cast<std::size_t>(out.numel()));
-  for (std::size_t i = 0; i < w.size(); ++i) w[i] = (i % 2 ? -1.0 : 1.0) * (0.5 + static_cast<double>(i % 7) / 7.0);
-  auto grads = out.mul(Out::from_values(w, out.dims())).sum().backward();
-  std::vector<std::vector<double>> result;
-  std::apply(
-      [&](const auto&... leaf) {
-        (result.push_back(leaf.grad(grads) ? leaf.grad(grads)->into_data().template to_vec<double>()
-                                           : std::vector<double>{}),
-         ...);
-      },
-      leaves);
-  return result;
-}
-
-template <class B, class F, std::size_t... Ds>
-::testing::AssertionResult agrees(double tol, F&& f, const In<Ds>&... in) {
-  const auto got = gradients<B>(f, in...);
-  const auto want = gradients<Autodiff<Cpu<double>>>(f, in...);
-  // Every input is compared (not just up to the first failure), so a failure reports each wrong gradient.
-  ::testing::AssertionResult result = ::testing::AssertionSuccess();
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    if (got[i].empty()) {
-      result = ::testing::AssertionFailure() << result.message() << "input " << i << ": no gradient\n";
-      continue;
-    }
-    auto r = close(got[i], want[i], tol);
-    if (!r) result = ::testing::AssertionFailure() << result.message() << "input " << i << ": " << r.message() << "\n";
-  }
-  return result;
 }
 
 template <class B>
