@@ -580,5 +580,17 @@ TEST(CApiFuzzFound, EmptyReductionOverAHugeDimReturnsAtOnce) {
   EXPECT_EQ(shape_of(y), (std::vector<int64_t>{0}));
 }
 
+// The same for argmax / argmin: [2^40, 4, 2, 0] over dim 2 has no output elements but 2^42 outer rows.
+TEST(CApiFuzzFound, EmptyArgReduceWithHugeOuterDimsReturnsAtOnce) {
+  const int64_t shape[] = {int64_t{1} << 40, 4, 2, 0};
+  ember_tensor* x = nullptr;
+  EMBER_ASSERT_OK(ember_tensor_zeros(nullptr, EMBER_DTYPE_F32, shape, 4, &x));
+  Tensor keep_x(x);
+  ember_tensor* y = nullptr;
+  EMBER_ASSERT_OK(ember_tensor_argmax(x, 2, 0, &y));
+  Tensor keep_y(y);
+  EXPECT_EQ(shape_of(y), (std::vector<int64_t>{int64_t{1} << 40, 4, 0}));
+}
+
 }  // namespace
 }  // namespace ember::capi_test
