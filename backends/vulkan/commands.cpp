@@ -8,7 +8,7 @@
 namespace ember::vk {
 
 Stream::Stream(Context& ctx, uint32_t dispatches_per_submit)
-    : ctx_(ctx), per_submit_(dispatches_per_submit ? dispatches_per_submit : 64) {
+    : ctx_(ctx), per_submit_(dispatches_per_submit) {
   const auto& fn = ctx.fn();
   VkCommandPoolCreateInfo pi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
   pi.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;

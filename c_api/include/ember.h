@@ -803,6 +803,28 @@ EMBER_API ember_status ember_scheduler_free(ember_scheduler* scheduler);
  * x too. One call for what took ember_tensor_slice plus ember_tensor_reshape; differentiable. */
 EMBER_API ember_status ember_tensor_select(const ember_tensor* x, int64_t dim, int64_t index, ember_tensor** out);
 
+/* ================================================================ Vulkan: adopting a device with options (issue 17)
+ * ember_vulkan_device_adopt with the settings a game engine needs: its allocator and budget, its pipeline cache,
+ * the features it enabled, Ember's flush policy. Each part of the Vulkan embedding API documents its fields. */
+typedef struct ember_vulkan_allocator ember_vulkan_allocator; /* host allocator callbacks (see its definition) */
+typedef struct ember_vulkan_adopt_options {
+  uint32_t struct_size;
+  uint32_t max_dispatches_per_submit; /* 64 (default): Ember submits on its own after this many dispatches;
+                                         0: never (the caller's flush policy; batches grow without bound) */
+  const ember_vulkan_allocator* allocator; /* NULL (default): Ember allocates VkDeviceMemory itself */
+  uint64_t memory_budget;       /* bytes of device memory Ember may hold; 0 (default): no limit */
+  uint32_t tensor_buffer_usage; /* extra VkBufferUsageFlags for tensor memory (e.g. vertex, indirect); 0 default */
+  int32_t shader_int64;         /* 1 (default): the host enabled shaderInt64; 0: Int tensors use 32-bit words */
+  int32_t timeline_semaphore;   /* 1 (default): the host enabled timelineSemaphore; 0: only host-record mode */
+  int32_t shader_float16;       /* 0 (default); 1: the host enabled shaderFloat16 + storageBuffer16BitAccess */
+  uint64_t pipeline_cache;      /* the host's VkPipelineCache Ember compiles into; 0 (default): Ember's own */
+} ember_vulkan_adopt_options;
+/* Sets struct_size and the defaults above. */
+EMBER_API ember_status ember_vulkan_adopt_options_init(ember_vulkan_adopt_options* options);
+/* ember_vulkan_device_adopt with options (NULL: the defaults, the same as ember_vulkan_device_adopt). */
+EMBER_API ember_status ember_vulkan_device_adopt_ex(const ember_vulkan_device_desc* desc,
+                                                    const ember_vulkan_adopt_options* options, ember_device** out);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -52,7 +52,7 @@ class VulkanInteropImpl final : public VulkanInterop {
     return v;
   }
 
-  DynDevice adopt(const ember_vulkan_device_desc& d) const override {
+  DynDevice adopt(const ember_vulkan_device_desc& d, const ember_vulkan_adopt_options& o) const override {
     vulkan::ExternalDevice ext;
     ext.instance = static_cast<VkInstance>(d.instance);
     ext.physical_device = static_cast<VkPhysicalDevice>(d.physical_device);
@@ -68,6 +68,14 @@ class VulkanInteropImpl final : public VulkanInterop {
       const auto* bytes = static_cast<const uint8_t*>(d.pipeline_cache_data);
       options.pipeline_cache.assign(bytes, bytes + d.pipeline_cache_size);
     }
+    options.dispatches_per_submit = o.max_dispatches_per_submit;
+    options.host_allocator = o.allocator != nullptr;
+    options.memory_budget = o.memory_budget;
+    options.tensor_buffer_usage = o.tensor_buffer_usage;
+    options.shader_int64 = o.shader_int64 != 0;
+    options.timeline_semaphore = o.timeline_semaphore != 0;
+    options.shader_float16 = o.shader_float16 != 0;
+    options.host_pipeline_cache = handle_from_u64<VkPipelineCache>(o.pipeline_cache);
     return BackendTraits<VulkanAd>::dyn_device(vulkan::adopt(ext, options));
   }
 

@@ -20,8 +20,9 @@ class VulkanInterop {
   virtual ~VulkanInterop() = default;
   // Every field but struct_size; the extension names have static storage.
   virtual ember_vulkan_requirements requirements() const = 0;
-  // desc was validated by the caller (required handles set, queue callbacks paired, cache data present).
-  virtual DynDevice adopt(const ember_vulkan_device_desc& desc) const = 0;
+  // desc was validated by the caller (required handles set, queue callbacks paired, cache data present), and so
+  // were the options' ranges.
+  virtual DynDevice adopt(const ember_vulkan_device_desc& desc, const ember_vulkan_adopt_options& options) const = 0;
   // Arguments are of the Vulkan runtime (the caller checked the backend); buffers and semaphores are not NULL.
   virtual VulkanBufferView tensor_buffer(const DynTensor& t) const = 0;
   virtual DynTensor wrap_buffer(const DynDevice& d, uint64_t buffer, uint64_t offset, DType dtype,
