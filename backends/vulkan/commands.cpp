@@ -49,7 +49,7 @@ void Stream::recycle(bool block) {
     VkResult r = block ? fn.WaitForFences(ctx_.device(), 1, &b.fence, VK_TRUE, UINT64_MAX)
                        : fn.GetFenceStatus(ctx_.device(), b.fence);
     if (r == VK_NOT_READY) return;
-    check(r, "vkWaitForFences");
+    ctx_.check(r, "vkWaitForFences");  // a loss is remembered by the context (fail fast afterwards)
     b.keep.clear();  // allocations the GPU used can be reused now
     check(fn.ResetFences(ctx_.device(), 1, &b.fence), "vkResetFences");
     check(fn.ResetDescriptorPool(ctx_.device(), b.pool, 0), "vkResetDescriptorPool");
@@ -102,6 +102,7 @@ bool Stream::overlaps(const std::vector<Range>& list, const Range& r) const {
 }
 
 VkCommandBuffer Stream::begin_command(std::span<const BufferArg> args) {
+  ctx_.ensure_alive();  // a lost device records nothing more
   // Memory of another context (another device, or another VkDevice handle of the same GPU) cannot be bound here.
   for (const auto& a : args)
     if (a.alloc->owner() != &ctx_.allocator())
@@ -186,9 +187,13 @@ void Stream::copy(const std::shared_ptr<Allocation>& src, VkDeviceSize src_offse
 
 void Stream::retain(std::shared_ptr<void> obj) { current().keep.push_back(std::move(obj)); }
 
-void Stream::wait_for(VkSemaphore timeline, uint64_t value) { host_waits_.emplace_back(timeline, value); }
+void Stream::wait_for(VkSemaphore timeline, uint64_t value) {
+  ctx_.ensure_alive();
+  host_waits_.emplace_back(timeline, value);
+}
 
 uint64_t Stream::flush() {
+  ctx_.ensure_alive();  // never submits to, or waits on, a lost device
   if (!open_ && host_waits_.empty()) return submitted_;
   Batch& b = current();
   const auto& fn = ctx_.fn();
@@ -233,7 +238,7 @@ uint64_t Stream::flush() {
     idle_.push_back(std::move(b));
     open_.reset();
     host_waits_.clear();
-    throw_result(r, "vkQueueSubmit");
+    ctx_.throw_result(r, "vkQueueSubmit");
   }
   host_waits_.clear();
   submitted_ = b.value;
@@ -244,6 +249,7 @@ uint64_t Stream::flush() {
 }
 
 void Stream::wait(uint64_t v) {
+  ctx_.ensure_alive();
   while (!in_flight_.empty() && in_flight_.front().value <= v) recycle(true);
 }
 
