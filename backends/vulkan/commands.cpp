@@ -430,12 +430,16 @@ void Stream::defer_check(DeferredCheck check) {
 }
 
 void Stream::poll_errors() {
+  if (checks_.empty()) return;
+  // A batch has completed when its fence has signalled (recycled) or the timeline reached its value; both are
+  // asked without waiting. (The fence is the reliable one: lavapipe may update the counter a little later.)
+  recycle(false);
+  const uint64_t oldest_running = in_flight_.empty() ? submitted_ + 1 : in_flight_.front().value;
   uint64_t reached = 0;
-  if (!checks_.empty())
-    check(ctx_.fn().GetSemaphoreCounterValue(ctx_.device(), timeline_, &reached), "vkGetSemaphoreCounterValue");
+  check(ctx_.fn().GetSemaphoreCounterValue(ctx_.device(), timeline_, &reached), "vkGetSemaphoreCounterValue");
   auto completed = [&](const DeferredCheck& c) {
     if (c.recorded) return safe_frame_ && c.tag <= *safe_frame_;
-    return c.tag <= submitted_ && c.tag <= reached;
+    return c.tag <= submitted_ && (c.tag < oldest_running || c.tag <= reached);
   };
   for (auto it = checks_.begin(); it != checks_.end();) {
     if (!completed(*it)) {
