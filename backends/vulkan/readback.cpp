@@ -38,12 +38,23 @@ uint64_t ReadbackRing::enqueue(const std::shared_ptr<Allocation>& src, VkDeviceS
     throw ArgumentError("the tensor lives on another Vulkan device than the readback ring");
   std::lock_guard ring(mutex_);
   std::lock_guard lock(ctx_->mutex());
+  Stream& stream = ctx_->stream();
   const uint64_t ticket = next_ticket_;
   const std::size_t slot = (ticket - 1) % entries_.size();
-  ctx_->stream().copy(src, 0, memory_, slot * stride_, bytes);  // after the work that wrote src (stream barriers)
-  const uint64_t ready_at = ctx_->stream().flush();
-  // Only now, with the copy submitted, does the ticket exist (a failed submit leaves the ring as it was).
-  entries_[slot] = Entry{ticket, bytes, ready_at};
+  Entry e{ticket, bytes, false, 0};
+  if (bytes == 0) {
+    e.ready_at = 0;  // nothing to copy: ready at once
+  } else if (const auto frame = stream.recording_frame()) {
+    e.recorded = true;
+    e.ready_at = *frame;
+  } else {
+    // The batch the copy goes into gets the next timeline value when it is submitted (a flush the copy itself
+    // triggers included): the stream numbers its submits 1, 2, ... (as its deferred checks rely on too).
+    e.ready_at = stream.last_submitted() + 1;
+  }
+  stream.copy(src, 0, memory_, slot * stride_, bytes);  // after the work that wrote src (stream barriers)
+  // Only now, with the copy recorded, does the ticket exist (a failed record leaves the ring as it was).
+  entries_[slot] = e;
   ++next_ticket_;
   return ticket;
 }
@@ -54,8 +65,16 @@ VkDeviceSize ReadbackRing::bytes(uint64_t ticket) const {
 }
 
 bool ReadbackRing::completed(const Entry& e) {
+  if (e.recorded) {
+    // The host's word (ember_vulkan_safe_frame) that the frame's GPU work completed. Ops never wait in host-record
+    // mode, so the context's lock is never held long.
+    std::lock_guard lock(ctx_->mutex());
+    const auto safe = ctx_->stream().safe_frame_index();
+    return safe && e.ready_at <= *safe;
+  }
   if (e.ready_at <= reached_) return true;
-  // A query of the counter, not a wait: this is what keeps poll() from ever blocking.
+  // A query of the counter, not a wait: this is what keeps poll() from ever blocking. The counter reaches a value
+  // only once the batch of that value was submitted and has executed.
   uint64_t value = 0;
   ctx_->check(ctx_->fn().GetSemaphoreCounterValue(ctx_->device(), ctx_->stream().timeline(), &value),
               "vkGetSemaphoreCounterValue");

@@ -1,13 +1,14 @@
 #pragma once
 // An asynchronous readback ring for gameplay code: results land in persistently mapped host-visible memory a frame
 // or two after they were asked for, and nothing waits. enqueue() records a copy of a tensor into the next of
-// `slots` slots and submits it; poll() reports whether the GPU has executed that copy (it reads Ember's timeline
-// semaphore's counter, never waits) and, once it has, copies the bytes out. Ticket t lives in slot (t - 1) % slots
-// until ticket t + slots is enqueued; polling it after that is an error, never stale data.
+// `slots` slots; the copy runs with Ember's next submit (ember_vulkan_submit, or a flush of Ember's own) or, in
+// host-record mode, inside the host's command buffer. poll() reports whether the GPU has executed it and, once it
+// has, copies the bytes out. Ticket t lives in slot (t - 1) % slots until ticket t + slots is enqueued; polling it
+// after that is an error, never stale data.
 //
-// Completion comes from one place, completed(): the value Ember's timeline reached (its own submits). In
-// host-record mode (Ember records into the host's command buffer, issue 17 part 1) a copy completes when the
-// host's safe frame index passes the frame it was recorded in; that source plugs in there.
+// Completion has two sources (completed()): a copy in a batch of Ember's own is done when Ember's timeline
+// semaphore reached that batch's value (a counter query, never a wait); a copy recorded into the host's frame F is
+// done when the host reported a safe frame >= F (ember_vulkan_safe_frame, Unity's safeFrameNumber).
 #include <vulkan/vulkan.h>
 
 #include <cstdint>
@@ -26,8 +27,8 @@ class ReadbackRing {
   // slot_bytes > 0, slots > 0 (the caller bounds them); host-visible memory of slots * slot_bytes (rounded up).
   ReadbackRing(std::shared_ptr<Context> ctx, VkDeviceSize slot_bytes, uint32_t slots);
 
-  // Copies src[0, bytes) into the next slot and submits Ember's recorded work with it (as ember_vulkan_submit);
-  // returns the ticket (1, 2, ...). ArgumentError when bytes exceed a slot or src is of another context.
+  // Records a copy of src[0, bytes) into the next slot (no submit: the caller's flush policy holds); returns the
+  // ticket (1, 2, ...). ArgumentError when bytes exceed a slot or src is of another context.
   uint64_t enqueue(const std::shared_ptr<Allocation>& src, VkDeviceSize bytes);
   // The byte count of a ticket still in the ring; ArgumentError for one never enqueued or already overwritten.
   VkDeviceSize bytes(uint64_t ticket) const;
@@ -43,7 +44,8 @@ class ReadbackRing {
   struct Entry {
     uint64_t ticket = 0;  // 0: never used
     VkDeviceSize bytes = 0;
-    uint64_t ready_at = 0;  // the value of Ember's timeline that signals the copy has executed
+    bool recorded = false;  // recorded into the host's frame `ready_at`, else in Ember's batch of timeline value ready_at
+    uint64_t ready_at = 0;
   };
   const Entry& entry_of(uint64_t ticket) const;
   bool completed(const Entry& e);

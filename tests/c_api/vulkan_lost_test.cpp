@@ -276,10 +276,11 @@ TEST(VulkanReadback, ResultsArriveLaterAndPollsNeverBlock) {
     EMBER_ASSERT_OK(ember_tensor_unary(x.get(), EMBER_UNARY_EXP, &e));
     Tensor te(e);
     Tensor y = scalar_op(e, EMBER_SCALAR_ADD, 1.0);
-    uint64_t ticket = 0;
+    uint64_t ticket = 0, value = 0;
     auto t0 = Clock::now();
     EMBER_ASSERT_OK(ember_vulkan_readback_enqueue(rb, y.get(), &ticket));
-    EXPECT_LT(ms_since(t0), 100.0) << "enqueue blocked";
+    EMBER_ASSERT_OK(ember_vulkan_submit(d, &value));  // the frame's submit: its work waits for the host on the GPU
+    EXPECT_LT(ms_since(t0), 100.0) << "enqueue + submit blocked";
     EXPECT_EQ(ticket, 1u);
 
     float got[6] = {-9, -9, -9, -9, -9, -9};
@@ -323,6 +324,8 @@ TEST(VulkanReadback, RingWrapsAroundAndChecksItsArguments) {
     EMBER_ASSERT_OK(ember_vulkan_readback_enqueue(rb, twice.get(), &ticket));  // the tensor may go at once
     EXPECT_EQ(ticket, static_cast<uint64_t>(k));
   }
+  uint64_t value = 0;
+  EMBER_ASSERT_OK(ember_vulkan_submit(d, &value));  // all five copies in one batch: slots 1 and 2 are rewritten
   float got[4] = {};
   size_t size = 0;
   int32_t ready = -1;
@@ -361,6 +364,7 @@ TEST(VulkanReadback, RingWrapsAroundAndChecksItsArguments) {
   Tensor ti(it);
   uint64_t ticket = 0;
   EMBER_ASSERT_OK(ember_vulkan_readback_enqueue(rb, it, &ticket));
+  EMBER_ASSERT_OK(ember_vulkan_submit(d, &value));
   int64_t igot[2] = {};
   ASSERT_TRUE(poll_until_ready(rb, ticket, igot, sizeof igot));
   EXPECT_EQ(igot[0], ivals[0]);
@@ -369,6 +373,7 @@ TEST(VulkanReadback, RingWrapsAroundAndChecksItsArguments) {
   EMBER_ASSERT_OK(ember_tensor_compare_scalar(it, EMBER_CMP_GT, 0.0, &cmp));
   Tensor tcmp(cmp);
   EMBER_ASSERT_OK(ember_vulkan_readback_enqueue(rb, cmp, &ticket));
+  EMBER_ASSERT_OK(ember_vulkan_submit(d, &value));
   uint32_t words[2] = {9, 9};
   ASSERT_TRUE(poll_until_ready(rb, ticket, words, sizeof words));
   EXPECT_EQ(words[0], 1u);
@@ -430,6 +435,8 @@ TEST(VulkanReadback, FreeingWithCopiesInFlightNeverWaits) {
     uint64_t ticket = 0;
     EMBER_ASSERT_OK(ember_vulkan_readback_enqueue(rb, y.get(), &ticket));
     EMBER_ASSERT_OK(ember_vulkan_readback_enqueue(survivor, y.get(), &survivor_ticket));
+    uint64_t value = 0;
+    EMBER_ASSERT_OK(ember_vulkan_submit(d, &value));
     const auto t0 = Clock::now();
     EMBER_ASSERT_OK(ember_vulkan_readback_free(rb));
     EXPECT_LT(ms_since(t0), 50.0) << "freeing a ring with a copy in flight waited";
@@ -440,6 +447,69 @@ TEST(VulkanReadback, FreeingWithCopiesInFlightNeverWaits) {
   EXPECT_EQ(std::vector<float>(got, got + 4), (std::vector<float>{11, 12, 13, 14}));
   EMBER_EXPECT_OK(ember_vulkan_readback_free(survivor));  // the last hold on the device: Ember's objects go here
   host.destroy_semaphore(host_timeline);
+}
+
+// In host-record mode the copy goes into the host's command buffer (no submit, no queue lock) and is ready once
+// the host reported its frame safe -- not before, even when the GPU is done, since only the host knows that.
+TEST(VulkanReadback, HostRecordedCopiesAreReadyOnceTheFrameIsSafe) {
+  VulkanHost host;
+  SKIP_WITHOUT_HOST(host);
+  Device dev = adopt(host);
+  ember_device* d = dev.get();
+  ember_vulkan_readback* rb = nullptr;
+  EMBER_ASSERT_OK(ember_vulkan_readback_create(d, 16, 2, &rb));
+  Readback ring(rb);
+  Tensor x = f32_on(d, {1, 2, 3, 4}, {4});
+  uint64_t value = 0;
+  EMBER_ASSERT_OK(ember_vulkan_submit(d, &value));  // nothing of Ember's own may be pending in record mode
+  const int locks = host.locks();
+  VkCommandBuffer cb = host.begin_frame();
+  EMBER_ASSERT_OK(ember_vulkan_record_begin(d, cb, host.queue_family(), 1));
+  Tensor y = scalar_op(x.get(), EMBER_SCALAR_MUL, 3.0);
+  uint64_t ticket = 0;
+  EMBER_ASSERT_OK(ember_vulkan_readback_enqueue(rb, y.get(), &ticket));
+  EMBER_ASSERT_OK(ember_vulkan_record_end(d));
+  EXPECT_EQ(host.locks(), locks) << "Ember used the queue in host-record mode";
+  float got[4] = {-9, -9, -9, -9};
+  size_t size = 0;
+  int32_t ready = -1;
+  EMBER_ASSERT_OK(ember_vulkan_readback_poll(rb, ticket, got, sizeof got, &size, &ready));
+  EXPECT_EQ(ready, 0);
+  host.finish_frame(host.submit_frame(cb), cb);  // the GPU ran the frame; Ember has not been told
+  EMBER_ASSERT_OK(ember_vulkan_readback_poll(rb, ticket, got, sizeof got, &size, &ready));
+  EXPECT_EQ(ready, 0);
+  EXPECT_EQ(got[0], -9.0f);
+  EMBER_ASSERT_OK(ember_vulkan_safe_frame(d, 1));
+  EMBER_ASSERT_OK(ember_vulkan_readback_poll(rb, ticket, got, sizeof got, &size, &ready));
+  EXPECT_EQ(ready, 1);
+  EXPECT_EQ(std::vector<float>(got, got + 4), (std::vector<float>{3, 6, 9, 12}));
+}
+
+// A copy waits for the caller's submit: enqueue never submits on its own.
+TEST(VulkanReadback, EnqueueLeavesTheSubmitToTheCaller) {
+  VulkanHost host;
+  SKIP_WITHOUT_HOST(host);
+  Device dev = adopt(host);
+  ember_device* d = dev.get();
+  ember_vulkan_readback* rb = nullptr;
+  EMBER_ASSERT_OK(ember_vulkan_readback_create(d, 16, 2, &rb));
+  Readback ring(rb);
+  Tensor x = f32_on(d, {1, 2, 3, 4}, {4});
+  Tensor y = scalar_op(x.get(), EMBER_SCALAR_SUB, 1.0);
+  const int locks = host.locks();
+  uint64_t ticket = 0;
+  EMBER_ASSERT_OK(ember_vulkan_readback_enqueue(rb, y.get(), &ticket));
+  EXPECT_EQ(host.locks(), locks) << "enqueue submitted";
+  float got[4] = {};
+  size_t size = 0;
+  int32_t ready = -1;
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EMBER_ASSERT_OK(ember_vulkan_readback_poll(rb, ticket, got, sizeof got, &size, &ready));
+  EXPECT_EQ(ready, 0);
+  uint64_t value = 0;
+  EMBER_ASSERT_OK(ember_vulkan_submit(d, &value));
+  ASSERT_TRUE(poll_until_ready(rb, ticket, got, sizeof got));
+  EXPECT_EQ(std::vector<float>(got, got + 4), (std::vector<float>{0, 1, 2, 3}));
 }
 
 // ---------------------------------------------------------------- queue choice
