@@ -207,7 +207,8 @@ TEST(VulkanQueueChoice, OwnDeviceRunsOnTheChosenQueue) {
   o.queue_index = families[want.family].queueCount;
   expect_refused([&] { (void)vulkan::create(o); }, "does not exist");
   bool has_async = false;
-  for (const auto& f : families) has_async |= (f.queueFlags & VK_QUEUE_COMPUTE_BIT) && !(f.queueFlags & VK_QUEUE_GRAPHICS_BIT);
+  for (const auto& f : families)
+    has_async |= (f.queueFlags & VK_QUEUE_COMPUTE_BIT) && !(f.queueFlags & VK_QUEUE_GRAPHICS_BIT);
   if (!has_async) {
     vk::ContextOptions a = validated();
     a.queue_preference = vk::QueuePreference::RequireAsyncCompute;

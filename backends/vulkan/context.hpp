@@ -156,7 +156,7 @@ class Context {
   };
   Extension& extension(const std::string& key, const std::function<std::unique_ptr<Extension>()>& make);
 
-  // --- issue 17 part 8: device lost (device_lost.cpp). A result of VK_ERROR_DEVICE_LOST seen through check() or
+  // --- issue 17 part 8: device lost (simulated: device_lost.hpp). A VK_ERROR_DEVICE_LOST seen by check() or
   // throw_result() marks the context lost; from then on ensure_alive() throws DeviceLost at once, and every path
   // that would record, submit or wait calls it first: nothing touches the queue or a fence again. Destroying the
   // context stays valid (it only destroys objects, which Vulkan allows on a lost device).

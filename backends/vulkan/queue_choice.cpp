@@ -62,7 +62,8 @@ QueueChoice choose_queue(std::span<const VkQueueFamilyProperties> families, Queu
                              families_text(families) + "); EMBER_VULKAN_QUEUE=async takes a universal one instead");
     if (chosen < 0) chosen = first(families, computes);
   }
-  if (chosen < 0) throw VulkanError("vulkan: the device has no compute queue (families: " + families_text(families) + ")");
+  if (chosen < 0)
+    throw VulkanError("vulkan: the device has no compute queue (families: " + families_text(families) + ")");
   const auto& f = families[static_cast<std::size_t>(chosen)];
   if (index >= f.queueCount)
     throw VulkanError("vulkan: queue index " + std::to_string(index) + " of family " + std::to_string(chosen) +

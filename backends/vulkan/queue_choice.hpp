@@ -24,8 +24,8 @@ struct QueueChoice {
 };
 
 // The family and queue for a device with `families`: `family` >= 0 picks that family (it must run compute work),
-// else `preference` decides; `index` must be below the family's queueCount. Throws VulkanError (UNSUPPORTED in C) when nothing
-// fits, naming what the device has.
+// else `preference` decides; `index` must be below the family's queueCount. Throws VulkanError (UNSUPPORTED in C)
+// when nothing fits, naming what the device has.
 QueueChoice choose_queue(std::span<const VkQueueFamilyProperties> families, QueuePreference preference, int family,
                          uint32_t index);
 

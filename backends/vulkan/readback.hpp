@@ -44,7 +44,8 @@ class ReadbackRing {
   struct Entry {
     uint64_t ticket = 0;  // 0: never used
     VkDeviceSize bytes = 0;
-    bool recorded = false;  // recorded into the host's frame `ready_at`, else in Ember's batch of timeline value ready_at
+    // Recorded into the host's frame `ready_at`; else in Ember's own batch of timeline value `ready_at`.
+    bool recorded = false;
     uint64_t ready_at = 0;
   };
   const Entry& entry_of(uint64_t ticket) const;
