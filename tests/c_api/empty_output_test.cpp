@@ -34,7 +34,9 @@ Tensor zeros(const std::vector<int64_t>& shape, bool requires_grad = false) {
   ember_tensor* t = nullptr;
   EXPECT_EQ(ember_tensor_zeros(nullptr, EMBER_DTYPE_F32, shape.data(), shape.size(), &t), EMBER_OK)
       << ember_last_error();
-  if (requires_grad) EXPECT_EQ(ember_tensor_set_requires_grad(t, 1), EMBER_OK) << ember_last_error();
+  if (requires_grad) {
+    EXPECT_EQ(ember_tensor_set_requires_grad(t, 1), EMBER_OK) << ember_last_error();
+  }
   return Tensor(t);
 }
 
@@ -99,6 +101,60 @@ TEST(CApiFuzzFound, ConvBackwardOverAnEmptyBatchGivesZeroWeightAndBiasGradients)
     Tensor keep_gw(gw);
     ASSERT_NE(gw, nullptr);
     EXPECT_EQ(floats(gw), std::vector<float>(5 * 2 * 3 * 3, 0.0f));
+  });
+}
+
+// The audit's other kernels with an output of no elements over 2^40-row inputs (reductions, arg reductions, cat,
+// index_select, gather, scatter_add, softmax, matmul, flip, repeat, expand, masked_fill, var, permute and the
+// backward of a chain of them): each returns at once today; this keeps a new kernel loop over empty rows from
+// coming back unnoticed.
+TEST(CApiFuzzFound, OpsWithEmptyOutputsOverHugeDimsReturnAtOnce) {
+  Tensor x = zeros({kHuge, 0}, true);
+  Tensor x3 = zeros({kHuge, 2, 0});
+  auto idx = i64({0}, {1});
+  ember_tensor* idx0_h = nullptr;
+  const int64_t idx0_shape[] = {kHuge, 0};
+  EMBER_ASSERT_OK(ember_tensor_zeros(nullptr, EMBER_DTYPE_I64, idx0_shape, 2, &idx0_h));
+  Tensor idx0(idx0_h);
+  ember_tensor* y = nullptr;
+  auto ok = [&](ember_status s, const char* what) {
+    EXPECT_EQ(s, EMBER_OK) << what << ": " << ember_last_error();
+    if (s == EMBER_OK) ember_tensor_free(y);
+  };
+  bounded("ops over [2^40, 0]", [&] {
+    ok(ember_tensor_reduce(x3.get(), EMBER_REDUCE_SUM, 1, 0, &y), "reduce over dim 1");
+    ok(ember_tensor_argmax(x3.get(), 1, 0, &y), "argmax over dim 1");
+    ember_tensor* pair[] = {x.get(), x.get()};
+    ok(ember_tensor_cat(pair, 2, 1, &y), "cat along dim 1");
+    ok(ember_tensor_index_select(x3.get(), 1, idx.get(), &y), "index_select");
+    ok(ember_tensor_gather(x.get(), 1, idx0.get(), &y), "gather");
+    ok(ember_tensor_scatter_add(x.get(), 1, idx0.get(), x.get(), &y), "scatter_add");
+    ok(ember_tensor_softmax(x.get(), 0, &y), "softmax over dim 0");
+    Tensor w = zeros({0, 0});
+    ok(ember_tensor_matmul(x.get(), w.get(), &y), "matmul with zero inner and outer dims");
+    const int64_t flip_dims[] = {0, 1};
+    ok(ember_tensor_flip(x.get(), flip_dims, 2, &y), "flip");
+    const int64_t times[] = {1, 3};
+    ok(ember_tensor_repeat(x.get(), times, 2, &y), "repeat");
+    Tensor row = zeros({1, 0});
+    const int64_t to[] = {kHuge, 0};
+    ok(ember_tensor_expand(row.get(), to, 2, &y), "expand");
+    const int64_t axes[] = {1, 0};
+    ok(ember_tensor_permute(x.get(), axes, 2, &y), "permute");
+    ok(ember_tensor_var(x.get(), 0, 1, 0, &y), "var over dim 0");
+    // The backward of softmax -> flip -> sum to x.
+    ember_tensor* sm = nullptr;
+    EMBER_ASSERT_OK(ember_tensor_softmax(x.get(), 0, &sm));
+    Tensor keep_sm(sm);
+    ember_tensor* fl = nullptr;
+    EMBER_ASSERT_OK(ember_tensor_flip(sm, flip_dims, 2, &fl));
+    Tensor keep_fl(fl);
+    ember_tensor* s = nullptr;
+    EMBER_ASSERT_OK(ember_tensor_reduce_all(fl, EMBER_REDUCE_SUM, &s));
+    Tensor keep_s(s);
+    ember_grads* g = nullptr;
+    EMBER_ASSERT_OK(ember_tensor_backward(s, nullptr, &g));
+    Grads keep_g(g);
   });
 }
 
