@@ -97,6 +97,15 @@ TEST(CApiEngineOps, RepeatTilesEachDimAndAddsLeadingDims) {
   Tensor d(y);
   EXPECT_EQ(shape_of(y), (std::vector<int64_t>{0, 2}));
 
+  // An empty x with a huge count: the result [48, 0] is valid, but tiling dim by dim built the intermediate shape
+  // [48, 2^62, 0], whose nonzero dims overflow int64 (UBSan in the fuzzer).
+  Tensor empty = leaf({}, {48, 0});
+  const int64_t huge_count[] = {1, int64_t{1} << 62};
+  EMBER_ASSERT_OK(ember_tensor_repeat(empty.get(), huge_count, 2, &y));
+  Tensor e(y);
+  EXPECT_EQ(shape_of(y), (std::vector<int64_t>{48, 0}));
+  EXPECT_EQ(grad_of_sum(y, empty.get()), std::vector<float>{});
+
   const int64_t negative[] = {-1, 1};
   EMBER_EXPECT_ERR(ember_tensor_repeat(x.get(), negative, 2, &y), EMBER_ERR_INVALID_ARGUMENT, "negative count");
   const int64_t overflow[] = {std::numeric_limits<int64_t>::max(), 2};  // 2 * INT64_MAX must not wrap

@@ -125,6 +125,13 @@ DynTensor repeat(const DynTensor& x, const std::vector<int64_t>& times) {
         return visit_kind(t, [&](auto k, const auto& p0) -> DynTensor {
           using K = decltype(k);
           Primitive<B, K> p = B::template reshape<K>(p0, s);
+          if (out.num_elements() == 0) {
+            // Nothing to tile: x's first dim sliced to nothing, reshaped to the result. The tiling below would build
+            // intermediate shapes such as [48, 2^62, 0] whose nonzero dims overflow (a fuzzer find: x [48, 0] with
+            // counts [1, 2^62]), although the result [48, 0] is fine.
+            p = B::template slice<K>(p, std::vector<Range>{Range{0, 0}});
+            return wrap<B, K>(B::template reshape<K>(p, out));
+          }
           Shape cur = s;
           for (std::size_t w = 0; w < s.rank(); ++w) {
             if (times[w] == 1) continue;
