@@ -741,6 +741,42 @@ void engine_ops(Ctx& c) {
   }
 }
 
+// Issue 17's Vulkan embedding functions: without the backend (the fuzz build has none) each must refuse cleanly.
+// The command buffer is never dereferenced on that path; a fake non-NULL one checks that.
+void vulkan_embedding(Ctx& c) {
+  ember_device* d = c.device();
+  switch (c.in.ConsumeIntegralInRange<int>(0, 6)) {
+    case 0: {
+      Padded<ember_vulkan_adopt_options> o;
+      CALL(ember_vulkan_adopt_options_init, c.flag() ? &o.value : nullptr);
+      break;
+    }
+    case 1: {
+      Padded<ember_vulkan_device_desc> desc;
+      desc.value.struct_size = c.struct_size(sizeof desc.value);
+      Padded<ember_vulkan_adopt_options> o;
+      if (c.flag()) Ctx::check("ember_vulkan_adopt_options_init", ember_vulkan_adopt_options_init(&o.value));
+      o.value.struct_size = c.struct_size(sizeof o.value);
+      const ember_vulkan_device_desc* dp = c.flag() ? &desc.value : nullptr;
+      MAKE(ember_vulkan_device_adopt_ex, dp, c.flag() ? &o.value : nullptr);
+      break;
+    }
+    case 2: {
+      void* cmd = c.flag() ? nullptr : reinterpret_cast<void*>(uintptr_t{0x1000});
+      CALL(ember_vulkan_record_begin, d, cmd, c.in.ConsumeIntegral<uint32_t>(), c.in.ConsumeIntegral<uint64_t>());
+      break;
+    }
+    case 3: CALL(ember_vulkan_record_end, d); break;
+    case 4: CALL(ember_vulkan_safe_frame, d, c.in.ConsumeIntegral<uint64_t>()); break;
+    case 5: {
+      uint64_t frames = 0, resources = 0;
+      CALL(ember_vulkan_record_pending, d, c.flag() ? &frames : nullptr, c.flag() ? &resources : nullptr);
+      break;
+    }
+    default: CALL(ember_vulkan_poll_errors, d);
+  }
+}
+
 template <Kind K>
 void free_slot(Ctx& c) {
   c.free_one(K);
@@ -849,6 +885,7 @@ const Action kActions[] = {
   {"vulkan_timeline", vulkan_timeline},
   {"tensor_int_list_op", int_list_op},
   {"engine_ops", engine_ops},
+  {"vulkan_embedding", vulkan_embedding},
 };
 // clang-format on
 const std::size_t kActionCount = sizeof kActions / sizeof kActions[0];
