@@ -714,7 +714,8 @@ EMBER_API ember_status ember_module_is_training(const ember_module* module, int3
 EMBER_API ember_status ember_module_set_requires_grad(ember_module* module, int32_t on);
 /* nn.Module.apply: calls visit(user, module, path) for every module of the tree, children before their parent,
  * the root last with path "". `module` is valid during the call only. A status other than EMBER_OK from visit
- * stops the walk and is returned. */
+ * stops the walk and is returned, with a message naming the module's path (and the visitor's own last error, if it
+ * left one); a value outside ember_status_code is returned as EMBER_ERR_INVALID_ARGUMENT. */
 typedef ember_status (*ember_module_visitor)(void* user, ember_module* module, const char* path);
 EMBER_API ember_status ember_module_apply(ember_module* module, ember_module_visitor visit, void* user);
 /* Sets the param (or buffer) at `path` to a copy of value's data (torch's state_dict()[path].copy_(value)): same
@@ -876,6 +877,44 @@ EMBER_API ember_status ember_vulkan_record_pending(const ember_device* device, u
  * integer division by zero (...)"). Each error is reported once; checks of work not yet complete wait for a later
  * poll. Never waits. */
 EMBER_API ember_status ember_vulkan_poll_errors(const ember_device* device);
+/* ================================================================ issue 11: the typed engine's remaining ops
+ * (c_api/README.md's table maps every typed engine feature to its C function). Each is differentiable for float
+ * tensors, as the typed op is, and validates its arguments as the typed op does. */
+/* torch.Tensor.expand(*sizes): x broadcast to `shape` (rank >= x's rank; new dims lead; -1 keeps x's size, not
+ * allowed for a new dim; a dim of size 1 repeats, any other must stay as it is). Any dtype. The gradient sums over
+ * the repeats. */
+EMBER_API ember_status ember_tensor_expand(const ember_tensor* x, const int64_t* shape, size_t rank,
+                                           ember_tensor** out);
+/* torch.flip(x, dims): the order along each listed dim reversed (negative from the end; each dim at most once).
+ * Any dtype. */
+EMBER_API ember_status ember_tensor_flip(const ember_tensor* x, const int64_t* dims, size_t n, ember_tensor** out);
+/* torch.Tensor.repeat(*times): x tiled times[i] times along dim i (times >= 0). n >= x's rank; when n is larger, x
+ * first gets leading dims of size 1, as in torch. Any dtype. */
+EMBER_API ember_status ember_tensor_repeat(const ember_tensor* x, const int64_t* times, size_t n, ember_tensor** out);
+/* torch.scatter_add(x, dim, index, src): a copy of x with each values[i] added at its index along dim (repeated
+ * indices accumulate). indices: an int tensor of x's rank, no larger than x in the other dims, every value in
+ * [0, x.shape[dim]); values: x's dtype and exactly indices' shape (torch also takes a larger src). Float or int x. */
+EMBER_API ember_status ember_tensor_scatter_add(const ember_tensor* x, int64_t dim, const ember_tensor* indices,
+                                                const ember_tensor* values, ember_tensor** out);
+/* torch.masked_fill(x, mask, value): x with `value` where the bool `mask` (broadcast to x's shape) is true. Int x
+ * takes a value representable as int64 (truncated toward 0); bool x takes value != 0. Any dtype. */
+EMBER_API ember_status ember_tensor_masked_fill(const ember_tensor* x, const ember_tensor* mask, double value,
+                                                ember_tensor** out);
+/* torch.var(x, dim, correction=, keepdim=): sum((x - mean)^2) / max(N - correction, 0) along dim (correction 1 is
+ * the unbiased estimate, torch's default; a rank-0 x takes dim 0 or -1). Float x. */
+EMBER_API ember_status ember_tensor_var(const ember_tensor* x, int64_t dim, int64_t correction, int32_t keepdim,
+                                        ember_tensor** out);
+/* F.adaptive_avg_pool2d(x, (out_h, out_w)): float x [N, C, H, W] with H, W > 0; out_h, out_w > 0. */
+EMBER_API ember_status ember_tensor_adaptive_avg_pool2d(const ember_tensor* x, int64_t out_h, int64_t out_w,
+                                                        ember_tensor** out);
+/* F.huber_loss(input, target, reduction, delta): 0.5 d^2 where |d| <= delta, else delta (|d| - 0.5 delta), with
+ * d = input - target (same shape, float); delta > 0. A scalar (rank 0), as ember_loss_mse. */
+EMBER_API ember_status ember_loss_huber(const ember_tensor* input, const ember_tensor* target, int32_t reduction,
+                                        double delta, ember_tensor** out);
+/* F.binary_cross_entropy_with_logits(logits, targets, reduction) in the stable form max(x, 0) - x t +
+ * log(1 + exp(-|x|)); logits and targets float, same shape. A scalar (rank 0). */
+EMBER_API ember_status ember_loss_bce_with_logits(const ember_tensor* logits, const ember_tensor* targets,
+                                                  int32_t reduction, ember_tensor** out);
 
 /* ==== Vulkan: failure, readback and queue choice (issue 17 part 8)
  * Device lost. When the GPU is lost (a driver reset, a GPU hang, a removed GPU: VK_ERROR_DEVICE_LOST from a submit or

@@ -303,6 +303,16 @@ _SIGNATURES = {
     "ember_scheduler_free": (I32, [H]),
     # small-op overhead (issue 11): x[i] in one call
     "ember_tensor_select": (I32, [H, I64, I64, OUT]),
+    # the typed engine's remaining ops (issue 11)
+    "ember_tensor_expand": (I32, [H, PI64, SZ, OUT]),
+    "ember_tensor_flip": (I32, [H, PI64, SZ, OUT]),
+    "ember_tensor_repeat": (I32, [H, PI64, SZ, OUT]),
+    "ember_tensor_scatter_add": (I32, [H, I64, H, H, OUT]),
+    "ember_tensor_masked_fill": (I32, [H, H, F64, OUT]),
+    "ember_tensor_var": (I32, [H, I64, I64, I32, OUT]),
+    "ember_tensor_adaptive_avg_pool2d": (I32, [H, I64, I64, OUT]),
+    "ember_loss_huber": (I32, [H, H, I32, F64, OUT]),
+    "ember_loss_bce_with_logits": (I32, [H, H, I32, OUT]),
 }
 INPLACE_COPY, INPLACE_ADD, INPLACE_SUB, INPLACE_MUL, INPLACE_DIV, INPLACE_FILL = range(6)  # enum ember_inplace_op
 
