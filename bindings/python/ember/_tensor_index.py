@@ -14,7 +14,7 @@ builds the new value with ember_tensor_where over an ember_tensor_index_select o
 it with an in-place copy, so the tensor (the Python object and the libember handle) stays the same one.
 """
 import array
-from ctypes import byref, c_int64, c_void_p
+from ctypes import byref, c_int64, c_size_t, c_void_p
 
 from . import _lib, autograd
 from ._from_host import from_buffer, from_data
@@ -24,6 +24,9 @@ from ._tensor_base import TensorBase
 
 _slice, _index_select, _arange = _lib.tensor_slice, _lib.tensor_index_select, _lib.tensor_arange
 _select, _SLICE_END = _lib.tensor_select, _lib.SLICE_END
+# The fast paths' calls without argtypes (_lib.py: hot), given ctypes objects only
+_hot_select, _hot_slice, _DIM0 = _lib.hot.tensor_select, _lib.hot.tensor_slice, c_int64(0)
+_SIZES = [c_size_t(n) for n in range(_lib.MAX_RANK + 1)]
 _BOUND = 2**62  # slice bounds beyond this go the long way (clamped by slice.indices), never truncated by ctypes
 _I64_ARRAYS = [c_int64 * n for n in range(_lib.MAX_RANK + 1)]  # made once: making a ctypes array type costs ~1 us
 _INT_CODES = (I64, 3, 5, 7)  # int64, int32, uint8, int16: accepted as index tensors (cast to int64)
@@ -186,9 +189,9 @@ class IndexMixin:
 
     def __getitem__(self, key):
         """torch's basic and advanced indexing (see the module's docstring)."""
-        if type(key) is int:  # the common case: one int on dim 0, one ember_tensor_select
-            out = c_void_p()
-            if not _select(self._h, 0, key, byref(out)):
+        if type(key) is int and -_BOUND < key < _BOUND:  # the common case: one int on dim 0, one ember_tensor_select
+            out = c_void_p()  # (an int beyond int64 goes the long way, to the IndexError; c_int64 would wrap it)
+            if not _hot_select(self._h, _DIM0, c_int64(key), byref(out)):
                 return self._wrap(out)
             return self._select_error(key)
         if type(key) is slice:
@@ -236,7 +239,7 @@ class IndexMixin:
             return None
         arr = _I64_ARRAYS[n]
         out = c_void_p()
-        if _slice(self._h, arr(*starts), arr(*ends), n, byref(out)):
+        if _hot_slice(self._h, arr(*starts), arr(*ends), _SIZES[n], byref(out)):
             return None
         return self._wrap(out)
 
