@@ -15,6 +15,7 @@ is the binding's Python cost. A benchmark, not a test: timings on a loaded machi
 import argparse
 import ctypes
 import os
+import struct
 import sys
 import timeit
 
@@ -68,9 +69,9 @@ def bare_c_cases():
     keep = [ember.ones(1), ember.ones(1), ember.ones(4, 4)]  # the tensors must outlive the cases
     ha, hb, hx = (t._h for t in keep)
     # the binding's own entry points (_lib.py: hot ones without argtypes, the GIL-keeping free)
-    add, free, sl, sel = _lib.hot.tensor_add, _lib.quick.tensor_free, _lib.hot.tensor_slice, _lib.hot.tensor_select
-    byref, void, i64x2, i64, two = ctypes.byref, ctypes.c_void_p, ctypes.c_int64 * 2, ctypes.c_int64, ctypes.c_size_t(2)
-    dim0 = i64(0)
+    add, free, sl, sel = _lib.hot.tensor_add, _lib.quick.tensor_free, _lib.hot.tensor_slice, _lib.quick.tensor_select
+    byref, void, i64, two = ctypes.byref, ctypes.c_void_p, ctypes.c_int64, ctypes.c_size_t(2)
+    dim0, pack2 = i64(0), struct.Struct("=2q").pack  # slice bounds as packed int64s, as _tensor_index.py passes them
 
     def add_free():
         out = void()
@@ -85,7 +86,7 @@ def bare_c_cases():
 
     def slice_cols():
         out = void()
-        sl(hx, i64x2(0, 1), i64x2(4, 3), two, byref(out))
+        sl(hx, pack2(0, 1), pack2(4, 3), two, byref(out))
         free(out)
     add_free.keep = keep
     return {"a + b": add_free, "x[1]": select_row, "x[:, 1:3]": slice_cols}
