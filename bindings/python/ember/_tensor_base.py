@@ -31,6 +31,10 @@ class TensorBase:
         """A new ember.Tensor owning the handle in the c_void_p `h` (defined by ember.Tensor)."""
         raise NotImplementedError
 
+    # ember.Tensor itself (tensor.py sets it): the hottest paths make their result as `t = _new(self._plain);
+    # t._h = out`, _wrap's body without its call (a Python call is a tenth of x[i]'s time).
+    _plain = None
+
     def _call(self, fn, *args):
         """fn(*args, &out) -> a new Tensor, raising on failure."""
         out = c_void_p()

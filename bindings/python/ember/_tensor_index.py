@@ -23,6 +23,8 @@ from ._numpy import numpy
 from ._convert import BOOL, I64
 from ._tensor_base import TensorBase
 
+_new = object.__new__
+
 _slice, _index_select, _arange = _lib.tensor_slice, _lib.tensor_index_select, _lib.tensor_arange
 _select, _SLICE_END = _lib.tensor_select, _lib.SLICE_END
 # The fast paths' calls without argtypes (_lib.py: hot, quick), given ctypes objects (or bytes: a const int64_t*)
@@ -196,7 +198,9 @@ class IndexMixin:
         if type(key) is int and -_BOUND < key < _BOUND:  # the common case: one int on dim 0, one ember_tensor_select
             out = c_void_p()  # (an int beyond int64 goes the long way, to the IndexError; c_int64 would wrap it)
             if not _quick_select(self._h, _DIM0, _INDICES[key] if 0 <= key < 1024 else c_int64(key), byref(out)):
-                return self._wrap(out)
+                t = _new(self._plain)  # self._wrap(out), inlined
+                t._h = out
+                return t
             return self._select_error(key)
         if type(key) is slice:
             key = (key,)

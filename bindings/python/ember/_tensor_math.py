@@ -11,6 +11,8 @@ from ._op_codes import (B_ATAN2, B_MAXIMUM, B_MINIMUM, B_POW, B_REMAINDER, CMP, 
                         S_CLAMP_MAX, S_CLAMP_MIN, S_DIV, S_MUL, S_POW, S_RDIV, S_REMAINDER, S_RSUB, S_SUB, UNARY)
 from ._tensor_base import DTYPE_ERROR, TensorBase
 
+_new = object.__new__
+
 _hot = _lib.hot  # no argtypes: only ctypes objects and int32 ints go in (_lib.py says why)
 _add, _sub, _mul, _div = _hot.tensor_add, _hot.tensor_sub, _hot.tensor_mul, _hot.tensor_div
 _binary, _unary = _hot.tensor_binary, _hot.tensor_unary
@@ -79,7 +81,9 @@ class MathMixin(UnaryMixin):
         if isinstance(other, TensorBase):  # the common case first: one call, no promotion
             out = c_void_p()
             if not _add(self._h, other._h, byref(out)):
-                return self._wrap(out)
+                t = _new(self._plain)  # self._wrap(out), inlined
+                t._h = out
+                return t
         return self._bin(other, _add, S_ADD)
 
     def __sub__(self, other):

@@ -256,6 +256,10 @@ class DataAlias(Tensor):
         return self
 
 
+
+Tensor._plain = Tensor  # TensorBase._plain: the type the hot paths make (wrap's, without the call)
+
+
 class GradAlias(Tensor):
     """What Tensor.grad returns with libember's leaf grad slot: a copy of the slot whose in-place ops
     (``p.grad.zero_()``, ``p.grad.mul_(0.5)``, ``p.grad[0] = 0``) also write the slot, as torch's .grad does."""
