@@ -54,7 +54,22 @@ int type_rank(VkPhysicalDeviceType t) {
 
 Requirements requirements() { return Requirements{}; }
 
+void check_options_supported(const ContextOptions& o) {
+  // One line per issue-17 part still missing; each part removes its line when its option works.
+  auto refuse = [](const char* what) {
+    throw DeviceError(std::string("vulkan: ") + what + " is not implemented yet");
+  };
+  if (o.host_allocator) refuse("a host allocator (adopt option allocator)");
+  if (o.memory_budget) refuse("a memory budget (adopt option memory_budget)");
+  if (o.tensor_buffer_usage) refuse("extra tensor buffer usages (adopt option tensor_buffer_usage)");
+  if (!o.shader_int64) refuse("a device without shaderInt64 (adopt option shader_int64 = 0)");
+  if (!o.timeline_semaphore) refuse("a device without timeline semaphores (adopt option timeline_semaphore = 0)");
+  if (o.shader_float16) refuse("f16 variants (adopt option shader_float16 = 1)");
+  if (o.host_pipeline_cache) refuse("the host's VkPipelineCache (adopt option pipeline_cache)");
+}
+
 Context::Context(const ContextOptions& options) {
+  check_options_supported(options);
   validation_ = options.validation || env_flag("EMBER_VULKAN_VALIDATION");
   const char* sync = std::getenv("EMBER_VULKAN_SYNC_VALIDATION");
   sync_validation_ = validation_ && (sync && *sync ? std::strcmp(sync, "0") != 0 : options.synchronization_validation);
@@ -74,6 +89,7 @@ Context::Context(const ContextOptions& options) {
 }
 
 Context::Context(const ExternalDevice& external, const ContextOptions& options) : external_(external) {
+  check_options_supported(options);
   if (!external.instance || !external.physical_device || !external.device)
     throw ArgumentError("vulkan: an external device needs its VkInstance, VkPhysicalDevice and VkDevice");
   validation_ = false;  // the host owns the instance and its layers

@@ -44,8 +44,23 @@ struct ContextOptions {
   // (tests fail the running test from here).
   std::function<void(const std::string&)> on_validation_message;
   // Dispatches recorded per command buffer before it is submitted (so long graphs execute while Ember records).
+  // 0: Ember never submits by itself (the caller's flush policy): batches grow without bound, no op waits on a fence,
+  // and device-side checks are read later (Stream::poll_errors) instead of synchronously.
   uint32_t dispatches_per_submit = 64;
+
+  // Settings a host sets when adopting its device (ember.h's ember_vulkan_adopt_options; issue 17). Until the part
+  // that implements a field lands, check_options_supported() rejects a non-default value with "not implemented".
+  bool host_allocator = false;              // the host's allocator callbacks are used (memory.hpp)
+  VkDeviceSize memory_budget = 0;           // bytes Ember may hold; 0: no limit
+  VkBufferUsageFlags tensor_buffer_usage = 0;  // extra usages of tensor memory (vertex, indirect)
+  bool shader_int64 = true;                 // false: Int tensors as 32-bit words
+  bool timeline_semaphore = true;           // false: only host-record mode (no submits of Ember's own)
+  bool shader_float16 = false;              // f16 storage and arithmetic variants
+  VkPipelineCache host_pipeline_cache = VK_NULL_HANDLE;  // the host's cache Ember compiles into
 };
+
+// Throws UnsupportedError naming the first option whose feature is not implemented yet.
+void check_options_supported(const ContextOptions& options);
 
 // A device the host application owns (interop.hpp, and ember.h's ember_vulkan_device_desc). Ember never destroys
 // these objects; it shares the queue, calling lock/unlock around each use when given.

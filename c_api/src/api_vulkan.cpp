@@ -16,6 +16,41 @@ namespace {
 
 constexpr std::size_t kRequirementsV1 = EMBER_STRUCT_END(ember_vulkan_requirements, device_extensions);
 constexpr std::size_t kDeviceDescV1 = EMBER_STRUCT_END(ember_vulkan_device_desc, pipeline_cache_size);
+constexpr std::size_t kAdoptOptionsV1 = EMBER_STRUCT_END(ember_vulkan_adopt_options, pipeline_cache);
+
+ember_vulkan_adopt_options adopt_defaults() {
+  ember_vulkan_adopt_options o{};
+  o.struct_size = sizeof o;
+  o.max_dispatches_per_submit = 64;
+  o.shader_int64 = 1;
+  o.timeline_semaphore = 1;
+  return o;
+}
+
+void check_flag(int32_t v, const char* name) {
+  if (v != 0 && v != 1) throw ArgumentError(fmt::format("options: {} is {} (0 or 1)", name, v));
+}
+
+ember_status adopt_with(const char* fn, const ember_vulkan_device_desc* desc,
+                        const ember_vulkan_adopt_options* options, ember_device** out) {
+  return guard(fn, [&] {
+    auto& o = out_handle(out);  // *out is NULL on failure, UNSUPPORTED included
+    const VulkanInterop& vk = vulkan_interop();
+    const ember_vulkan_device_desc d = read_struct(desc, ember_vulkan_device_desc{}, kDeviceDescV1, "desc");
+    if (!d.instance || !d.physical_device || !d.device)
+      throw ArgumentError("desc: instance, physical_device and device are required");
+    if (!d.lock_queue != !d.unlock_queue) throw ArgumentError("desc: set both lock_queue and unlock_queue, or neither");
+    if (!d.pipeline_cache_data && d.pipeline_cache_size > 0)
+      throw ArgumentError("desc: pipeline_cache_data is NULL with pipeline_cache_size " +
+                          std::to_string(d.pipeline_cache_size));
+    const ember_vulkan_adopt_options opts =
+        options ? read_struct(options, adopt_defaults(), kAdoptOptionsV1, "options") : adopt_defaults();
+    check_flag(opts.shader_int64, "shader_int64");
+    check_flag(opts.timeline_semaphore, "timeline_semaphore");
+    check_flag(opts.shader_float16, "shader_float16");
+    o = make_handle<ember_device>(vk.adopt(d, opts));
+  });
+}
 
 // The Vulkan device behind a handle; NULL (which elsewhere means the CPU) and other backends are refused.
 const DynDevice& vulkan_of(const ember_device* device) {
@@ -47,18 +82,7 @@ ember_status ember_vulkan_requirements_query(ember_vulkan_requirements* out) {
 }
 
 ember_status ember_vulkan_device_adopt(const ember_vulkan_device_desc* desc, ember_device** out) {
-  return guard(__func__, [&] {
-    auto& o = out_handle(out);  // *out is NULL on failure, UNSUPPORTED included
-    const VulkanInterop& vk = vulkan_interop();
-    const ember_vulkan_device_desc d = read_struct(desc, ember_vulkan_device_desc{}, kDeviceDescV1, "desc");
-    if (!d.instance || !d.physical_device || !d.device)
-      throw ArgumentError("desc: instance, physical_device and device are required");
-    if (!d.lock_queue != !d.unlock_queue) throw ArgumentError("desc: set both lock_queue and unlock_queue, or neither");
-    if (!d.pipeline_cache_data && d.pipeline_cache_size > 0)
-      throw ArgumentError("desc: pipeline_cache_data is NULL with pipeline_cache_size " +
-                          std::to_string(d.pipeline_cache_size));
-    o = make_handle<ember_device>(vk.adopt(d));
-  });
+  return adopt_with(__func__, desc, nullptr, out);
 }
 
 ember_status ember_vulkan_tensor_buffer(const ember_tensor* tensor, uint64_t* vk_buffer, uint64_t* offset,
@@ -141,6 +165,62 @@ ember_status ember_vulkan_pipeline_cache_data(const ember_device* device, void* 
       throw StatusError(EMBER_ERR_BUFFER_TOO_SMALL, fmt::format("buffer of {} bytes for {}", capacity, bytes.size()));
     if (!buffer && !bytes.empty()) throw ArgumentError("buffer is NULL");
     if (!bytes.empty()) std::memcpy(buffer, bytes.data(), bytes.size());
+  });
+}
+
+// ---------------------------------------------------------------- issue 17: adopt options
+ember_status ember_vulkan_adopt_options_init(ember_vulkan_adopt_options* options) {
+  return guard(__func__, [&] {
+    if (!options) throw ArgumentError("options is NULL");
+    *options = adopt_defaults();
+  });
+}
+
+ember_status ember_vulkan_device_adopt_ex(const ember_vulkan_device_desc* desc,
+                                          const ember_vulkan_adopt_options* options, ember_device** out) {
+  return adopt_with(__func__, desc, options, out);
+}
+
+// ---------------------------------------------------------------- issue 17 parts 1 and 3: host-record mode, deferred
+// device-side checks
+ember_status ember_vulkan_record_begin(const ember_device* device, void* vk_command_buffer, uint32_t queue_family,
+                                       uint64_t frame_index) {
+  return guard(__func__, [&] {
+    const VulkanInterop& vk = vulkan_interop();
+    const DynDevice& dev = vulkan_of(device);
+    if (!vk_command_buffer) throw ArgumentError("vk_command_buffer is NULL");
+    vk.record_begin(dev, vk_command_buffer, queue_family, frame_index);
+  });
+}
+
+ember_status ember_vulkan_record_end(const ember_device* device) {
+  return guard(__func__, [&] {
+    const VulkanInterop& vk = vulkan_interop();
+    vk.record_end(vulkan_of(device));
+  });
+}
+
+ember_status ember_vulkan_safe_frame(const ember_device* device, uint64_t safe_frame_index) {
+  return guard(__func__, [&] {
+    const VulkanInterop& vk = vulkan_interop();
+    vk.safe_frame(vulkan_of(device), safe_frame_index);
+  });
+}
+
+ember_status ember_vulkan_record_pending(const ember_device* device, uint64_t* frames, uint64_t* resources) {
+  return guard(__func__, [&] {
+    const VulkanInterop& vk = vulkan_interop();
+    auto& f = out_value(frames, "frames");
+    const auto [n, r] = vk.record_pending(vulkan_of(device));
+    f = n;
+    if (resources) *resources = r;
+  });
+}
+
+ember_status ember_vulkan_poll_errors(const ember_device* device) {
+  return guard(__func__, [&] {
+    const VulkanInterop& vk = vulkan_interop();
+    vk.poll_errors(vulkan_of(device));
   });
 }
 

@@ -276,6 +276,55 @@ TEST(VulkanInterop, AdoptedDeviceWrapsHostBuffersAndSharesTheTimeline) {
   host.free_buffer(readback);
 }
 
+// ember_vulkan_device_adopt_ex: NULL options and ember_vulkan_adopt_options_init's defaults adopt as
+// ember_vulkan_device_adopt does; out-of-range flags are argument errors; an option whose part of the Vulkan
+// embedding API does not exist yet is UNSUPPORTED, naming it (each part's tests replace its line here).
+TEST(VulkanInterop, AdoptWithOptions) {
+  SKIP_WITHOUT_VULKAN_DEVICE();
+  VulkanHost host;
+  if (!host.ok()) GTEST_SKIP() << "the host side cannot create its device: " << host.why();
+  ember_vulkan_adopt_options o{};
+  EMBER_ASSERT_OK(ember_vulkan_adopt_options_init(&o));
+  EXPECT_EQ(o.struct_size, sizeof o);
+  EXPECT_EQ(o.max_dispatches_per_submit, 64u);
+  EXPECT_EQ(o.shader_int64, 1);
+  EXPECT_EQ(o.timeline_semaphore, 1);
+  EXPECT_EQ(o.shader_float16, 0);
+  EXPECT_EQ(o.allocator, nullptr);
+  EXPECT_EQ(o.memory_budget, 0u);
+  EXPECT_EQ(o.pipeline_cache, 0u);
+  EMBER_EXPECT_ERR(ember_vulkan_adopt_options_init(nullptr), EMBER_ERR_INVALID_ARGUMENT, "options is NULL");
+
+  ember_vulkan_device_desc desc = host.desc();
+  for (const ember_vulkan_adopt_options* opts : {static_cast<const ember_vulkan_adopt_options*>(nullptr),
+                                                 static_cast<const ember_vulkan_adopt_options*>(&o)}) {
+    ember_device* d = nullptr;
+    EMBER_ASSERT_OK(ember_vulkan_device_adopt_ex(&desc, opts, &d));
+    Device dev(d);
+    Tensor x = f32_on(d, {1, 2, 3}, {3});
+    ember_tensor* y = nullptr;
+    EMBER_ASSERT_OK(ember_tensor_add(x.get(), x.get(), &y));
+    Tensor ty(y);
+    EXPECT_EQ(floats(y), (std::vector<float>{2, 4, 6}));
+  }
+
+  ember_device* d = reinterpret_cast<ember_device*>(0x1);
+  ember_vulkan_adopt_options bad = o;
+  bad.shader_int64 = 2;
+  EMBER_EXPECT_ERR(ember_vulkan_device_adopt_ex(&desc, &bad, &d), EMBER_ERR_INVALID_ARGUMENT,
+                   "options: shader_int64 is 2 (0 or 1)");
+  EXPECT_EQ(d, nullptr);
+  bad = o;
+  bad.struct_size = 4;
+  EMBER_EXPECT_ERR(ember_vulkan_device_adopt_ex(&desc, &bad, &d), EMBER_ERR_INVALID_ARGUMENT,
+                   "options: struct_size 4 is smaller than any version of the struct");
+  bad = o;
+  bad.memory_budget = 1 << 20;
+  EMBER_EXPECT_ERR(ember_vulkan_device_adopt_ex(&desc, &bad, &d), EMBER_ERR_UNSUPPORTED,
+                   "a memory budget (adopt option memory_budget) is not implemented yet");
+  EXPECT_EQ(d, nullptr);
+}
+
 TEST(VulkanInterop, ArgumentErrors) {
   SKIP_WITHOUT_VULKAN_DEVICE();
   ember_device* d = reinterpret_cast<ember_device*>(0x1);

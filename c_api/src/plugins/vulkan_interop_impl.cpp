@@ -52,7 +52,7 @@ class VulkanInteropImpl final : public VulkanInterop {
     return v;
   }
 
-  DynDevice adopt(const ember_vulkan_device_desc& d) const override {
+  DynDevice adopt(const ember_vulkan_device_desc& d, const ember_vulkan_adopt_options& o) const override {
     vulkan::ExternalDevice ext;
     ext.instance = static_cast<VkInstance>(d.instance);
     ext.physical_device = static_cast<VkPhysicalDevice>(d.physical_device);
@@ -68,6 +68,14 @@ class VulkanInteropImpl final : public VulkanInterop {
       const auto* bytes = static_cast<const uint8_t*>(d.pipeline_cache_data);
       options.pipeline_cache.assign(bytes, bytes + d.pipeline_cache_size);
     }
+    options.dispatches_per_submit = o.max_dispatches_per_submit;
+    options.host_allocator = o.allocator != nullptr;
+    options.memory_budget = o.memory_budget;
+    options.tensor_buffer_usage = o.tensor_buffer_usage;
+    options.shader_int64 = o.shader_int64 != 0;
+    options.timeline_semaphore = o.timeline_semaphore != 0;
+    options.shader_float16 = o.shader_float16 != 0;
+    options.host_pipeline_cache = handle_from_u64<VkPipelineCache>(o.pipeline_cache);
     return BackendTraits<VulkanAd>::dyn_device(vulkan::adopt(ext, options));
   }
 
@@ -106,6 +114,20 @@ class VulkanInteropImpl final : public VulkanInterop {
   std::vector<uint8_t> pipeline_cache_data(const DynDevice& d) const override {
     return vulkan_of(d).get()->save_pipeline_cache();
   }
+  // --- issue 17 parts 1 and 3: host-record mode, deferred device-side checks
+  void record_begin(const DynDevice& d, void* command_buffer, uint32_t queue_family,
+                    uint64_t frame_index) const override {
+    vulkan::record_begin(vulkan_of(d), static_cast<VkCommandBuffer>(command_buffer), queue_family, frame_index);
+  }
+  void record_end(const DynDevice& d) const override { vulkan::record_end(vulkan_of(d)); }
+  void safe_frame(const DynDevice& d, uint64_t safe_frame_index) const override {
+    vulkan::safe_frame(vulkan_of(d), safe_frame_index);
+  }
+  std::pair<uint64_t, uint64_t> record_pending(const DynDevice& d) const override {
+    const vk::PendingFrames p = vulkan::pending_frames(vulkan_of(d));
+    return {p.frames, p.resources};
+  }
+  void poll_errors(const DynDevice& d) const override { vulkan::poll_errors(vulkan_of(d)); }
 };
 
 }  // namespace

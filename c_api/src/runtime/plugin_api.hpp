@@ -20,7 +20,7 @@ namespace ember::capi {
 
 class VulkanInterop;
 
-inline constexpr uint32_t kPluginInterfaceVersion = 2;  // 2: the runtime op `select`
+inline constexpr uint32_t kPluginInterfaceVersion = 4;  // 4: the runtime op `select` (issue 11's x[i])
 inline constexpr const char* kPluginEntryName = "ember_backend_plugin";
 inline constexpr const char* kBuildStamp = EMBER_BUILD_STAMP;
 
