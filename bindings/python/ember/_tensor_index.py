@@ -29,9 +29,11 @@ _slice, _index_select, _arange = _lib.tensor_slice, _lib.tensor_index_select, _l
 _select, _SLICE_END = _lib.tensor_select, _lib.SLICE_END
 # The fast paths' calls without argtypes (_lib.py: hot, quick), given ctypes objects (or bytes: a const int64_t*)
 # only. x[i] keeps the GIL: selecting along dim 0 is a fixed amount of work (a CPU row shares the tensor's storage).
-_quick_select, _hot_slice, _DIM0 = _lib.quick.tensor_select, _lib.hot.tensor_slice, c_int64(0)
-_SIZES = [c_size_t(n) for n in range(_lib.MAX_RANK + 1)]
-_INDICES = [c_int64(i) for i in range(1024)]  # x[i]'s index for small i: made once, as c_int64(i) costs a call
+# Constant arguments are made once, as from_param's parameter objects: ctypes passes those as they are, where a
+# c_int64 instance costs a conversion object per call.
+_quick_select, _hot_slice, _DIM0 = _lib.quick.tensor_select, _lib.hot.tensor_slice, c_int64.from_param(0)
+_SIZES = [c_size_t.from_param(n) for n in range(_lib.MAX_RANK + 1)]
+_INDICES = [c_int64.from_param(i) for i in range(1024)]  # x[i]'s index for small i
 # starts / ends of n dims as the bytes of n native int64s: packing costs a fifth of making a ctypes array
 _PACK = [struct.Struct("=%dq" % n).pack for n in range(_lib.MAX_RANK + 1)]
 _BOUND = 2**62  # slice bounds beyond this go the long way (clamped by slice.indices), never truncated by ctypes

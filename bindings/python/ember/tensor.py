@@ -18,7 +18,7 @@ from ._tensor_math import MathMixin
 from ._tensor_reductions import ReductionMixin, ValuesIndices  # noqa: F401  (ValuesIndices: max/min's result)
 
 _check, _error = _lib.check, _lib.error
-_quick_shape, _DIMS, _MAX_RANK = _lib.quick.tensor_shape, c_int64 * _lib.MAX_RANK, c_size_t(_lib.MAX_RANK)
+_quick_shape, _DIMS, _MAX_RANK = _lib.quick.tensor_shape, c_int64 * _lib.MAX_RANK, c_size_t.from_param(_lib.MAX_RANK)
 _new = object.__new__
 
 

@@ -115,7 +115,7 @@ def l1_loss(input, target, reduction="mean"):  # noqa: A002
 
 # linear's calls without argtypes (_lib.py: hot, quick), given ctypes objects only
 _transpose, _matmul, _add = _lib.hot.tensor_transpose, _lib.hot.tensor_matmul, _lib.hot.tensor_add
-_free, _DIM0, _DIM1 = _lib.quick.tensor_free, c_int64(0), c_int64(1)
+_free, _DIM0, _DIM1 = _lib.quick.tensor_free, c_int64.from_param(0), c_int64.from_param(1)
 
 
 def linear(input, weight, bias=None):  # noqa: A002
