@@ -70,8 +70,8 @@ def bare_c_cases():
     ha, hb, hx = (t._h for t in keep)
     # the binding's own entry points (_lib.py: hot ones without argtypes, the GIL-keeping free)
     add, free, sl, sel = _lib.hot.tensor_add, _lib.quick.tensor_free, _lib.hot.tensor_slice, _lib.quick.tensor_select
-    byref, void, i64, two = ctypes.byref, ctypes.c_void_p, ctypes.c_int64, ctypes.c_size_t(2)
-    dim0, pack2 = i64(0), struct.Struct("=2q").pack  # slice bounds as packed int64s, as _tensor_index.py passes them
+    byref, void, i64, two = ctypes.byref, ctypes.c_void_p, ctypes.c_int64, ctypes.c_size_t.from_param(2)
+    dim0, one, pack2 = i64.from_param(0), i64.from_param(1), struct.Struct("=2q").pack  # as _tensor_index.py passes
 
     def add_free():
         out = void()
@@ -81,7 +81,7 @@ def bare_c_cases():
 
     def select_row():  # x[1]: one ember_tensor_select
         out = void()
-        sel(hx, dim0, i64(1), byref(out))
+        sel(hx, dim0, one, byref(out))
         free(out)
 
     def slice_cols():
