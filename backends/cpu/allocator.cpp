@@ -59,7 +59,7 @@ Cache& cache() {
 }  // namespace
 
 Buffer::~Buffer() {
-  if (!ptr) return;
+  if (!ptr || owner) return;  // a borrowed range: the owner's block goes back when the owner goes
   Cache& c = cache();
   std::lock_guard lock(c.mu);
   c.live -= capacity;
@@ -100,6 +100,15 @@ std::shared_ptr<Buffer> allocate(std::size_t bytes) {
     throw std::bad_alloc();
   }
   buf->capacity = cls;
+  return buf;
+}
+
+std::shared_ptr<Buffer> borrow(const std::shared_ptr<Buffer>& from, std::size_t byte_offset, std::size_t bytes) {
+  auto buf = std::make_shared<Buffer>();
+  buf->bytes = bytes;
+  if (bytes == 0) return buf;  // no memory to share (a null ptr, as allocate(0) gives)
+  buf->ptr = static_cast<char*>(from->ptr) + byte_offset;
+  buf->owner = from->owner ? from->owner : from;  // one level: a range of a range holds the block itself
   return buf;
 }
 

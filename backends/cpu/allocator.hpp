@@ -6,11 +6,13 @@
 
 namespace ember::cpu {
 
-// A block of at least `bytes` bytes, 64-byte aligned. Released into the cache when the last owner drops it.
+// A block of at least `bytes` bytes, 64-byte aligned, released into the cache when the last owner drops it; or a
+// borrowed range inside another buffer (borrow(): `owner` set, no alignment promised, nothing to release).
 struct Buffer {
   void* ptr = nullptr;
   std::size_t bytes = 0;     // requested size
-  std::size_t capacity = 0;  // size class actually held
+  std::size_t capacity = 0;  // size class actually held (0 when borrowed)
+  std::shared_ptr<Buffer> owner;  // the buffer whose memory a borrowed range lies in, kept alive by it
   Buffer() = default;
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
@@ -18,6 +20,10 @@ struct Buffer {
 };
 
 std::shared_ptr<Buffer> allocate(std::size_t bytes);
+// `bytes` bytes of `from`'s memory from `byte_offset` on, without a copy: buffers are never written after the op
+// that made them returns, so a contiguous slice (x[i], x[a:b]) can share its input's storage, as a PyTorch view
+// does, and no write through either can be seen in the other. The range keeps the whole block of `from` alive.
+std::shared_ptr<Buffer> borrow(const std::shared_ptr<Buffer>& from, std::size_t byte_offset, std::size_t bytes);
 
 struct AllocatorStats {
   std::size_t cached_bytes = 0;  // held in free lists

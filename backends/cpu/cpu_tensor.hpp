@@ -1,6 +1,7 @@
 #pragma once
 // The CPU primitive: a contiguous row-major buffer plus its shape. Buffers are shared and never written after an
-// op returns, so reshape (and copies of a tensor) share storage for free.
+// op returns, so reshape, copies of a tensor and contiguous slices (a borrowed range, allocator.hpp) share storage
+// for free.
 #include <cstdint>
 #include <memory>
 #include <span>

@@ -36,8 +36,8 @@ void copy_flat(T* dst, const T* src, int64_t n) {
 }
 
 // Whether `ranges` select one contiguous run of a row-major tensor of shape x: single indices, then at most one
-// partial dim, then whole dims (x[i], x[a:b], x[i, a:b], ...). Such a slice is one flat copy; the strided walk's
-// setup would cost more than the copy itself on the small tensors indexing mostly meets.
+// partial dim, then whole dims (x[i], x[a:b], x[i, a:b], ...). Such a slice shares x's storage (no copy, O(1)),
+// the case basic indexing mostly meets.
 constexpr std::size_t kSmallViewRank = 16;  // copy_view_small's odometer; higher ranks take copy_strided
 
 bool one_run(const Shape& x, const std::vector<Range>& ranges) {
@@ -263,12 +263,28 @@ CpuTensor<T> expand(const CpuTensor<T>& x, const Shape& shape) {
 
 template <class T>
 CpuTensor<T> slice(const CpuTensor<T>& x, const std::vector<Range>& ranges) {
+  if (one_run(x.shape, ranges)) {  // one contiguous run: the input's storage, shared (allocator.hpp: borrow)
+    // The run's start and shape straight from the ranges (no StridedView: its stride vector is a third of the
+    // cost of x[i] on a small tensor).
+    Shape shape = x.shape;
+    int64_t offset = 0, stride = 1;
+    for (std::size_t d = x.shape.rank(); d-- > 0;) {
+      if (d < ranges.size()) {
+        offset += ranges[d].start * stride;
+        shape[d] = ranges[d].end - ranges[d].start;
+      }
+      stride *= x.shape[d];
+    }
+    if (shape == x.shape) return x;
+    const auto n = static_cast<std::size_t>(shape.num_elements());
+    return CpuTensor<T>(borrow(x.buffer, static_cast<std::size_t>(offset) * sizeof(T), n * sizeof(T)),
+                        std::move(shape));
+  }
   StridedView v = sliced_view(x.shape, ranges);
   if (v.shape == x.shape) return x;
   CpuTensor<T> out(v.shape);
   if (out.numel() == 0) return out;
-  if (one_run(x.shape, ranges)) copy_flat(out.data(), x.data() + v.offset, out.numel());
-  else if (out.numel() <= kParallelThreshold && v.shape.rank() <= kSmallViewRank) copy_view_small(x.data(), v, out.data());
+  if (out.numel() <= kParallelThreshold && v.shape.rank() <= kSmallViewRank) copy_view_small(x.data(), v, out.data());
   else copy_strided(x.data() + v.offset, std::move(v.strides), v.shape, out.data());
   return out;
 }

@@ -111,7 +111,7 @@ void set_num_threads(int n) {
   openblas_set_num_threads(std::max(1, n));
 }
 
-void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
+void parallel_for_split(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
   if (n <= 0) return;
   const int threads = num_threads();
   const int64_t parts64 = std::min<int64_t>(threads, (n + grain - 1) / std::max<int64_t>(grain, 1));

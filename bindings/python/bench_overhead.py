@@ -1,19 +1,21 @@
 #!/usr/bin/env python3
 """Per-call overhead of small ops through the Python binding, next to PyTorch's in the same run.
 
-    EMBER_LIBRARY=build/c_api/libember.so /usr/bin/python3 bindings/python/bench_overhead.py [--check] [--calls N]
+    EMBER_LIBRARY=build/c_api/libember.so /usr/bin/python3 bindings/python/bench_overhead.py [--calls N] [--check]
 
 Times, on tiny tensors where the kernel costs next to nothing: `a + b`, `a + 1.0`, `x[1]`, `x[:, 1:3]`, an in-place
 `a.add_(b)`, and a Linear(16, 16) forward on a [4, 16] batch; each with ember and (when `import torch` works, e.g.
 Debian's /usr/bin/python3 with python3-torch) with torch 1.13, and prints ember/torch. The bar (issue 11): each
-ratio at most 1.2. Without torch the bar is the old absolute one: `a + b` within 15 us. Reports the best of several
-repeats (least disturbed by other processes), ember's and torch's interleaved; "C calls" is the libember calls of
-the case alone through ctypes (what is left of the ember time is the binding's Python cost). --check exits 1 when a ratio (or, without torch, `a + b`) is above
-the bar.
+ratio at most 1.2; with torch importable every row is judged against it and the script exits 1 when one is above.
+Without torch the bar is the old absolute one, `a + b` within 15 us, judged only with --check. Reports the best of
+several repeats (least disturbed by other processes), ember's and torch's interleaved; "C calls" is the libember
+calls of the case alone, made as the binding makes them (ctypes, no Tensor objects): what is left of the ember time
+is the binding's Python cost. A benchmark, not a test: timings on a loaded machine vary (compare ratios of one run).
 """
 import argparse
 import ctypes
 import os
+import struct
 import sys
 import timeit
 
@@ -66,8 +68,10 @@ def bare_c_cases():
     """The libember calls alone (ctypes, no Tensor objects) of some cases: what is left is the binding's own cost."""
     keep = [ember.ones(1), ember.ones(1), ember.ones(4, 4)]  # the tensors must outlive the cases
     ha, hb, hx = (t._h for t in keep)
-    add, free, sl, sel = _lib.tensor_add, _lib.tensor_free, _lib.tensor_slice, _lib.tensor_select
-    byref, void, i64x2 = ctypes.byref, ctypes.c_void_p, ctypes.c_int64 * 2
+    # the binding's own entry points (_lib.py: hot ones without argtypes, the GIL-keeping free)
+    add, free, sl, sel = _lib.hot.tensor_add, _lib.quick.tensor_free, _lib.hot.tensor_slice, _lib.quick.tensor_select
+    byref, void, i64, two = ctypes.byref, ctypes.c_void_p, ctypes.c_int64, ctypes.c_size_t.from_param(2)
+    dim0, one, pack2 = i64.from_param(0), i64.from_param(1), struct.Struct("=2q").pack  # as _tensor_index.py passes
 
     def add_free():
         out = void()
@@ -77,12 +81,12 @@ def bare_c_cases():
 
     def select_row():  # x[1]: one ember_tensor_select
         out = void()
-        sel(hx, 0, 1, byref(out))
+        sel(hx, dim0, one, byref(out))
         free(out)
 
     def slice_cols():
         out = void()
-        sl(hx, i64x2(0, 1), i64x2(4, 3), 2, byref(out))
+        sl(hx, pack2(0, 1), pack2(4, 3), two, byref(out))
         free(out)
     add_free.keep = keep
     return {"a + b": add_free, "x[1]": select_row, "x[:, 1:3]": slice_cols}
@@ -90,9 +94,13 @@ def bare_c_cases():
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--calls", type=int, default=20000)
-    ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--check", action="store_true", help="exit 1 when a ratio is above %g" % RATIO_BAR)
+    # many short repeats (well under a scheduler time slice), ember's and torch's alternating: on a loaded machine
+    # the best of each is a window that no other process interrupted
+    ap.add_argument("--calls", type=int, default=500)
+    ap.add_argument("--repeats", type=int, default=100)
+    ap.add_argument("--check", action="store_true",
+                    help="without torch: exit 1 when a + b is above %g us (with torch every ratio is judged)"
+                    % ABSOLUTE_BAR_US)
     args = ap.parse_args()
     if torch is not None:
         torch.set_num_threads(1)
@@ -100,8 +108,8 @@ def main():
     torch_cases = cases(torch, torch.nn) if torch is not None else {}
     print("ember %s (%s); torch %s" % (ember.__version__, _lib.path, torch.__version__ if torch else "not importable"))
     bare = bare_c_cases()
-    print("%-20s %10s %10s %8s %12s" % ("op", "ember us", "torch us", "ratio", "C calls us"))
-    worst = 0.0
+    print("%-20s %10s %10s %8s %12s  %s" % ("op", "ember us", "torch us", "ratio", "C calls us", "bar"))
+    worst, above = 0.0, []
     for name, fn in ember_cases.items():
         fns = [fn] + ([torch_cases[name]] if name in torch_cases else []) + ([bare[name]] if name in bare else [])
         times = best_us(fns, args.calls, args.repeats)
@@ -110,14 +118,18 @@ def main():
         c = "%12.2f" % times[-1] if name in bare else "%12s" % "-"
         if t is not None:
             worst = max(worst, e / t)
-            print("%-20s %10.2f %10.2f %8.2f %s" % (name, e, t, e / t, c))
+            verdict = "ok" if e / t <= RATIO_BAR else "ABOVE %.1f" % RATIO_BAR
+            if e / t > RATIO_BAR:
+                above.append(name)
+            print("%-20s %10.2f %10.2f %8.2f %s  %s" % (name, e, t, e / t, c, verdict))
         else:
             print("%-20s %10.2f %10s %8s %s" % (name, e, "-", "-", c))
             if name == "a + b":
                 worst = max(worst, e / ABSOLUTE_BAR_US)
     if torch is not None:
-        ok = worst <= RATIO_BAR
-        print("worst ember/torch ratio: %.2f (bar %.1f): %s" % (worst, RATIO_BAR, "ok" if ok else "ABOVE THE BAR"))
+        print("worst ember/torch ratio: %.2f (bar %.1f): %s" % (worst, RATIO_BAR,
+                                                               "ABOVE THE BAR: " + ", ".join(above) if above else "ok"))
+        return 1 if above else 0
     else:
         ok = worst <= 1.0
         print("torch not importable: a + b against the absolute bar of %g us: %s" % (ABSOLUTE_BAR_US,

@@ -177,25 +177,10 @@ ember_status ember_tensor_slice(const ember_tensor* x, const int64_t* starts, co
     return slice(t, r);
   });
 }
-// One call for x[i] (PyTorch's select): the slice and the reshape dropping the dim run here, so the caller makes
-// and frees no intermediate handle (a third of the binding's cost of x[i]). The CPU slice copies the row; the
-// reshape after it shares the slice's storage.
+// One call for x[i] (PyTorch's select): the slice and the reshape dropping the dim run in one runtime op
+// (ops_layout.cpp), so the caller makes and frees no intermediate handle. A CPU row shares x's storage.
 ember_status ember_tensor_select(const ember_tensor* x, int64_t dim, int64_t index, ember_tensor** out) {
-  return produce(__func__, out, [&] {
-    const auto& t = val(x, "x");
-    Shape s = shape(t);
-    if (s.rank() == 0) throw IndexError("select: a rank-0 tensor has no dim to select from");
-    const std::size_t d = wrap_dim("select", dim, s.rank());
-    const int64_t size = s[d];
-    if (index < -size || index >= size)
-      throw IndexError(fmt::format("select(): index {} out of range for tensor of size {} at dimension {}", index,
-                                   s.to_string(), dim));
-    std::vector<checks::SliceArg> r(d + 1);  // the dims before d whole (start 0, to the end)
-    r[d].start = index < 0 ? index + size : index;
-    r[d].end = r[d].start + 1;
-    s.dims.erase(s.dims.begin() + static_cast<std::ptrdiff_t>(d));
-    return reshape(slice(t, r), s.dims);
-  });
+  return produce(__func__, out, [&] { return select(val(x, "x"), dim, index); });
 }
 ember_status ember_tensor_cat(const ember_tensor* const* xs, size_t n, int64_t dim, ember_tensor** out) {
   return produce(__func__, out, [&] {

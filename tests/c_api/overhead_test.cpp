@@ -1,4 +1,5 @@
-// Issue 11's small-op overhead work: ember_tensor_select (x[i] in one call), the registry of live handles
+// Issue 11's small-op overhead work: ember_tensor_select (x[i] in one call), rows and slices sharing storage, the
+// registry of live handles
 // (c_api/src/handle_table.hpp), and the fast paths of same-shape binary and untracked in-place ops, each checked
 // for the results the slower paths gave.
 #include <algorithm>
@@ -69,6 +70,58 @@ TEST(Select, GradientReachesTheSelectedRowOnly) {
   EMBER_ASSERT_OK(ember_grads_get(g.get(), x.get(), &gx_raw));
   Tensor gx(gx_raw);
   EXPECT_EQ(floats(gx.get()), (std::vector<float>{0, 0, 1, 1, 0, 0}));
+}
+
+// x[i] and contiguous slices share x's storage (backends/cpu/allocator.hpp: borrow) instead of copying it, yet
+// stay values: in-place updates of either handle replace that handle's storage, so neither sees the other's
+// writes (ember.h's copy semantics), and the shared block outlives x.
+const float* storage(const ember_tensor* t) {
+  const void* p = nullptr;
+  EXPECT_EQ(ember_tensor_data_ptr(t, &p), EMBER_OK) << ember_last_error();
+  return static_cast<const float*>(p);
+}
+Tensor slice(const ember_tensor* x, std::vector<int64_t> starts, std::vector<int64_t> ends) {
+  ember_tensor* out = nullptr;
+  EXPECT_EQ(ember_tensor_slice(x, starts.data(), ends.data(), starts.size(), &out), EMBER_OK) << ember_last_error();
+  return Tensor(out);
+}
+
+TEST(Select, ContiguousRowsAndSlicesShareStorage) {
+  auto x = f32({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, {3, 4});
+  const float* base = storage(x.get());
+  auto row = select(x.get(), 0, 2);
+  EXPECT_EQ(storage(row.get()), base + 8);
+  auto rows = slice(x.get(), {1, 0}, {3, 4});  // x[1:3]
+  EXPECT_EQ(storage(rows.get()), base + 4);
+  auto part = slice(x.get(), {1, 1}, {2, 3});  // x[1, 1:3] (as [1, 2]): one run
+  EXPECT_EQ(storage(part.get()), base + 5);
+  auto row_of_rows = select(rows.get(), 0, 1);  // a range of a range
+  EXPECT_EQ(storage(row_of_rows.get()), base + 8);
+  EXPECT_EQ(floats(row_of_rows.get()), (std::vector<float>{8, 9, 10, 11}));
+  // x[:, 1:3] is not one run: a copy of its own.
+  auto cols = slice(x.get(), {0, 1}, {3, 3});
+  EXPECT_TRUE(storage(cols.get()) < base || storage(cols.get()) >= base + 12);
+  EXPECT_EQ(floats(cols.get()), (std::vector<float>{1, 2, 5, 6, 9, 10}));
+  auto col = select(x.get(), 1, 3);
+  EXPECT_EQ(floats(col.get()), (std::vector<float>{3, 7, 11}));
+}
+
+TEST(Select, SharedStorageIsNeverWrittenThroughAndOutlivesItsTensor) {
+  auto x = f32({0, 1, 2, 3, 4, 5}, {3, 2});
+  auto row = select(x.get(), 0, 1);
+  auto rows = slice(x.get(), {1}, {3});
+  auto ten = f32({10}, {});
+  EMBER_ASSERT_OK(ember_tensor_inplace(x.get(), ten.get(), EMBER_INPLACE_ADD));  // x += 10: the row keeps its values
+  EXPECT_EQ(floats(x.get()), (std::vector<float>{10, 11, 12, 13, 14, 15}));
+  EXPECT_EQ(floats(row.get()), (std::vector<float>{2, 3}));
+  EMBER_ASSERT_OK(ember_tensor_inplace_scalar(row.get(), EMBER_INPLACE_FILL, 7));  // row.fill_(7): x keeps its own
+  EXPECT_EQ(floats(row.get()), (std::vector<float>{7, 7}));
+  EXPECT_EQ(floats(x.get()), (std::vector<float>{10, 11, 12, 13, 14, 15}));
+  EXPECT_EQ(floats(rows.get()), (std::vector<float>{2, 3, 4, 5}));
+  x.reset();  // rows still reads the block x was made with (ASan builds catch a use after free)
+  EXPECT_EQ(floats(rows.get()), (std::vector<float>{2, 3, 4, 5}));
+  auto last = select(rows.get(), 0, -1);
+  EXPECT_EQ(floats(last.get()), (std::vector<float>{4, 5}));
 }
 
 // The fast paths (operands of one shape, an in-place op on an untracked tensor) against the broadcasting path.

@@ -324,6 +324,30 @@ for _name, (_res, _args) in _SIGNATURES.items():
 del _name, _res, _args, _fn
 
 
+# ---------------------------------------------------------------- the small-op hot path (issue 11's overhead bar)
+# The per-op calls again, as function objects without argtypes: ctypes then hands ctypes objects (c_void_p handles,
+# byref(out), ctypes arrays, c_int64 / c_size_t / c_double) to C as they are, instead of calling each declared
+# type's from_param per argument (a fifth of a small op's time). Callers give them only ctypes objects, None
+# (NULL) or Python ints for int32 parameters: an int for a 64-bit parameter would go as a C int, a float raises.
+# `hot` functions release the GIL around the call, as every declared function does (an op's time grows with its
+# tensors); `quick` ones keep it, for calls that do a fixed amount of work and take no lock that a thread holding
+# it could wait on (frees, queries; releasing and retaking the GIL costs as much as they do).
+class _Calls:
+    """A namespace of function objects (`hot.tensor_add`, ...)."""
+
+
+_HOT = ("tensor_add", "tensor_sub", "tensor_mul", "tensor_div", "tensor_scalar", "tensor_binary", "tensor_unary",
+        "tensor_matmul", "tensor_transpose", "tensor_slice", "tensor_inplace", "tensor_inplace_scalar")
+_QUICK = ("tensor_free", "tensor_dtype", "tensor_shape", "tensor_select")
+hot, quick = _Calls(), _Calls()
+for _dll, _ns, _names in ((lib, hot, _HOT), (ctypes.PyDLL(path), quick, _QUICK)):
+    for _name in _names:
+        _fn = _dll["ember_" + _name]  # a new function object (getattr would give the declared one)
+        _fn.restype = c_int32  # the ember_status of every listed function; argtypes stay None
+        setattr(_ns, _name, _fn)
+del _dll, _ns, _names, _name, _fn
+
+
 if abi_version() != ABI_VERSION:
     raise ImportError("ember: %s has ABI version %d, this binding needs %d" % (path, abi_version(), ABI_VERSION))
 

@@ -20,7 +20,7 @@ class TensorBase:
     # changes under a handle: in-place ops keep both; a new handle object invalidates them).
     __slots__ = ("_h", "_grad", "_shape_of", "_code_of", "__weakref__")
 
-    def __del__(self, _free=_lib.tensor_free):
+    def __del__(self, _free=_lib.quick.tensor_free):
         try:
             _free(self._h)
         except (AttributeError, TypeError):  # never constructed, or the interpreter is shutting down
@@ -30,6 +30,10 @@ class TensorBase:
     def _wrap(h):
         """A new ember.Tensor owning the handle in the c_void_p `h` (defined by ember.Tensor)."""
         raise NotImplementedError
+
+    # ember.Tensor itself (tensor.py sets it): the hottest paths make their result as `t = _new(self._plain);
+    # t._h = out`, _wrap's body without its call (a Python call is a tenth of x[i]'s time).
+    _plain = None
 
     def _call(self, fn, *args):
         """fn(*args, &out) -> a new Tensor, raising on failure."""
@@ -65,7 +69,7 @@ class TensorBase:
         except AttributeError:
             pass
         d = c_int32()
-        _lib.check(_lib.tensor_dtype(h, byref(d)))
+        _lib.check(_lib.quick.tensor_dtype(h, byref(d)))
         self._code_of = (h, d.value)
         return d.value
 

@@ -14,7 +14,8 @@ builds the new value with ember_tensor_where over an ember_tensor_index_select o
 it with an in-place copy, so the tensor (the Python object and the libember handle) stays the same one.
 """
 import array
-from ctypes import byref, c_int64, c_void_p
+import struct
+from ctypes import byref, c_int64, c_size_t, c_void_p
 
 from . import _lib, autograd
 from ._from_host import from_buffer, from_data
@@ -22,10 +23,20 @@ from ._numpy import numpy
 from ._convert import BOOL, I64
 from ._tensor_base import TensorBase
 
+_new = object.__new__
+
 _slice, _index_select, _arange = _lib.tensor_slice, _lib.tensor_index_select, _lib.tensor_arange
 _select, _SLICE_END = _lib.tensor_select, _lib.SLICE_END
+# The fast paths' calls without argtypes (_lib.py: hot, quick), given ctypes objects (or bytes: a const int64_t*)
+# only. x[i] keeps the GIL: selecting along dim 0 is a fixed amount of work (a CPU row shares the tensor's storage).
+# Constant arguments are made once, as from_param's parameter objects: ctypes passes those as they are, where a
+# c_int64 instance costs a conversion object per call.
+_quick_select, _hot_slice, _DIM0 = _lib.quick.tensor_select, _lib.hot.tensor_slice, c_int64.from_param(0)
+_SIZES = [c_size_t.from_param(n) for n in range(_lib.MAX_RANK + 1)]
+_INDICES = [c_int64.from_param(i) for i in range(1024)]  # x[i]'s index for small i
+# starts / ends of n dims as the bytes of n native int64s: packing costs a fifth of making a ctypes array
+_PACK = [struct.Struct("=%dq" % n).pack for n in range(_lib.MAX_RANK + 1)]
 _BOUND = 2**62  # slice bounds beyond this go the long way (clamped by slice.indices), never truncated by ctypes
-_I64_ARRAYS = [c_int64 * n for n in range(_lib.MAX_RANK + 1)]  # made once: making a ctypes array type costs ~1 us
 _INT_CODES = (I64, 3, 5, 7)  # int64, int32, uint8, int16: accepted as index tensors (cast to int64)
 _BAD_INDEX = ("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices "
               "(got %s)")
@@ -186,10 +197,12 @@ class IndexMixin:
 
     def __getitem__(self, key):
         """torch's basic and advanced indexing (see the module's docstring)."""
-        if type(key) is int:  # the common case: one int on dim 0, one ember_tensor_select
-            out = c_void_p()
-            if not _select(self._h, 0, key, byref(out)):
-                return self._wrap(out)
+        if type(key) is int and -_BOUND < key < _BOUND:  # the common case: one int on dim 0, one ember_tensor_select
+            out = c_void_p()  # (an int beyond int64 goes the long way, to the IndexError; c_int64 would wrap it)
+            if not _quick_select(self._h, _DIM0, _INDICES[key] if 0 <= key < 1024 else c_int64(key), byref(out)):
+                t = _new(self._plain)  # self._wrap(out), inlined
+                t._h = out
+                return t
             return self._select_error(key)
         if type(key) is slice:
             key = (key,)
@@ -210,7 +223,7 @@ class IndexMixin:
         size = shape[0]
         if key < -size or key >= size:
             raise IndexError("index %d is out of bounds for dimension 0 with size %d" % (key, size))
-        raise _lib.error(_select(self._h, 0, key, byref(c_void_p())))
+        raise _lib.error(_select(self._h, 0, key, byref(c_void_p())))  # the declared call: converts key itself
 
     def _step1_slices(self, key):
         """Fast path for keys of int-bounded step-1 slices only (x[:, 1:3]): one ember_tensor_slice, which takes
@@ -234,9 +247,9 @@ class IndexMixin:
         n = len(starts)
         if n > _lib.MAX_RANK:
             return None
-        arr = _I64_ARRAYS[n]
+        pack = _PACK[n]
         out = c_void_p()
-        if _slice(self._h, arr(*starts), arr(*ends), n, byref(out)):
+        if _hot_slice(self._h, pack(*starts), pack(*ends), _SIZES[n], byref(out)):
             return None
         return self._wrap(out)
 
@@ -269,8 +282,8 @@ class IndexMixin:
                 return None
         out_shape.extend(shape[n:])
         out = c_void_p()
-        arr = _I64_ARRAYS[n]
-        st = _slice(self._h, arr(*starts), arr(*ends), n, byref(out))
+        pack = _PACK[n]
+        st = _hot_slice(self._h, pack(*starts), pack(*ends), _SIZES[n], byref(out))
         if st:
             raise _lib.error(st)
         t = self._wrap(out)

@@ -6,7 +6,7 @@ its version counter, so `w -= lr * w.grad` under ``ember.no_grad()`` updates the
 works. As in PyTorch, a leaf that requires grad refuses in-place ops while grad mode is on, the operand broadcasts
 to self's shape (never the other way), and a float operand cannot be written into an int tensor.
 """
-from ctypes import byref, c_int64
+from ctypes import byref, c_double, c_int64
 
 from . import _lib
 from ._convert import BOOL, DTYPE_NAMES, is_float_code
@@ -14,7 +14,7 @@ from ._tensor_base import TensorBase
 
 COPY, ADD, SUB, MUL, DIV, FILL = (_lib.INPLACE_COPY, _lib.INPLACE_ADD, _lib.INPLACE_SUB, _lib.INPLACE_MUL,
                                   _lib.INPLACE_DIV, _lib.INPLACE_FILL)
-_inplace, _inplace_scalar, _check = _lib.tensor_inplace, _lib.tensor_inplace_scalar, _lib.check
+_inplace, _inplace_scalar, _check = _lib.hot.tensor_inplace, _lib.hot.tensor_inplace_scalar, _lib.check  # no argtypes
 _TORCH_DTYPE = {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool", "int32": "Int"}
 
 
@@ -35,7 +35,7 @@ class InplaceMixin:
         return self
 
     def _inplace_scalar(self, op, value):
-        _check(_inplace_scalar(self._h, op, float(value)))
+        _check(_inplace_scalar(self._h, op, c_double(float(value))))
         return self
 
     def _operand(self, other):

@@ -3,7 +3,7 @@
 Integer and bool operands follow PyTorch's promotion, done here because libember wants both operands of one kind
 (see _bin and _cmp).
 """
-from ctypes import byref, c_void_p
+from ctypes import byref, c_double, c_void_p
 
 from . import _lib
 from ._convert import BOOL, F32, F64
@@ -11,8 +11,12 @@ from ._op_codes import (B_ATAN2, B_MAXIMUM, B_MINIMUM, B_POW, B_REMAINDER, CMP, 
                         S_CLAMP_MAX, S_CLAMP_MIN, S_DIV, S_MUL, S_POW, S_RDIV, S_REMAINDER, S_RSUB, S_SUB, UNARY)
 from ._tensor_base import DTYPE_ERROR, TensorBase
 
-_add, _sub, _mul, _div = _lib.tensor_add, _lib.tensor_sub, _lib.tensor_mul, _lib.tensor_div
-_scalar, _binary, _unary = _lib.tensor_scalar, _lib.tensor_binary, _lib.tensor_unary
+_new = object.__new__
+
+_hot = _lib.hot  # no argtypes: only ctypes objects and int32 ints go in (_lib.py says why)
+_add, _sub, _mul, _div = _hot.tensor_add, _hot.tensor_sub, _hot.tensor_mul, _hot.tensor_div
+_binary, _unary = _hot.tensor_binary, _hot.tensor_unary
+_scalar, _hot_scalar = _lib.tensor_scalar, _hot.tensor_scalar  # _scalar converts Python numbers itself
 _compare, _compare_scalar = _lib.tensor_compare, _lib.tensor_compare_scalar
 _pow = lambda a, b, out: _binary(a, b, B_POW, out)  # noqa: E731  (the (a, b, out) form _bin calls)
 _atan2 = lambda a, b, out: _binary(a, b, B_ATAN2, out)  # noqa: E731
@@ -61,7 +65,7 @@ class MathMixin(UnaryMixin):
             code = self._dtype_code()
             if code not in (F32, F64) and (type(other) is float or code == BOOL):
                 a = self.to("float32" if type(other) is float else "int64")
-            st = _scalar(a._h, sop, other, byref(out))
+            st = _hot_scalar(a._h, sop, c_double(other), byref(out))
         else:
             other = self._as_tensor_like(other)
             st = fn(self._h, other._h, byref(out))
@@ -77,7 +81,9 @@ class MathMixin(UnaryMixin):
         if isinstance(other, TensorBase):  # the common case first: one call, no promotion
             out = c_void_p()
             if not _add(self._h, other._h, byref(out)):
-                return self._wrap(out)
+                t = _new(self._plain)  # self._wrap(out), inlined
+                t._h = out
+                return t
         return self._bin(other, _add, S_ADD)
 
     def __sub__(self, other):

@@ -19,6 +19,7 @@ from ._tensor_math import MathMixin
 from ._tensor_reductions import ReductionMixin, ValuesIndices  # noqa: F401  (ValuesIndices: max/min's result)
 
 _check, _error = _lib.check, _lib.error
+_quick_shape, _DIMS, _MAX_RANK = _lib.quick.tensor_shape, c_int64 * _lib.MAX_RANK, c_size_t.from_param(_lib.MAX_RANK)
 _new = object.__new__
 
 
@@ -86,8 +87,8 @@ class Tensor(IndexMixin, InplaceMixin, MathMixin, ReductionMixin, LayoutMixin, C
                 return cached[1]
         except AttributeError:
             pass
-        dims, rank = (c_int64 * _lib.MAX_RANK)(), c_size_t()
-        _check(_lib.tensor_shape(h, dims, _lib.MAX_RANK, byref(rank)))
+        dims, rank = _DIMS(), c_size_t()
+        _check(_quick_shape(h, dims, _MAX_RANK, byref(rank)))
         shape = tuple(dims[:rank.value])
         self._shape_of = (h, shape)
         return shape
@@ -255,6 +256,10 @@ class DataAlias(Tensor):
         fresh = self._base.detach()
         self._h, fresh._h = fresh._h, self._h
         return self
+
+
+
+Tensor._plain = Tensor  # TensorBase._plain: the type the hot paths make (wrap's, without the call)
 
 
 class GradAlias(Tensor):

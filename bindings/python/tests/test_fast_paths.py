@@ -1,6 +1,9 @@
 """The binding's one-call fast paths of small ops (issue 11's overhead bar) give what the general paths give:
 x[i] (ember_tensor_select), x[a:b, c:d] with int or None bounds (one ember_tensor_slice taking Python's negative
-and clamped bounds), a + b and an in-place add_; their errors are torch's."""
+and clamped bounds), a + b and an in-place add_; their errors are torch's. The calls they make without argtypes
+(_lib.hot / _lib.quick) get the values the declared functions would convert."""
+import ctypes
+import gc
 import unittest
 
 import _support  # noqa: F401  (puts the package on sys.path)
@@ -29,6 +32,29 @@ class SelectPathTest(unittest.TestCase):
             x[-4]
         with self.assertRaisesRegex(IndexError, "invalid index of a 0-dim tensor"):
             ember.tensor(1.0)[0]
+
+    def test_int_key_beyond_int64_is_out_of_bounds(self):  # not wrapped around by the int64 conversion
+        x = _x()
+        for key in (2**64 + 1, -(2**64) + 1, 2**63):
+            with self.subTest(key=key), self.assertRaisesRegex(IndexError, "out of bounds for dimension 0"):
+                x[key]
+
+    def test_rows_are_values_whose_storage_outlives_the_tensor(self):
+        # libember shares x's storage with x[i] and x[a:b] (no copy) but keeps copy semantics, as this binding
+        # always had (README: "Indexing copies"): writes through either are not seen in the other, unlike
+        # torch's views; and the rows stay readable after x is gone.
+        x = _x()
+        row, rows = x[1], x[1:3]
+        x.add_(100)
+        self.assertEqual(row.tolist(), [4.0, 5.0, 6.0, 7.0])
+        row.fill_(-1)
+        rows[0] = 9
+        self.assertEqual(x[1].tolist(), [104.0, 105.0, 106.0, 107.0])
+        self.assertEqual(row.tolist(), [-1.0] * 4)
+        del x
+        gc.collect()
+        self.assertEqual(rows.tolist(), [[9.0] * 4, [8.0, 9.0, 10.0, 11.0]])
+        self.assertEqual(rows[1][2].item(), 10.0)
 
     def test_select_is_differentiable(self):
         x = _x().requires_grad_()
@@ -70,6 +96,29 @@ class ArithmeticPathTest(unittest.TestCase):
         self.assertEqual(acc._version, 3)
         with self.assertRaises(RuntimeError):
             acc.add_(ember.ones(3))
+
+    def test_scalar_operands_reach_c_as_doubles(self):
+        a = ember.tensor([1.0, 2.0])
+        self.assertEqual((a + 0.25).tolist(), [1.25, 2.25])
+        self.assertEqual((a * 3).tolist(), [3.0, 6.0])
+        self.assertEqual((a - True).tolist(), [0.0, 1.0])
+        self.assertEqual(a.clone().fill_(2**40).tolist(), [2.0**40] * 2)
+        self.assertEqual(a.clone().mul_(0.5).tolist(), [0.5, 1.0])
+        with self.assertRaises(ValueError):
+            a.fill_("x")  # float("x"), as before the call lost its argtypes
+
+
+class UndeclaredCallsTest(unittest.TestCase):
+    def test_hot_functions_are_separate_from_the_declared_ones(self):
+        from ember import _lib
+        for name in ("tensor_add", "tensor_select", "tensor_slice", "tensor_free", "tensor_shape"):
+            with self.subTest(name=name):
+                declared = getattr(_lib, name)
+                fast = getattr(_lib.hot, name, None) or getattr(_lib.quick, name)
+                self.assertIsNot(fast, declared)
+                self.assertIsNotNone(declared.argtypes)  # the declared function still converts its arguments
+                self.assertIsNone(fast.argtypes)
+                self.assertIs(fast.restype, ctypes.c_int32)
 
 
 if __name__ == "__main__":

@@ -53,6 +53,7 @@
   X(DynTensor, reshape, (const DynTensor& x, const std::vector<int64_t>& dims), (x, dims), x)                 \
   X(DynTensor, permute, (const DynTensor& x, const std::vector<int64_t>& axes), (x, axes), x)                 \
   X(DynTensor, slice, (const DynTensor& x, const std::vector<checks::SliceArg>& ranges), (x, ranges), x)      \
+  X(DynTensor, select, (const DynTensor& x, int64_t dim, int64_t index), (x, dim, index), x)                  \
   X(DynTensor, cat, (const std::vector<const DynTensor*>& xs, int64_t dim), (xs, dim), xs)                    \
   X(DynTensor, index_select, (const DynTensor& x, int64_t dim, const DynTensor& indices), (x, dim, indices), x) \
   X(DynTensor, gather, (const DynTensor& x, int64_t dim, const DynTensor& indices), (x, dim, indices), x)

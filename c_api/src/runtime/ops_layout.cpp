@@ -76,6 +76,32 @@ DynTensor slice(const DynTensor& x, const std::vector<checks::SliceArg>& ranges)
       x);
 }
 
+// x[index] along dim (PyTorch's select): the slice and the reshape dropping the dim in one runtime call, on one
+// primitive (a contiguous row of a CPU tensor shares its storage: backends/cpu/allocator.hpp, borrow).
+template <class B>
+DynTensor select(const DynTensor& x, int64_t dim, int64_t index) {
+  return visit_backend<B>(
+      [&](const auto& t) -> DynTensor {
+        Shape s = tensor_shape(t);
+        if (s.rank() == 0) throw IndexError("select: a rank-0 tensor has no dim to select from");
+        const std::size_t d = wrap_dim("select", dim, s.rank());
+        const int64_t size = s[d];
+        if (index < -size || index >= size)
+          throw IndexError(fmt::format("select(): index {} out of range for tensor of size {} at dimension {}",
+                                       index, s.to_string(), dim));
+        std::vector<Range> r(s.rank());
+        for (std::size_t k = 0; k < r.size(); ++k) r[k] = {0, s[k]};
+        r[d].start = index < 0 ? index + size : index;
+        r[d].end = r[d].start + 1;
+        s.dims.erase(s.dims.begin() + static_cast<std::ptrdiff_t>(d));
+        return visit_kind(t, [&](auto k, const auto& p) -> DynTensor {
+          using K = decltype(k);
+          return wrap<B, K>(reshape_of<B, K>(slice_of<B, K>(p, r), s));
+        });
+      },
+      x);
+}
+
 template <class B>
 DynTensor cat(const std::vector<const DynTensor*>& xs, int64_t dim) {
   if (xs.empty()) throw ArgumentError("cat: empty list of tensors");

@@ -20,7 +20,8 @@ namespace ember::capi {
 
 class VulkanInterop;
 
-inline constexpr uint32_t kPluginInterfaceVersion = 4;  // 4: device lost, readback ring, queue info (issue 17 part 8)
+// 5: the runtime op `select` (issue 11's x[i]); 4: device lost, readback ring, queue info (issue 17 part 8)
+inline constexpr uint32_t kPluginInterfaceVersion = 5;
 inline constexpr const char* kPluginEntryName = "ember_backend_plugin";
 inline constexpr const char* kBuildStamp = EMBER_BUILD_STAMP;
 

@@ -3,7 +3,7 @@
 Weights follow PyTorch's layouts (linear: weight [out_features, in_features]; conv2d: [out, in / groups, kH, kW]),
 as the nn layers hold them.
 """
-from ctypes import byref, c_void_p, sizeof
+from ctypes import byref, c_int64, c_void_p, sizeof
 
 from .. import _lib, autograd, errors
 from .._assign import assign_
@@ -113,7 +113,9 @@ def l1_loss(input, target, reduction="mean"):  # noqa: A002
     return _reduce((input - target).abs(), reduction)
 
 
-_transpose, _matmul, _add, _free = _lib.tensor_transpose, _lib.tensor_matmul, _lib.tensor_add, _lib.tensor_free
+# linear's calls without argtypes (_lib.py: hot, quick), given ctypes objects only
+_transpose, _matmul, _add = _lib.hot.tensor_transpose, _lib.hot.tensor_matmul, _lib.hot.tensor_add
+_free, _DIM0, _DIM1 = _lib.quick.tensor_free, c_int64.from_param(0), c_int64.from_param(1)
 
 
 def linear(input, weight, bias=None):  # noqa: A002
@@ -123,7 +125,7 @@ def linear(input, weight, bias=None):  # noqa: A002
     layer's forward is the hottest small-op path of a model (results do not need their inputs alive, so the
     transposed weight is freed at once)."""
     wt, out = c_void_p(), c_void_p()
-    if not _transpose(weight._h, 0, 1, byref(wt)):
+    if not _transpose(weight._h, _DIM0, _DIM1, byref(wt)):
         st = _matmul(input._h, wt, byref(out))
         _free(wt)
         if not st:
