@@ -35,4 +35,8 @@ void host_wait(const VulkanDevice& dev, uint64_t value) {
 
 void synchronize(const VulkanDevice& dev) { dev.get()->synchronize(); }
 
+vk::MemoryTotals memory_stats(const VulkanDevice& dev) { return dev.get()->allocator().totals(); }
+void memory_trim(const VulkanDevice& dev) { dev.get()->allocator().release_unused(); }
+void set_memory_budget(const VulkanDevice& dev, VkDeviceSize budget) { dev.get()->allocator().set_budget(budget); }
+
 }  // namespace ember::vulkan
