@@ -129,7 +129,8 @@ VkCommandBuffer Stream::begin_command(std::span<const BufferArg> args) {
     Range r{a.alloc->buffer(), a.alloc->offset(), a.alloc->offset() + a.alloc->size()};
     (a.write ? pending_writes_ : pending_reads_).push_back(r);
     b.keep.push_back(a.alloc);
-    if (a.write) a.alloc->note_write(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT);  // copy(): transfer
+    // What a host barrier after Ember starts from (ember_vulkan_buffer_state); copy() re-notes its write as transfer.
+    if (a.write) a.alloc->note_write(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT);
   }
   return b.cb;
 }

@@ -840,7 +840,7 @@ typedef struct ember_vulkan_memory_request {
   uint32_t memory_type_bits;  /* the memory types Ember can use: the buffer's memoryTypeBits & Ember's choice */
   uint32_t required_flags;    /* VkMemoryPropertyFlags the memory type must have (HOST_VISIBLE for staging) */
   uint32_t preferred_flags;   /* VkMemoryPropertyFlags Ember would like (DEVICE_LOCAL for tensors) */
-  int32_t mapped;             /* 1: Ember needs a host pointer (persistently mapped memory; VMA's MAPPED_BIT) */
+  int32_t mapped;             /* 1: map a HOST_VISIBLE type and return its pointer (VMA MAPPED_BIT); used if coherent */
   int32_t staging;            /* 1: a staging block (uploads / reads), 0: tensor memory */
 } ember_vulkan_memory_request;
 /* What the host's allocator returns for one request. */
