@@ -226,6 +226,9 @@ std::shared_ptr<Allocation> Allocator::allocate(VkDeviceSize bytes, MemoryUse us
     return allocate_once(bytes, use);
   } catch (const DeviceOutOfMemory&) {
     if (!ctx_.has_stream()) throw;
+    std::lock_guard lock(ctx_.mutex());
+    // Where the caller owns the flush policy (host-record mode, max_dispatches_per_submit = 0) Ember never blocks.
+    if (ctx_.stream().defers_checks()) throw;
   }
   // Recorded and in-flight work holds memory (staging of uploads, temporaries of ops) until it has executed: under
   // a tight budget, finish it and try once more before failing.

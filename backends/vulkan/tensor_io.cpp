@@ -51,6 +51,7 @@ std::vector<T> host_values(const TensorData& data) {
 template <class T>
 VulkanTensor<T> empty(const std::shared_ptr<Context>& ctx, const Shape& shape) {
   check_elements(shape.num_elements(), "alloc");
+  ctx->ensure_alive();  // every new tensor of a lost device fails at once (device_lost.hpp)
   VulkanTensor<T> t{ctx, nullptr, shape};
   t.alloc = ctx->allocator().allocate(t.bytes(), MemoryUse::Tensor);
   return t;
@@ -78,6 +79,8 @@ TensorData into_data(const VulkanTensor<T>& x, DType own) {
   if (!values.empty()) {
     Context& ctx = *x.ctx;
     std::lock_guard lock(ctx.mutex());
+    // Refused before anything is recorded: no stray copy in the host's command buffer.
+    ctx.stream().refuse_in_record_mode("a read of a tensor to the CPU (it needs a submit and a wait)");
     if (const void* src = x.alloc->mapped()) {
       ctx.stream().finish();
       std::memcpy(values.data(), src, x.bytes());

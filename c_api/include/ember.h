@@ -80,7 +80,9 @@ enum ember_status_code {
   EMBER_ERR_UNSUPPORTED = 9,      /* valid, but not available here (backend not compiled, rank too large, ...) */
   EMBER_ERR_INTERNAL = 10,        /* a bug in Ember: please report the message */
   EMBER_ERR_INVALID_HANDLE = 11,  /* a handle that was freed, or is not a handle of the expected type */
-  EMBER_ERR_BUFFER_TOO_SMALL = 12 /* a caller buffer smaller than the result (the needed size is reported) */
+  EMBER_ERR_BUFFER_TOO_SMALL = 12, /* a caller buffer smaller than the result (the needed size is reported) */
+  EMBER_ERR_DEVICE_LOST = 13       /* the GPU device was lost (VK_ERROR_DEVICE_LOST): every later call on it fails
+                                      with this at once; free its handles and create or adopt the device again */
 };
 
 /* The message of the last failed call on this thread ("" if none). Valid until the next failing call on this
@@ -824,6 +826,106 @@ EMBER_API ember_status ember_vulkan_adopt_options_init(ember_vulkan_adopt_option
 /* ember_vulkan_device_adopt with options (NULL: the defaults, the same as ember_vulkan_device_adopt). */
 EMBER_API ember_status ember_vulkan_device_adopt_ex(const ember_vulkan_device_desc* desc,
                                                     const ember_vulkan_adopt_options* options, ember_device** out);
+
+/* ================================================================ Vulkan: record into the host's command buffer;
+ * never block (issue 17 parts 1 and 3)
+ * Host-record mode, for engines that hand a plugin the frame's command buffer and allow no submit of its own (Unity's
+ * native plugin API): between ember_vulkan_record_begin and ember_vulkan_record_end every op on `device` (forward
+ * passes, uploads through ember_tensor_from_data) appends its barriers, dispatches and copies to the host's
+ * VkCommandBuffer and returns; the host submits that command buffer. Ember never touches the queue then (the
+ * queue-lock callbacks are not called); whatever would need a submit or a CPU wait -- reading a tensor to the CPU,
+ * ember_vulkan_submit / host_wait / synchronize / wait_semaphore -- fails with EMBER_ERR_UNSUPPORTED ("... in
+ * host-record mode"), nothing is submitted silently. Work Ember recorded before record_begin must have been
+ * submitted (ember_vulkan_submit), else record_begin fails; an FFT whose plan is not cached yet fails too (plan
+ * creation submits). One thread records at a time; the host records nothing into the command buffer between begin
+ * and end, and rebinds its own compute pipeline, descriptor sets and push constants after record_end.
+ *  - record_begin records a global barrier: the host's writes before it (any stage, any access) are visible to
+ *    Ember's compute shaders and copies, and the host's earlier reads are ordered before Ember's writes. The host
+ *    needs no barrier of its own for Ember's inputs.
+ *  - record_end records a global barrier from Ember's writes (compute shader and transfer stages) to every later
+ *    command of the host (dst stages ALL_COMMANDS | HOST, dst access MEMORY_READ | MEMORY_WRITE | HOST_READ): the
+ *    host's later passes (vertex, index, indirect, shaders, transfers) read Ember's outputs with no barrier.
+ *  - Transient resources of a frame (its allocations, output storage freed meanwhile, staging, descriptor pools)
+ *    are kept until the host reports the frame complete through ember_vulkan_safe_frame (Unity's safeFrameNumber).
+ * Never block: in host-record mode, and on devices adopted with max_dispatches_per_submit = 0 (Ember never submits
+ * by itself; the caller's ember_vulkan_submit does, batches grow without bound, no op waits on a fence), the
+ * device-side checks of index ops (embedding, gather, index_select, scatter_add, select_assign: "index out of
+ * range") and of integer division ("integer division by zero") write an error word on the device instead of
+ * reading it back; the op goes on (indices clamped into range, so no shader reads outside its buffer; the result
+ * of a failing op is unspecified) and ember_vulkan_poll_errors reports the error once the work has completed. In
+ * Ember's own eager mode (max_dispatches_per_submit > 0, outside record mode) these checks stay synchronous: the op
+ * itself fails with EMBER_ERR_INDEX / EMBER_ERR_INVALID_ARGUMENT, as on the CPU. */
+/* Starts recording into vk_command_buffer (a VkCommandBuffer in the recording state, outside a render pass, of
+ * queue_family: the family of the adopted queue) for frame_index, which never decreases between calls and is above
+ * the last safe frame. EMBER_ERR_INVALID_ARGUMENT when already recording or for a bad argument. */
+EMBER_API ember_status ember_vulkan_record_begin(const ember_device* device, void* vk_command_buffer,
+                                                 uint32_t queue_family, uint64_t frame_index);
+/* Records the final barrier and leaves host-record mode; the command buffer is the host's again. Ember's outputs
+ * are complete when the host's submission of it has executed. */
+EMBER_API ember_status ember_vulkan_record_end(const ember_device* device);
+/* All GPU work of frames <= safe_frame_index has completed: Ember releases what those frames held (memory returns
+ * to Ember's pools) and their device-side checks become readable by ember_vulkan_poll_errors. Never waits. */
+EMBER_API ember_status ember_vulkan_safe_frame(const ember_device* device, uint64_t safe_frame_index);
+/* *frames: recorded frames not yet reported safe; *resources (may be NULL): the allocations and descriptor pools
+ * Ember keeps for them. */
+EMBER_API ember_status ember_vulkan_record_pending(const ember_device* device, uint64_t* frames,
+                                                   uint64_t* resources);
+/* EMBER_OK, or the first failed device-side check of completed work -- recorded frames <= the last safe frame and
+ * Ember's submits whose value its timeline semaphore has reached -- as EMBER_ERR_INDEX ("index_select: index 7 out
+ * of range for dim 0 of size 5 (device-side check, recorded in frame 3)") or EMBER_ERR_INVALID_ARGUMENT ("div:
+ * integer division by zero (...)"). Each error is reported once; checks of work not yet complete wait for a later
+ * poll. Never waits. */
+EMBER_API ember_status ember_vulkan_poll_errors(const ember_device* device);
+
+/* ==== Vulkan: failure, readback and queue choice (issue 17 part 8)
+ * Device lost. When the GPU is lost (a driver reset, a GPU hang, a removed GPU: VK_ERROR_DEVICE_LOST from a submit or
+ * a wait), the call that saw it fails with EMBER_ERR_DEVICE_LOST, and from then on so does every call that would use
+ * that device (ops, new tensors, reads, submits, waits, readback enqueues and polls), at once: Ember never touches
+ * the queue or waits on a fence of a lost device again. Freeing handles still works and never waits.
+ * Recovery: free every handle made on the device (tensors, modules, optimizers, grads, readback rings, the device
+ * handles); then create the device again (ember_device_create gives a new device of that index once the lost one
+ * was seen) or, for an adopted device, recreate the VkDevice the way the host does after a loss and adopt the new
+ * one; finally rebuild modules and load the records saved before (ember_module_load_record): training resumes from
+ * the last save. */
+/* Simulates a loss, to test a host's recovery path (what ID3D12Device5::RemoveDevice is to Direct3D 12): Ember's
+ * vkQueueSubmit or blocking fence wait after `after` more of them (0: the next one) reports VK_ERROR_DEVICE_LOST, as
+ * do all its submits and waits after that. Work submitted before still runs on the GPU (a real loss drops it); the
+ * last handle's release waits for it. Setting EMBER_VULKAN_INJECT_DEVICE_LOST=n arms every Vulkan device created or
+ * adopted afterwards the same way. Calling it again before the loss happened re-arms the count. */
+EMBER_API ember_status ember_vulkan_simulate_device_lost(const ember_device* device, uint32_t after);
+/* *lost = 1 once Ember saw VK_ERROR_DEVICE_LOST on `device` (every later use fails with EMBER_ERR_DEVICE_LOST), else 0.
+ * Never touches the device. */
+EMBER_API ember_status ember_vulkan_device_is_lost(const ember_device* device, int32_t* lost);
+/* The queue family and queue index Ember submits to on `device` (either may be NULL). For an adopted device, the
+ * desc's; for Ember's own, its choice: by default a compute-only ("async compute") family when the device has one,
+ * else a universal one; EMBER_VULKAN_QUEUE=async | universal | async-only | <family>[:<index>] overrides it for devices
+ * created afterwards (async-only fails on a device without a compute-only family). */
+EMBER_API ember_status ember_vulkan_queue_info(const ember_device* device, uint32_t* queue_family,
+                                               uint32_t* queue_index);
+
+/* An asynchronous readback ring for gameplay code: results in persistently mapped host-visible memory a frame or two
+ * after they were asked for, with no call that waits. `slots` slots of `slot_bytes` bytes each (slot_bytes >= 1,
+ * slots in 1..4096, slot_bytes * slots <= 4 GiB). The ring keeps its device alive. */
+typedef struct ember_vulkan_readback ember_vulkan_readback;
+EMBER_API ember_status ember_vulkan_readback_create(const ember_device* device, uint64_t slot_bytes, uint32_t slots,
+                                                    ember_vulkan_readback** out);
+/* Records a copy of the tensor's storage (as ember_vulkan_tensor_buffer describes it: f32 / int64 / bool as 32-bit
+ * words, row-major) into the next slot; it does not submit (the flush policy stays the caller's): the copy runs
+ * with Ember's next submit (ember_vulkan_submit, as a host calls each frame, or a flush of Ember's own) or, between
+ * ember_vulkan_record_begin and _end, inside the host's command buffer. *ticket (1, 2, ...) names the copy; ticket
+ * t stays readable until ticket t + slots is enqueued. The tensor must be on the ring's device and fit a slot
+ * (EMBER_ERR_INVALID_ARGUMENT otherwise). */
+EMBER_API ember_status ember_vulkan_readback_enqueue(ember_vulkan_readback* ring, const ember_tensor* tensor,
+                                                     uint64_t* ticket);
+/* Never blocks: *ready = 1 and the ticket's bytes copied into dst once the GPU has executed its copy (Ember's
+ * timeline semaphore reached the copy's submit; in host-record mode: the host reported the copy's frame safe with
+ * ember_vulkan_safe_frame); *ready = 0 and nothing written before that. *size (may be NULL)
+ * = the ticket's byte count; capacity below it is EMBER_ERR_BUFFER_TOO_SMALL (nothing written). A ticket never
+ * enqueued or already overwritten is EMBER_ERR_INVALID_ARGUMENT. */
+EMBER_API ember_status ember_vulkan_readback_poll(ember_vulkan_readback* ring, uint64_t ticket, void* dst,
+                                                  size_t capacity, size_t* size, int32_t* ready);
+/* Frees the ring without waiting: copies still in flight keep its memory until they have executed. NULL: no-op. */
+EMBER_API ember_status ember_vulkan_readback_free(ember_vulkan_readback* ring);
 
 /* ================================================================ Vulkan: memory the host controls, resource
  * states for host buffers (issue 17 parts 4 and 5)

@@ -27,8 +27,9 @@ struct HostBuffer {
 
 class VulkanHost {
  public:
-  // Empty when no suitable device exists (why() says why): tests skip then.
-  VulkanHost() { create(); }
+  // Empty when no suitable device exists (why() says why): tests skip then. `queues`: how many queues of the
+  // family the device is created with (at most what the family has: family_queue_count()).
+  explicit VulkanHost(uint32_t queues = 1) : queues_(queues) { create(); }
   ~VulkanHost() { destroy(); }
   VulkanHost(const VulkanHost&) = delete;
   VulkanHost& operator=(const VulkanHost&) = delete;
@@ -38,14 +39,14 @@ class VulkanHost {
   bool validation() const { return validation_; }
 
   // The desc Ember adopts; queue locking goes through this object's mutex, which the host holds for its own use.
-  ember_vulkan_device_desc desc() {
+  ember_vulkan_device_desc desc(uint32_t queue_index = 0) {
     ember_vulkan_device_desc d{};
     d.struct_size = sizeof d;
     d.instance = instance_;
     d.physical_device = physical_;
     d.device = device_;
     d.queue_family = queue_family_;
-    d.queue_index = 0;
+    d.queue_index = queue_index;
     d.get_instance_proc_addr = reinterpret_cast<void*>(&vkGetInstanceProcAddr);
     d.lock_queue = [](void* self) { static_cast<VulkanHost*>(self)->queue_mutex_.lock(); ++static_cast<VulkanHost*>(self)->locks_; };
     d.unlock_queue = [](void* self) { static_cast<VulkanHost*>(self)->queue_mutex_.unlock(); };
@@ -53,6 +54,8 @@ class VulkanHost {
     return d;
   }
   int locks() const { return locks_; }
+  uint32_t family_queue_count() const { return family_queue_count_; }
+  uint32_t queues() const { return queues_; }  // created on the device
   VkDeviceSize storage_alignment() const { return storage_alignment_; }
 
   HostBuffer make_buffer(VkDeviceSize size);
@@ -65,6 +68,18 @@ class VulkanHost {
   VkSemaphore make_timeline();
   void signal(VkSemaphore s, uint64_t value);
   void destroy_semaphore(VkSemaphore s) { vkDestroySemaphore(device_, s, nullptr); }
+
+  // --- issue 17 parts 1 and 3: a frame the host records and submits itself (host-record mode)
+  uint32_t queue_family() const { return queue_family_; }
+  // A fresh primary command buffer, begun (one-time submit).
+  VkCommandBuffer begin_frame();
+  // The host's own pass after Ember's: copies src into dst and makes the copy visible to host reads.
+  void record_copy(VkCommandBuffer cb, VkBuffer src, VkDeviceSize src_offset, VkBuffer dst, VkDeviceSize size);
+  // Ends and submits cb (under the queue lock, not counted in locks()), waiting on the GPU for `wait` >= value when
+  // wait is not null; returns the fence of the submission.
+  VkFence submit_frame(VkCommandBuffer cb, VkSemaphore wait = VK_NULL_HANDLE, uint64_t value = 0);
+  // Waits for the frame's fence, lets the queue drain, and frees the fence and the command buffer.
+  void finish_frame(VkFence fence, VkCommandBuffer cb);
 
  private:
   void create();
@@ -86,6 +101,8 @@ class VulkanHost {
   VkDevice device_ = VK_NULL_HANDLE;
   VkQueue queue_ = VK_NULL_HANDLE;
   uint32_t queue_family_ = 0;
+  uint32_t family_queue_count_ = 0;
+  uint32_t queues_ = 1;
   VkDeviceSize storage_alignment_ = 1;
   VkCommandPool pool_ = VK_NULL_HANDLE;
   std::mutex queue_mutex_;

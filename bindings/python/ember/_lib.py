@@ -241,6 +241,33 @@ _SIGNATURES = {
     "ember_vulkan_host_wait": (I32, [H, U64]),
     "ember_vulkan_synchronize": (I32, [H]),
     "ember_vulkan_pipeline_cache_data": (I32, [H, c_void_p, SZ, PSZ]),
+    # Vulkan adopt options (issue 17)
+    "ember_vulkan_adopt_options_init": (I32, [c_void_p]),
+    "ember_vulkan_device_adopt_ex": (I32, [c_void_p, c_void_p, OUT]),
+    # Vulkan host-record mode, never blocking (issue 17 parts 1 and 3)
+    "ember_vulkan_record_begin": (I32, [H, c_void_p, c_uint32, U64]),
+    "ember_vulkan_record_end": (I32, [H]),
+    "ember_vulkan_safe_frame": (I32, [H, U64]),
+    "ember_vulkan_record_pending": (I32, [H, POINTER(U64), POINTER(U64)]),
+    "ember_vulkan_poll_errors": (I32, [H]),
+    # Vulkan: device lost, readback ring, queue choice (issue 17 part 8)
+    "ember_vulkan_simulate_device_lost": (I32, [H, c_uint32]),
+    "ember_vulkan_device_is_lost": (I32, [H, PI32]),
+    "ember_vulkan_queue_info": (I32, [H, POINTER(c_uint32), POINTER(c_uint32)]),
+    "ember_vulkan_readback_create": (I32, [H, U64, c_uint32, OUT]),
+    "ember_vulkan_readback_enqueue": (I32, [H, H, POINTER(U64)]),
+    "ember_vulkan_readback_poll": (I32, [H, U64, c_void_p, SZ, PSZ, PI32]),
+    "ember_vulkan_readback_free": (I32, [H]),
+    # Vulkan: memory the host controls, resource states for host buffers (issue 17 parts 4, 5; structs as raw pointers)
+    "ember_vulkan_allocator_init": (I32, [c_void_p]),
+    "ember_vulkan_memory_stats_query": (I32, [H, c_void_p]),
+    "ember_vulkan_memory_trim": (I32, [H]),
+    "ember_vulkan_memory_set_budget": (I32, [H, U64]),
+    "ember_vulkan_tensor_wrap_buffer_ex": (I32, [H, U64, U64, I32, PI64, SZ, c_uint32, OUT]),
+    "ember_vulkan_tensor_write_wrapped": (I32, [H, H]),
+    "ember_vulkan_buffer_acquire": (I32, [H, c_uint32, c_uint32, c_uint32]),
+    "ember_vulkan_buffer_release": (I32, [H, c_uint32, c_uint32, c_uint32]),
+    "ember_vulkan_buffer_state_query": (I32, [H, c_void_p]),
     # autograd core (issue 11): .grad, backward_ex (retain_graph), autograd.grad, in-place updates
     "ember_backward_options_init": (I32, [POINTER(BackwardOptions)]),
     "ember_tensor_backward_ex": (I32, [H, H, POINTER(BackwardOptions), OUT]),

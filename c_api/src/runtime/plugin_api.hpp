@@ -20,7 +20,7 @@ namespace ember::capi {
 
 class VulkanInterop;
 
-inline constexpr uint32_t kPluginInterfaceVersion = 3;  // 3: issue 17 parts 4, 5 (VulkanInterop)
+inline constexpr uint32_t kPluginInterfaceVersion = 5;  // 5: issue 17 parts 4, 5 (memory, resource states)
 inline constexpr const char* kPluginEntryName = "ember_backend_plugin";
 inline constexpr const char* kBuildStamp = EMBER_BUILD_STAMP;
 
