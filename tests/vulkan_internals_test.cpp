@@ -347,7 +347,8 @@ TEST(VulkanMemoryBudget, OwnDeviceHonoursTheBudget) {
   std::string failure;
   try {
     for (int i = 0; i < 100; ++i) {
-      held.push_back(Tensor<Vulkan, 1>::from_values(std::vector<float>(1 << 18, static_cast<float>(i)), {1 << 18}, dev));
+      const std::vector<float> mib(1 << 18, static_cast<float>(i));  // 1 MiB
+      held.push_back(Tensor<Vulkan, 1>::from_values(mib, {1 << 18}, dev));
       EXPECT_LE(alloc.totals().reserved, o.memory_budget);
     }
   } catch (const DeviceOutOfMemory& e) {
@@ -385,7 +386,8 @@ TEST(VulkanResourceState, LastWriteAndReadOnlyWraps) {
   auto& alloc = c->allocator();
   const auto x = T2::from_values(std::vector<float>{1, 2, 3, 4}, {2, 2}).mul_scalar(2.0);
   const auto& a = x.primitive().alloc;
-  EXPECT_EQ(vk::buffer_state(*c, *a).write_stage, static_cast<VkPipelineStageFlags>(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT));
+  EXPECT_EQ(vk::buffer_state(*c, *a).write_stage,
+            static_cast<VkPipelineStageFlags>(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT));
   auto dst = alloc.allocate(16, vk::MemoryUse::Tensor);
   {
     std::lock_guard lock(c->mutex());
@@ -409,7 +411,8 @@ TEST(VulkanResourceState, LastWriteAndReadOnlyWraps) {
   }
   EXPECT_EQ(c->stream().stats().dispatches, before) << "a refused write was recorded";
   vk::write_wrapped(*c, writable, a, 16);
-  EXPECT_EQ(vk::buffer_state(*c, *writable).write_stage, static_cast<VkPipelineStageFlags>(VK_PIPELINE_STAGE_TRANSFER_BIT));
+  EXPECT_EQ(vk::buffer_state(*c, *writable).write_stage,
+            static_cast<VkPipelineStageFlags>(VK_PIPELINE_STAGE_TRANSFER_BIT));
   // The host's barriers: same family, so no ownership changes hands.
   vk::acquire(*c, writable, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_WRITE_BIT, VK_QUEUE_FAMILY_IGNORED);
   vk::release(*c, writable, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT, c->queue_family());

@@ -39,7 +39,8 @@ void Allocation::check_use(bool write, uint32_t ember_family) const {
                         "EMBER_VULKAN_WRAP_WRITABLE to let Ember write it)");
   if (owner_family_ != VK_QUEUE_FAMILY_IGNORED && owner_family_ != ember_family)
     throw ArgumentError(fmt::format("vulkan: the buffer range was released to queue family {} "
-                                    "(ember_vulkan_buffer_release); acquire it back first (ember_vulkan_buffer_acquire)",
+                                    "(ember_vulkan_buffer_release); acquire it back first "
+                                    "(ember_vulkan_buffer_acquire)",
                                     owner_family_));
 }
 

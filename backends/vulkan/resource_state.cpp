@@ -70,7 +70,8 @@ void acquire(Context& ctx, const std::shared_ptr<Allocation>& alloc, VkPipelineS
   }
   if (!src_stage) src_stage = VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT;  // Vulkan 1.2 barriers need a stage
   record_barrier(ctx, alloc, src_stage, src_access, kEmberStages, kEmberAccesses,
-                 transfer ? src_family : VK_QUEUE_FAMILY_IGNORED, transfer ? ctx.queue_family() : VK_QUEUE_FAMILY_IGNORED);
+                 transfer ? src_family : VK_QUEUE_FAMILY_IGNORED,
+                 transfer ? ctx.queue_family() : VK_QUEUE_FAMILY_IGNORED);
   alloc->set_owner_family(VK_QUEUE_FAMILY_IGNORED);
 }
 
@@ -88,7 +89,8 @@ void release(Context& ctx, const std::shared_ptr<Allocation>& alloc, VkPipelineS
   }
   if (!dst_stage) dst_stage = VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT;
   record_barrier(ctx, alloc, kEmberStages, kEmberWrites, dst_stage, dst_access,
-                 transfer ? ctx.queue_family() : VK_QUEUE_FAMILY_IGNORED, transfer ? dst_family : VK_QUEUE_FAMILY_IGNORED);
+                 transfer ? ctx.queue_family() : VK_QUEUE_FAMILY_IGNORED,
+                 transfer ? dst_family : VK_QUEUE_FAMILY_IGNORED);
   if (transfer) alloc->set_owner_family(dst_family);
 }
 

@@ -90,8 +90,9 @@ ember_status wrap_with(const char* fn, const ember_device* device, uint64_t vk_b
     if (rank == 0) throw ShapeError("shape: rank 0: a wrapped buffer has rank 1.." + std::to_string(kMaxRank));
     const Shape s = to_shape(shape, rank);
     check_shape("shape", s);
-    o = make_handle<ember_tensor>((flags & EMBER_VULKAN_WRAP_WRITABLE) ? vk.wrap_buffer_writable(dev, vk_buffer, offset, dt, s)
-                                                                        : vk.wrap_buffer(dev, vk_buffer, offset, dt, s));
+    const bool writable = (flags & EMBER_VULKAN_WRAP_WRITABLE) != 0;
+    o = make_handle<ember_tensor>(writable ? vk.wrap_buffer_writable(dev, vk_buffer, offset, dt, s)
+                                           : vk.wrap_buffer(dev, vk_buffer, offset, dt, s));
   });
 }
 
