@@ -158,9 +158,11 @@ bool Stream::overlaps(const std::vector<Range>& list, const Range& r) const {
 VkCommandBuffer Stream::begin_command(std::span<const BufferArg> args) {
   ctx_.ensure_alive();  // a lost device records nothing more
   // Memory of another context (another device, or another VkDevice handle of the same GPU) cannot be bound here.
-  for (const auto& a : args)
+  for (const auto& a : args) {
     if (a.alloc->owner() != &ctx_.allocator())
       throw ArgumentError("vulkan: an op mixes tensors of different devices (move them with to_device first)");
+    a.alloc->check_use(a.write, ctx_.queue_family());  // read-only wrapped buffers, ranges the host owns
+  }
   Batch& b = current();
   bool hazard = false;
   for (const auto& a : args) {
@@ -182,6 +184,8 @@ VkCommandBuffer Stream::begin_command(std::span<const BufferArg> args) {
     Range r{a.alloc->buffer(), a.alloc->offset(), a.alloc->offset() + a.alloc->size()};
     (a.write ? pending_writes_ : pending_reads_).push_back(r);
     b.keep.push_back(a.alloc);
+    // What a host barrier after Ember starts from (ember_vulkan_buffer_state); copy() re-notes its write as transfer.
+    if (a.write) a.alloc->note_write(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT);
   }
   return b.cb;
 }
@@ -230,6 +234,7 @@ void Stream::copy(const std::shared_ptr<Allocation>& src, VkDeviceSize src_offse
   VkCommandBuffer cb = begin_command(args);
   VkBufferCopy region{src->offset() + src_offset, dst->offset() + dst_offset, bytes};
   ctx_.fn().CmdCopyBuffer(cb, src->buffer(), dst->buffer(), 1, &region);
+  dst->note_write(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
   end_command(args);
 }
 

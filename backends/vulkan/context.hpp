@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/vulkan/host_allocator.hpp"
 #include "backends/vulkan/queue_choice.hpp"
 #include "backends/vulkan/vk_check.hpp"
 #include "backends/vulkan/vk_functions.hpp"
@@ -52,9 +53,9 @@ struct ContextOptions {
 
   // Settings a host sets when adopting its device (ember.h's ember_vulkan_adopt_options; issue 17). Until the part
   // that implements a field lands, check_options_supported() rejects a non-default value with "not implemented".
-  bool host_allocator = false;              // the host's allocator callbacks are used (memory.hpp)
-  VkDeviceSize memory_budget = 0;           // bytes Ember may hold; 0: no limit
-  VkBufferUsageFlags tensor_buffer_usage = 0;  // extra usages of tensor memory (vertex, indirect)
+  HostAllocator host_allocator;             // set: the blocks' memory comes from the host (memory.hpp)
+  VkDeviceSize memory_budget = 0;           // bytes Ember may hold; 0: no limit (own devices too)
+  VkBufferUsageFlags tensor_buffer_usage = 0;  // extra usages of tensor memory (vertex, indirect; own devices too)
   bool shader_int64 = true;                 // false: Int tensors as 32-bit words
   bool timeline_semaphore = true;           // false: only host-record mode (no submits of Ember's own)
   bool shader_float16 = false;              // f16 storage and arithmetic variants
@@ -133,6 +134,7 @@ class Context {
   Allocator& allocator() { return *allocator_; }
   Pipelines& pipelines() { return *pipelines_; }
   Stream& stream() { return *stream_; }
+  bool has_stream() const { return stream_ != nullptr; }  // false while the context is being built
   // Held while recording or submitting: one Ember op at a time per context.
   std::recursive_mutex& mutex() { return mutex_; }
 

@@ -65,4 +65,8 @@ void poll_errors(const VulkanDevice& dev) {
   ctx->stream().poll_errors();
 }
 
+vk::MemoryTotals memory_stats(const VulkanDevice& dev) { return dev.get()->allocator().totals(); }
+void memory_trim(const VulkanDevice& dev) { dev.get()->allocator().release_unused(); }
+void set_memory_budget(const VulkanDevice& dev, VkDeviceSize budget) { dev.get()->allocator().set_budget(budget); }
+
 }  // namespace ember::vulkan

@@ -966,6 +966,114 @@ EMBER_API ember_status ember_vulkan_readback_poll(ember_vulkan_readback* ring, u
 /* Frees the ring without waiting: copies still in flight keep its memory until they have executed. NULL: no-op. */
 EMBER_API ember_status ember_vulkan_readback_free(ember_vulkan_readback* ring);
 
+/* ================================================================ Vulkan: memory the host controls, resource
+ * states for host buffers (issue 17 parts 4 and 5)
+ *
+ * Memory. Ember sub-allocates its tensors from VkDeviceMemory blocks (64 MiB by default, fewer bytes under a small
+ * budget; one block per tensor larger than half a block). With ember_vulkan_adopt_options.allocator set, every block
+ * comes from the host's allocator (its VMA, its heaps) instead of vkAllocateMemory: Ember creates one VkBuffer per
+ * block, asks the host for memory fitting vkGetBufferMemoryRequirements, binds it at the returned offset and hands
+ * it back through free_memory when the block is released (trim, budget pressure, the device's last handle). */
+typedef struct ember_vulkan_memory_request {
+  uint32_t struct_size;
+  uint64_t size;              /* bytes (VkMemoryRequirements.size) */
+  uint64_t alignment;         /* the offset returned must be a multiple of this */
+  uint32_t memory_type_bits;  /* the memory types Ember can use: the buffer's memoryTypeBits & Ember's choice */
+  uint32_t required_flags;    /* VkMemoryPropertyFlags the memory type must have (HOST_VISIBLE for staging) */
+  uint32_t preferred_flags;   /* VkMemoryPropertyFlags Ember would like (DEVICE_LOCAL for tensors) */
+  int32_t mapped;             /* 1: map a HOST_VISIBLE type and return its pointer (VMA MAPPED_BIT); used if coherent */
+  int32_t staging;            /* 1: a staging block (uploads / reads), 0: tensor memory */
+} ember_vulkan_memory_request;
+/* What the host's allocator returns for one request. */
+typedef struct ember_vulkan_memory_block {
+  uint32_t struct_size;
+  uint64_t memory;      /* VkDeviceMemory the block is bound to (the host may share one among many blocks) */
+  uint64_t offset;      /* where the block starts in `memory` (a multiple of the request's alignment) */
+  void* mapped;         /* host pointer to memory + offset (required when the request asked for it), else NULL */
+  uint32_t memory_type; /* the memory type index of `memory` (one of the request's memory_type_bits) */
+  uint64_t allocation;  /* the host's handle of this allocation (e.g. a VmaAllocation), passed back to free */
+} ember_vulkan_memory_block;
+/* Host allocator callbacks (ember_vulkan_adopt_options.allocator). Called with Ember's device lock held, from
+ * whichever thread runs the op; the host's allocator must be thread-safe against its own other users. */
+struct ember_vulkan_allocator {
+  uint32_t struct_size;
+  void* user;  /* passed to both callbacks */
+  /* Fills *out (struct_size set by Ember) and returns 0 (VK_SUCCESS), or a negative VkResult
+   * (VK_ERROR_OUT_OF_DEVICE_MEMORY = -2: Ember releases its unused blocks, retries once, then reports
+   * EMBER_ERR_OUT_OF_MEMORY). */
+  int32_t (*allocate_memory)(void* user, const ember_vulkan_memory_request* request, ember_vulkan_memory_block* out);
+  /* Frees what allocate_memory returned (after the GPU finished with it). */
+  void (*free_memory)(void* user, const ember_vulkan_memory_block* block);
+};
+/* Sets struct_size; the rest zero (both callbacks are required when the struct is passed). */
+EMBER_API ember_status ember_vulkan_allocator_init(ember_vulkan_allocator* allocator);
+
+/* Memory statistics of a Vulkan device (all of Ember's blocks, tensor and staging). */
+typedef struct ember_vulkan_memory_stats {
+  uint32_t struct_size;
+  uint64_t reserved;      /* bytes in Ember's blocks (what counts against the budget) */
+  uint64_t in_use;        /* bytes of those handed to live tensors and in-flight work */
+  uint64_t peak_reserved; /* the most `reserved` has been since the device was made */
+  uint64_t budget;        /* the budget (0: none) */
+  uint32_t blocks;        /* blocks held */
+  uint32_t host_blocks;   /* of which from the host's allocator */
+} ember_vulkan_memory_stats;
+EMBER_API ember_status ember_vulkan_memory_stats_query(const ember_device* device, ember_vulkan_memory_stats* out);
+/* Releases every block with nothing allocated in it (to the host's allocator, or vkFreeMemory). Memory still used
+ * by submitted work is kept until that work has executed. */
+EMBER_API ember_status ember_vulkan_memory_trim(const ember_device* device);
+/* Changes the budget (bytes; 0: none) of any Vulkan device, Ember's own included. A budget is a hard limit on
+ * `reserved`: an allocation that would exceed it first releases unused blocks, then waits for Ember's recorded work
+ * (whose staging and temporaries it holds) and releases again, then fails with
+ * EMBER_ERR_OUT_OF_MEMORY and a message giving the budget, the bytes held and the request; nothing is leaked and
+ * the device stays usable. A budget below what is held now only stops growth. */
+EMBER_API ember_status ember_vulkan_memory_set_budget(const ember_device* device, uint64_t budget);
+
+/* Resource states. A wrapped buffer is read-only unless wrapped with EMBER_VULKAN_WRAP_WRITABLE; Ember then writes
+ * into it only through ember_vulkan_tensor_write_wrapped (ops never write their inputs).
+ * Barriers: Ember orders its own commands. When the host's work on a buffer and Ember's are ordered by a semaphore
+ * (ember_vulkan_wait_semaphore / Ember's timeline) nothing more is needed. Otherwise, or to move an
+ * EXCLUSIVE-sharing buffer between the host's queue family and Ember's, the host declares the state a buffer is in
+ * before Ember uses it (acquire) and the state it wants afterwards (release); each records one
+ * VkBufferMemoryBarrier over the tensor's range into Ember's command stream, in order with Ember's work. A queue
+ * family ownership transfer needs the matching half on the host's queue (a release before Ember's acquire, an
+ * acquire after Ember's release), ordered by the semaphores; pass VK_QUEUE_FAMILY_IGNORED (~0u) or Ember's own
+ * family for no transfer. Stages and accesses are VkPipelineStageFlags / VkAccessFlags. */
+enum ember_vulkan_wrap_flags {
+  EMBER_VULKAN_WRAP_WRITABLE = 1 /* Ember may write the buffer (ember_vulkan_tensor_write_wrapped) */
+};
+/* ember_vulkan_tensor_wrap_buffer with flags (ember_vulkan_wrap_flags; 0: the same as ember_vulkan_tensor_wrap_buffer).
+ * A writable buffer also needs VK_BUFFER_USAGE_TRANSFER_DST_BIT. */
+EMBER_API ember_status ember_vulkan_tensor_wrap_buffer_ex(const ember_device* device, uint64_t vk_buffer,
+                                                          uint64_t offset, int32_t dtype, const int64_t* shape,
+                                                          size_t rank, uint32_t flags, ember_tensor** out);
+/* Records a copy of src's elements into the host buffer that `wrapped` wraps (writable, same device, same dtype and
+ * element count): how an op's output lands in the host's buffer. Every tensor over that range sees the new values
+ * in later work. Complete once the next ember_vulkan_submit value is reached (or in the host's command buffer). */
+EMBER_API ember_status ember_vulkan_tensor_write_wrapped(const ember_tensor* wrapped, const ember_tensor* src);
+/* The host's last use of tensor's buffer range was at src_stage / src_access (on src_queue_family): Ember's later
+ * commands wait for it. With another family than Ember's, this is the acquire half of an ownership transfer. */
+EMBER_API ember_status ember_vulkan_buffer_acquire(const ember_tensor* tensor, uint32_t src_stage, uint32_t src_access,
+                                                   uint32_t src_queue_family);
+/* The host will next use tensor's buffer range at dst_stage / dst_access (on dst_queue_family): Ember's earlier
+ * commands on it are made available and visible to that use. With another family than Ember's, this is the
+ * release half of an ownership transfer (the host then records the acquire on its queue). */
+EMBER_API ember_status ember_vulkan_buffer_release(const ember_tensor* tensor, uint32_t dst_stage, uint32_t dst_access,
+                                                   uint32_t dst_queue_family);
+/* What a host needs to consume a tensor's buffer. */
+typedef struct ember_vulkan_buffer_state {
+  uint32_t struct_size;
+  uint32_t write_stage;  /* the VkPipelineStageFlags of Ember's last write of the range (0: never written by Ember,
+                            e.g. a read-only wrapped buffer) — the srcStageMask for the host's barrier */
+  uint32_t write_access; /* the VkAccessFlags of that write (SHADER_WRITE or TRANSFER_WRITE), the srcAccessMask */
+  uint32_t usage;        /* VkBufferUsageFlags of the VkBuffer (Ember's memory: storage | transfer | the adopt
+                            option tensor_buffer_usage; a wrapped buffer: 0, the host knows its own) */
+  uint32_t queue_family; /* the family that owns the range now (after a release to another family: that family) */
+  int32_t wrapped;       /* 1: a host buffer */
+  int32_t writable;      /* 1: Ember may write it (its own memory, or wrapped with EMBER_VULKAN_WRAP_WRITABLE) */
+} ember_vulkan_buffer_state;
+EMBER_API ember_status ember_vulkan_buffer_state_query(const ember_tensor* tensor, ember_vulkan_buffer_state* out);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

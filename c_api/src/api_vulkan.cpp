@@ -17,6 +17,9 @@ namespace {
 constexpr std::size_t kRequirementsV1 = EMBER_STRUCT_END(ember_vulkan_requirements, device_extensions);
 constexpr std::size_t kDeviceDescV1 = EMBER_STRUCT_END(ember_vulkan_device_desc, pipeline_cache_size);
 constexpr std::size_t kAdoptOptionsV1 = EMBER_STRUCT_END(ember_vulkan_adopt_options, pipeline_cache);
+constexpr std::size_t kAllocatorV1 = EMBER_STRUCT_END(ember_vulkan_allocator, free_memory);
+constexpr std::size_t kMemoryStatsV1 = EMBER_STRUCT_END(ember_vulkan_memory_stats, host_blocks);
+constexpr std::size_t kBufferStateV1 = EMBER_STRUCT_END(ember_vulkan_buffer_state, writable);
 
 ember_vulkan_adopt_options adopt_defaults() {
   ember_vulkan_adopt_options o{};
@@ -43,8 +46,15 @@ ember_status adopt_with(const char* fn, const ember_vulkan_device_desc* desc,
     if (!d.pipeline_cache_data && d.pipeline_cache_size > 0)
       throw ArgumentError("desc: pipeline_cache_data is NULL with pipeline_cache_size " +
                           std::to_string(d.pipeline_cache_size));
-    const ember_vulkan_adopt_options opts =
+    ember_vulkan_adopt_options opts =
         options ? read_struct(options, adopt_defaults(), kAdoptOptionsV1, "options") : adopt_defaults();
+    ember_vulkan_allocator allocator{};
+    if (opts.allocator) {  // copied: the host's struct need not outlive the call
+      allocator = read_struct(opts.allocator, ember_vulkan_allocator{}, kAllocatorV1, "options.allocator");
+      if (!allocator.allocate_memory || !allocator.free_memory)
+        throw ArgumentError("options.allocator: allocate_memory and free_memory are both required");
+      opts.allocator = &allocator;
+    }
     check_flag(opts.shader_int64, "shader_int64");
     check_flag(opts.timeline_semaphore, "timeline_semaphore");
     check_flag(opts.shader_float16, "shader_float16");
@@ -65,6 +75,25 @@ const DynTensor& vulkan_tensor_of(const ember_tensor* tensor) {
   if (t.runtime->id() != BackendId::Vulkan)
     throw ArgumentError("tensor lives on " + device_name(device(t)) + ", not on a Vulkan device");
   return t;
+}
+
+ember_status wrap_with(const char* fn, const ember_device* device, uint64_t vk_buffer, uint64_t offset, int32_t dtype,
+                       const int64_t* shape, size_t rank, uint32_t flags, ember_tensor** out) {
+  return guard(fn, [&] {
+    auto& o = out_handle(out);  // *out is NULL on failure, UNSUPPORTED included
+    const VulkanInterop& vk = vulkan_interop();
+    const DynDevice& dev = vulkan_of(device);
+    if (!vk_buffer) throw ArgumentError("vk_buffer is VK_NULL_HANDLE");
+    if (flags & ~uint32_t{EMBER_VULKAN_WRAP_WRITABLE})
+      throw ArgumentError(fmt::format("flags {:#x}: unknown bits (ember_vulkan_wrap_flags)", flags));
+    const DType dt = to_dtype(dtype);
+    if (rank == 0) throw ShapeError("shape: rank 0: a wrapped buffer has rank 1.." + std::to_string(kMaxRank));
+    const Shape s = to_shape(shape, rank);
+    check_shape("shape", s);
+    const bool writable = (flags & EMBER_VULKAN_WRAP_WRITABLE) != 0;
+    o = make_handle<ember_tensor>(writable ? vk.wrap_buffer_writable(dev, vk_buffer, offset, dt, s)
+                                           : vk.wrap_buffer(dev, vk_buffer, offset, dt, s));
+  });
 }
 
 }  // namespace
@@ -100,17 +129,7 @@ ember_status ember_vulkan_tensor_buffer(const ember_tensor* tensor, uint64_t* vk
 
 ember_status ember_vulkan_tensor_wrap_buffer(const ember_device* device, uint64_t vk_buffer, uint64_t offset,
                                              int32_t dtype, const int64_t* shape, size_t rank, ember_tensor** out) {
-  return guard(__func__, [&] {
-    auto& o = out_handle(out);  // *out is NULL on failure, UNSUPPORTED included
-    const VulkanInterop& vk = vulkan_interop();
-    const DynDevice& dev = vulkan_of(device);
-    if (!vk_buffer) throw ArgumentError("vk_buffer is VK_NULL_HANDLE");
-    const DType dt = to_dtype(dtype);
-    if (rank == 0) throw ShapeError("shape: rank 0: a wrapped buffer has rank 1.." + std::to_string(kMaxRank));
-    const Shape s = to_shape(shape, rank);
-    check_shape("shape", s);
-    o = make_handle<ember_tensor>(vk.wrap_buffer(dev, vk_buffer, offset, dt, s));
-  });
+  return wrap_with(__func__, device, vk_buffer, offset, dtype, shape, rank, 0, out);
 }
 
 ember_status ember_vulkan_submit(const ember_device* device, uint64_t* timeline_value) {
@@ -294,5 +313,78 @@ ember_status ember_vulkan_readback_poll(ember_vulkan_readback* ring, uint64_t ti
 }
 
 ember_status ember_vulkan_readback_free(ember_vulkan_readback* ring) { return free_handle(ring, __func__); }
+
+// ---------------------------------------------------------------- issue 17 parts 4 and 5: memory the host
+// controls, resource states for host buffers
+ember_status ember_vulkan_allocator_init(ember_vulkan_allocator* allocator) {
+  return guard(__func__, [&] {
+    if (!allocator) throw ArgumentError("allocator is NULL");
+    *allocator = ember_vulkan_allocator{};
+    allocator->struct_size = sizeof *allocator;
+  });
+}
+
+ember_status ember_vulkan_memory_stats_query(const ember_device* device, ember_vulkan_memory_stats* out) {
+  return guard(__func__, [&] {
+    const VulkanInterop& vk = vulkan_interop();
+    const DynDevice& dev = vulkan_of(device);
+    write_struct(out, vk.memory_stats(dev), kMemoryStatsV1, "out");
+  });
+}
+
+ember_status ember_vulkan_memory_trim(const ember_device* device) {
+  return guard(__func__, [&] {
+    const VulkanInterop& vk = vulkan_interop();
+    vk.memory_trim(vulkan_of(device));
+  });
+}
+
+ember_status ember_vulkan_memory_set_budget(const ember_device* device, uint64_t budget) {
+  return guard(__func__, [&] {
+    const VulkanInterop& vk = vulkan_interop();
+    vk.set_memory_budget(vulkan_of(device), budget);
+  });
+}
+
+ember_status ember_vulkan_tensor_wrap_buffer_ex(const ember_device* device, uint64_t vk_buffer, uint64_t offset,
+                                                int32_t dtype, const int64_t* shape, size_t rank, uint32_t flags,
+                                                ember_tensor** out) {
+  return wrap_with(__func__, device, vk_buffer, offset, dtype, shape, rank, flags, out);
+}
+
+ember_status ember_vulkan_tensor_write_wrapped(const ember_tensor* wrapped, const ember_tensor* src) {
+  return guard(__func__, [&] {
+    const VulkanInterop& vk = vulkan_interop();
+    const DynTensor& dst = vulkan_tensor_of(wrapped);
+    const DynTensor& from = use(src, "src");
+    if (from.runtime->id() != BackendId::Vulkan)
+      throw ArgumentError("src lives on " + device_name(device(from)) + ", not on a Vulkan device");
+    vk.write_wrapped(dst, from);
+  });
+}
+
+ember_status ember_vulkan_buffer_acquire(const ember_tensor* tensor, uint32_t src_stage, uint32_t src_access,
+                                         uint32_t src_queue_family) {
+  return guard(__func__, [&] {
+    const VulkanInterop& vk = vulkan_interop();
+    vk.buffer_acquire(vulkan_tensor_of(tensor), src_stage, src_access, src_queue_family);
+  });
+}
+
+ember_status ember_vulkan_buffer_release(const ember_tensor* tensor, uint32_t dst_stage, uint32_t dst_access,
+                                         uint32_t dst_queue_family) {
+  return guard(__func__, [&] {
+    const VulkanInterop& vk = vulkan_interop();
+    vk.buffer_release(vulkan_tensor_of(tensor), dst_stage, dst_access, dst_queue_family);
+  });
+}
+
+ember_status ember_vulkan_buffer_state_query(const ember_tensor* tensor, ember_vulkan_buffer_state* out) {
+  return guard(__func__, [&] {
+    const VulkanInterop& vk = vulkan_interop();
+    const DynTensor& t = vulkan_tensor_of(tensor);
+    write_struct(out, vk.buffer_state(t), kBufferStateV1, "out");
+  });
+}
 
 }  // extern "C"

@@ -258,6 +258,16 @@ _SIGNATURES = {
     "ember_vulkan_readback_enqueue": (I32, [H, H, POINTER(U64)]),
     "ember_vulkan_readback_poll": (I32, [H, U64, c_void_p, SZ, PSZ, PI32]),
     "ember_vulkan_readback_free": (I32, [H]),
+    # Vulkan: memory the host controls, resource states for host buffers (issue 17 parts 4, 5; structs as raw pointers)
+    "ember_vulkan_allocator_init": (I32, [c_void_p]),
+    "ember_vulkan_memory_stats_query": (I32, [H, c_void_p]),
+    "ember_vulkan_memory_trim": (I32, [H]),
+    "ember_vulkan_memory_set_budget": (I32, [H, U64]),
+    "ember_vulkan_tensor_wrap_buffer_ex": (I32, [H, U64, U64, I32, PI64, SZ, c_uint32, OUT]),
+    "ember_vulkan_tensor_write_wrapped": (I32, [H, H]),
+    "ember_vulkan_buffer_acquire": (I32, [H, c_uint32, c_uint32, c_uint32]),
+    "ember_vulkan_buffer_release": (I32, [H, c_uint32, c_uint32, c_uint32]),
+    "ember_vulkan_buffer_state_query": (I32, [H, c_void_p]),
     # autograd core (issue 11): .grad, backward_ex (retain_graph), autograd.grad, in-place updates
     "ember_backward_options_init": (I32, [POINTER(BackwardOptions)]),
     "ember_tensor_backward_ex": (I32, [H, H, POINTER(BackwardOptions), OUT]),

@@ -67,6 +67,17 @@ class VulkanInterop {
   // slot_bytes and slots were range-checked by the caller.
   virtual std::shared_ptr<VulkanReadback> readback_create(const DynDevice& d, uint64_t slot_bytes,
                                                           uint32_t slots) const = 0;
+
+  // --- issue 17 parts 4 and 5: memory the host controls, resource states for host buffers
+  virtual ember_vulkan_memory_stats memory_stats(const DynDevice& d) const = 0;  // every field but struct_size
+  virtual void memory_trim(const DynDevice& d) const = 0;
+  virtual void set_memory_budget(const DynDevice& d, uint64_t budget) const = 0;
+  virtual DynTensor wrap_buffer_writable(const DynDevice& d, uint64_t buffer, uint64_t offset, DType dtype,
+                                         const Shape& shape) const = 0;
+  virtual void write_wrapped(const DynTensor& wrapped, const DynTensor& src) const = 0;
+  virtual void buffer_acquire(const DynTensor& t, uint32_t stage, uint32_t access, uint32_t family) const = 0;
+  virtual void buffer_release(const DynTensor& t, uint32_t stage, uint32_t access, uint32_t family) const = 0;
+  virtual ember_vulkan_buffer_state buffer_state(const DynTensor& t) const = 0;  // every field but struct_size
 };
 
 }  // namespace ember::capi
