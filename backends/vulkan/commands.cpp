@@ -142,6 +142,7 @@ void Stream::dispatch(VkPipeline pipeline, std::span<const BufferArg> args, cons
   if (args.size() > Pipelines::kBindings) throw VulkanError("vulkan: too many buffers for one dispatch");
   if (push_bytes > Pipelines::kPushBytes) throw VulkanError("vulkan: push constants over 128 bytes");
   if (gx == 0 || gy == 0 || gz == 0) return;
+  if (capture_) return capture_->dispatch(pipeline, args, push, push_bytes, gx, gy, gz);
   const auto& fn = ctx_.fn();
   VkCommandBuffer cb = begin_command(args);
   Batch& b = *open_;
@@ -177,6 +178,7 @@ void Stream::dispatch(VkPipeline pipeline, std::span<const BufferArg> args, cons
 void Stream::copy(const std::shared_ptr<Allocation>& src, VkDeviceSize src_offset,
                   const std::shared_ptr<Allocation>& dst, VkDeviceSize dst_offset, VkDeviceSize bytes) {
   if (bytes == 0) return;
+  if (capture_) return capture_->copy(src, src_offset, dst, dst_offset, bytes);
   const std::array<BufferArg, 2> args{BufferArg{src, false}, BufferArg{dst, true}};
   VkCommandBuffer cb = begin_command(args);
   VkBufferCopy region{src->offset() + src_offset, dst->offset() + dst_offset, bytes};
@@ -184,11 +186,18 @@ void Stream::copy(const std::shared_ptr<Allocation>& src, VkDeviceSize src_offse
   end_command(args);
 }
 
-void Stream::retain(std::shared_ptr<void> obj) { current().keep.push_back(std::move(obj)); }
+void Stream::retain(std::shared_ptr<void> obj) {
+  if (capture_) return capture_->keep(std::move(obj));
+  current().keep.push_back(std::move(obj));
+}
 
 void Stream::wait_for(VkSemaphore timeline, uint64_t value) { host_waits_.emplace_back(timeline, value); }
 
 uint64_t Stream::flush() {
+  if (capture_) {
+    capture_->reject("a submit or a CPU round trip (it waits for the GPU, e.g. to read a result back)");
+    return submitted_;
+  }
   if (!open_ && host_waits_.empty()) return submitted_;
   Batch& b = current();
   const auto& fn = ctx_.fn();
@@ -244,10 +253,12 @@ uint64_t Stream::flush() {
 }
 
 void Stream::wait(uint64_t v) {
+  if (capture_) return capture_->reject("a CPU round trip (it waits for the GPU)");
   while (!in_flight_.empty() && in_flight_.front().value <= v) recycle(true);
 }
 
 void Stream::finish() {
+  if (capture_) return capture_->reject("a CPU round trip (it waits for the GPU, e.g. to read a result back)");
   flush();
   ++stats_.waits;
   while (!in_flight_.empty()) recycle(true);

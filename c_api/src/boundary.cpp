@@ -55,6 +55,7 @@ const char* handle_type_name(HandleKind k) {
     case HandleKind::Record: return "ember_record";
     case HandleKind::LoadReport: return "ember_load_report";
     case HandleKind::Scheduler: return "ember_scheduler";
+    case HandleKind::VulkanPlan: return "ember_vulkan_plan";
   }
   return "handle";
 }

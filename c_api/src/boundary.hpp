@@ -26,6 +26,7 @@ struct ember_optimizer {};
 struct ember_record {};
 struct ember_load_report {};
 struct ember_scheduler {};
+struct ember_vulkan_plan {};  // issue 17: Vulkan plans
 
 namespace ember::capi {
 
@@ -49,9 +50,13 @@ ember_status guard(const char* fn, F&& body) noexcept {
 }
 
 // ---------------------------------------------------------------- handle registry
-enum class HandleKind : uint8_t { Device = 1, Tensor, Grads, Module, Optimizer, Record, LoadReport, Scheduler };
+enum class HandleKind : uint8_t {
+  Device = 1, Tensor, Grads, Module, Optimizer, Record, LoadReport, Scheduler,
+  VulkanPlan,  // issue 17: Vulkan plans
+};
 
 struct SchedulerState;  // api_scheduler.cpp
+struct VulkanPlanState;  // api_vulkan_plan.cpp
 
 template <class H> struct HandleTraits;
 template <> struct HandleTraits<ember_device> { using Value = DynDevice; static constexpr HandleKind kind = HandleKind::Device; };
@@ -73,6 +78,10 @@ template <> struct HandleTraits<ember_load_report> {
 template <> struct HandleTraits<ember_scheduler> {
   using Value = std::shared_ptr<SchedulerState>;
   static constexpr HandleKind kind = HandleKind::Scheduler;
+};
+template <> struct HandleTraits<ember_vulkan_plan> {
+  using Value = std::shared_ptr<VulkanPlanState>;
+  static constexpr HandleKind kind = HandleKind::VulkanPlan;
 };
 template <class H> constexpr HandleKind kind_of() { return HandleTraits<H>::kind; }
 

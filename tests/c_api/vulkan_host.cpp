@@ -240,4 +240,37 @@ void VulkanHost::signal(VkSemaphore s, uint64_t value) {
   EXPECT_EQ(vkSignalSemaphore(device_, &info), VK_SUCCESS);
 }
 
+// --- issue 17 plans
+void VulkanHost::run_frame(const std::function<void(VkCommandBuffer)>& f) {
+  VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  cai.commandPool = pool_;
+  cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  cai.commandBufferCount = 1;
+  VkCommandBuffer cb = VK_NULL_HANDLE;
+  VK_ASSERT(vkAllocateCommandBuffers(device_, &cai, &cb));
+  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  VK_ASSERT(vkBeginCommandBuffer(cb, &begin));
+  f(cb);
+  VkMemoryBarrier to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  to_host.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
+  to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &to_host, 0, nullptr,
+                       0, nullptr);
+  VK_ASSERT(vkEndCommandBuffer(cb));
+  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &cb;
+  VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  VkFence fence = VK_NULL_HANDLE;
+  VK_ASSERT(vkCreateFence(device_, &fci, nullptr, &fence));
+  {
+    std::lock_guard lock(queue_mutex_);
+    EXPECT_EQ(vkQueueSubmit(queue_, 1, &si, fence), VK_SUCCESS);
+  }
+  EXPECT_EQ(vkWaitForFences(device_, 1, &fence, VK_TRUE, UINT64_MAX), VK_SUCCESS);
+  vkDestroyFence(device_, fence, nullptr);
+  vkFreeCommandBuffers(device_, pool_, 1, &cb);
+}
+
 }  // namespace ember::capi_test

@@ -7,6 +7,7 @@
 #include <vulkan/vulkan.h>
 
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -65,6 +66,10 @@ class VulkanHost {
   VkSemaphore make_timeline();
   void signal(VkSemaphore s, uint64_t value);
   void destroy_semaphore(VkSemaphore s) { vkDestroySemaphore(device_, s, nullptr); }
+  // --- issue 17 plans: records f into a fresh command buffer of the host's (a frame), submits it on the host's
+  // queue and waits for it, with a final barrier that makes the frame's writes visible to host reads.
+  void run_frame(const std::function<void(VkCommandBuffer)>& f);
+  VkDevice device() const { return device_; }
 
  private:
   void create();

@@ -8,6 +8,8 @@
 #include <type_traits>
 
 #include "backends/vulkan/interop.hpp"
+#include "backends/vulkan/kernels.hpp"
+#include "backends/vulkan/plan.hpp"
 #include "c_api/src/runtime/backend_tensor.hpp"
 
 namespace ember::capi {
@@ -36,6 +38,16 @@ const std::vector<const char*>& required_extensions() {
 const VulkanDevice& vulkan_of(const DynDevice& d) {
   on_backend<VulkanAd>(d, [](auto) {});
   return BackendTraits<VulkanAd>::device(d);
+}
+
+vk::Plan& plan_of(const std::shared_ptr<void>& p) { return *static_cast<vk::Plan*>(p.get()); }
+
+// The storage of a tensor and its size in bytes.
+std::pair<std::shared_ptr<vk::Allocation>, VkDeviceSize> storage_of(const DynTensor& t) {
+  return visit_kind(as_backend<VulkanAd>(t, "output"), [](auto k, const auto& p) {
+    if constexpr (std::is_same_v<decltype(k), Float>) return std::make_pair(p.value.alloc, VkDeviceSize{p.value.bytes()});
+    else return std::make_pair(p.alloc, VkDeviceSize{p.bytes()});
+  });
 }
 
 class VulkanInteropImpl final : public VulkanInterop {
@@ -114,6 +126,45 @@ class VulkanInteropImpl final : public VulkanInterop {
   std::vector<uint8_t> pipeline_cache_data(const DynDevice& d) const override {
     return vulkan_of(d).get()->save_pipeline_cache();
   }
+
+  // --- issue 17 parts 2 and 7: plans and warm-up
+  std::shared_ptr<void> plan_begin(const DynDevice& d, bool warmup) const override {
+    auto plan = std::make_shared<vk::Plan>(vulkan_of(d).get(), warmup ? vk::Plan::Mode::Warmup : vk::Plan::Mode::Build);
+    plan->begin();
+    return plan;
+  }
+  DynTensor plan_add_input(const std::shared_ptr<void>& p, const DynDevice& d, DType dtype,
+                           const Shape& s) const override {
+    const auto ctx = vulkan_of(d).get();
+    auto make = [&]<class T>(T*) {
+      vk::VulkanTensor<T> t{ctx, nullptr, s};
+      t.alloc = plan_of(p).add_input(t.bytes());
+      return t;
+    };
+    switch (dtype) {
+      case DType::F32: return wrap<VulkanAd, Float>(VulkanAd::from_inner(make(static_cast<float*>(nullptr))));
+      case DType::I64: return wrap<VulkanAd, Int>(make(static_cast<int64_t*>(nullptr)));
+      case DType::Bool: return wrap<VulkanAd, Bool>(make(static_cast<uint32_t*>(nullptr)));
+      default: break;
+    }
+    throw KindError(fmt::format("dtype {}: plan inputs are F32, I64 or BOOL (what Vulkan tensors store)",
+                                dtype_name(dtype)));
+  }
+  void plan_end(const std::shared_ptr<void>& p, const std::vector<DynTensor>& outputs) const override {
+    std::vector<std::pair<std::shared_ptr<vk::Allocation>, VkDeviceSize>> storage;
+    for (const auto& t : outputs) storage.push_back(storage_of(t));
+    plan_of(p).end(storage);
+  }
+  void plan_abort(const std::shared_ptr<void>& p) const override { plan_of(p).abort(); }
+  void plan_bind(const std::shared_ptr<void>& p, bool output, std::size_t index, uint64_t buffer,
+                 uint64_t offset) const override {
+    if (output) plan_of(p).bind_output(index, handle_from_u64<VkBuffer>(buffer), offset);
+    else plan_of(p).bind_input(index, handle_from_u64<VkBuffer>(buffer), offset);
+  }
+  void plan_record(const std::shared_ptr<void>& p, void* command_buffer) const override {
+    plan_of(p).record(static_cast<VkCommandBuffer>(command_buffer));
+  }
+  uint64_t plan_submit(const std::shared_ptr<void>& p) const override { return plan_of(p).submit(); }
 };
 
 }  // namespace

@@ -4,6 +4,7 @@
 // (plugins/vulkan_interop_impl.cpp). Vulkan handles travel as ember.h spells them: void* for dispatchable
 // handles, uint64_t for the others.
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "c_api/src/runtime/dyn.hpp"
@@ -33,6 +34,18 @@ class VulkanInterop {
   virtual void host_wait(const DynDevice& d, uint64_t value) const = 0;
   virtual void synchronize(const DynDevice& d) const = 0;
   virtual std::vector<uint8_t> pipeline_cache_data(const DynDevice& d) const = 0;
+
+  // --- issue 17 parts 2 and 7: plans and warm-up. A plan is the plugin's object (vk::Plan), type-erased; the
+  // caller (api_vulkan_plan.cpp) checked indices, dtypes and shapes and keeps the plan's capture state.
+  virtual std::shared_ptr<void> plan_begin(const DynDevice& d, bool warmup) const = 0;
+  virtual DynTensor plan_add_input(const std::shared_ptr<void>& plan, const DynDevice& d, DType dtype,
+                                   const Shape& s) const = 0;
+  virtual void plan_end(const std::shared_ptr<void>& plan, const std::vector<DynTensor>& outputs) const = 0;
+  virtual void plan_abort(const std::shared_ptr<void>& plan) const = 0;
+  virtual void plan_bind(const std::shared_ptr<void>& plan, bool output, std::size_t index, uint64_t buffer,
+                         uint64_t offset) const = 0;
+  virtual void plan_record(const std::shared_ptr<void>& plan, void* command_buffer) const = 0;
+  virtual uint64_t plan_submit(const std::shared_ptr<void>& plan) const = 0;
 };
 
 }  // namespace ember::capi
