@@ -26,8 +26,7 @@ struct BufferArg {
 
 // Where commands go while a plan captures them (plan.hpp): instead of being recorded and submitted, dispatches and
 // copies are handed to the sink; anything that would need the GPU to finish (a flush, a wait, a read back) or that
-// records commands Ember cannot replay goes to reject(), which throws CaptureError naming it (or, while warming
-// pipelines up, ignores it).
+// records commands Ember cannot replay goes to reject(), which throws CaptureError naming it.
 class CaptureSink {
  public:
   virtual ~CaptureSink() = default;
@@ -37,7 +36,7 @@ class CaptureSink {
                     const std::shared_ptr<Allocation>& dst, VkDeviceSize dst_offset, VkDeviceSize bytes) = 0;
   // Objects the captured commands need alive (Stream::retain).
   virtual void keep(std::shared_ptr<void> obj) = 0;
-  // Returns when the sink swallows the request (warm-up); throws CaptureError otherwise.
+  // Throws CaptureError (callers return after it only to satisfy the compiler).
   virtual void reject(const char* what) = 0;
 };
 

@@ -23,7 +23,7 @@ void barrier(const Functions& fn, VkCommandBuffer cb, VkPipelineStageFlags src_s
 
 }  // namespace
 
-Plan::Plan(std::shared_ptr<Context> ctx, Mode mode) : ctx_(std::move(ctx)), mode_(mode) {}
+Plan::Plan(std::shared_ptr<Context> ctx) : ctx_(std::move(ctx)) {}
 
 Plan::~Plan() {
   abort();
@@ -59,7 +59,6 @@ void Plan::abort() noexcept {
 }
 
 void Plan::reject(const char* what) {
-  if (mode_ == Mode::Warmup) return;
   const std::string msg = fmt::format("cannot be captured into a Vulkan plan: it needs {}", what);
   if (rejected_.empty()) rejected_ = msg;
   throw CaptureError(msg);
@@ -90,7 +89,6 @@ void Plan::track(std::span<const BufferArg> args) {
 
 void Plan::dispatch(VkPipeline pipeline, std::span<const BufferArg> args, const void* push, uint32_t push_bytes,
                     uint32_t gx, uint32_t gy, uint32_t gz) {
-  if (mode_ == Mode::Warmup) return;  // the pipeline exists now: that was the point
   track(args);
   Command c{Kind::Dispatch};
   c.pipeline = pipeline;
@@ -104,7 +102,6 @@ void Plan::dispatch(VkPipeline pipeline, std::span<const BufferArg> args, const 
 
 void Plan::copy(const std::shared_ptr<Allocation>& src, VkDeviceSize src_offset,
                 const std::shared_ptr<Allocation>& dst, VkDeviceSize dst_offset, VkDeviceSize bytes) {
-  if (mode_ == Mode::Warmup) return;
   const std::array<BufferArg, 2> args{BufferArg{src, false}, BufferArg{dst, true}};
   track(args);
   Command c{Kind::Copy};
@@ -118,7 +115,6 @@ void Plan::end(const std::vector<std::pair<std::shared_ptr<Allocation>, VkDevice
   abort();
   if (!rejected_.empty())
     throw CaptureError(fmt::format("vulkan plan: an op of the capture {} (the plan was not built)", rejected_));
-  if (mode_ == Mode::Warmup) return;
   if (outputs.empty()) throw ArgumentError("vulkan plan: no outputs (a plan needs at least one)");
   for (const auto& [storage, bytes] : outputs) {
     if (storage->owner() != &ctx_->allocator())

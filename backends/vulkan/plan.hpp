@@ -37,11 +37,7 @@ namespace ember::vk {
 
 class Plan final : public CaptureSink, public std::enable_shared_from_this<Plan> {
  public:
-  // Warmup: a capture that only creates pipelines (and VkFFT plans): rejected requests are ignored and the plan
-  // is never built (ember_vulkan_warmup).
-  enum class Mode { Build, Warmup };
-
-  Plan(std::shared_ptr<Context> ctx, Mode mode);
+  explicit Plan(std::shared_ptr<Context> ctx);
   ~Plan() override;
   Plan(const Plan&) = delete;
   Plan& operator=(const Plan&) = delete;
@@ -107,7 +103,6 @@ class Plan final : public CaptureSink, public std::enable_shared_from_this<Plan>
   void check_capturing(const char* what) const;
 
   std::shared_ptr<Context> ctx_;
-  Mode mode_;
   bool capturing_ = false, built_ = false;
   std::string rejected_;  // the first rejected request
   std::vector<Command> commands_;

@@ -835,8 +835,9 @@ EMBER_API ember_status ember_vulkan_device_adopt_ex(const ember_vulkan_device_de
  *    instead of executing: their results hold no values, and no other thread may use the device. An op that
  *    needs a CPU round trip (reading a tensor back, a check that reads a flag back, VkFFT's transforms) fails with
  *    EMBER_ERR_UNSUPPORTED naming it, and the capture cannot be built.
- *  - Every pipeline the plan needs is created while building it (with adopt option pipeline_cache, into the
- *    host's VkPipelineCache): build plans during a loading screen and frame 0 costs what any frame costs.
+ *  - Building a module's plan warms up first (ember_vulkan_warmup), so every pipeline the plan needs exists (with
+ *    adopt option pipeline_cache, in the host's VkPipelineCache, which the host must not create
+ *    EXTERNALLY_SYNCHRONIZED): build plans during a loading screen and frame 0 costs what any frame costs.
  *  - Memory is the plan's: inputs, intermediates and outputs have fixed storage, descriptor sets are written once.
  *    Parameters are those of the module when the plan was built (rebuild it after training steps or a load).
  *  - Per frame, the host binds its buffers (ember_vulkan_plan_bind_input / _output: VkBuffer + offset, created
@@ -885,8 +886,10 @@ EMBER_API ember_status ember_vulkan_plan_record(const ember_vulkan_plan* plan, v
  * when it has executed (ember_vulkan_host_wait). */
 EMBER_API ember_status ember_vulkan_plan_submit(ember_vulkan_plan* plan, uint64_t* timeline_value);
 EMBER_API ember_status ember_vulkan_plan_free(ember_vulkan_plan* plan);
-/* Warm-up for eager use: creates every pipeline (and VkFFT plan) module's eval forward over (dtype, shape) needs,
- * without running it, so the first real forward does not compile. */
+/* Warm-up for eager use (during a loading screen): runs module's eval forward once over zeros of (dtype, shape) and
+ * waits for it, so every pipeline and VkFFT plan it needs exists, its memory is allocated and the driver's
+ * first-execution work is done: the first real forward costs what any forward costs. ember_vulkan_plan_create
+ * does the same before it captures. */
 EMBER_API ember_status ember_vulkan_warmup(ember_module* module, const ember_device* device, int32_t dtype,
                                            const int64_t* shape, size_t rank);
 

@@ -50,18 +50,40 @@ std::size_t dtype_bytes(DType d) { return d == DType::I64 ? 8 : 4; }  // what Vu
 
 PlanTensor tensor_meta(const DynTensor& t) { return {dtype(t), shape(t)}; }
 
-// Runs `forward` between capture begin and end on a fresh plan (module plans and warm-up).
-std::shared_ptr<VulkanPlanState> plan_module(const char* fn, ember_module* module, const ember_device* device,
-                                             int32_t dtype, const int64_t* shape, size_t rank, bool warmup) {
-  const VulkanInterop& vk = vulkan_interop();
+struct ModuleInput {
+  const DynDevice& dev;
+  std::shared_ptr<ModuleState> state;
+  DType dtype;
+  Shape shape;
+};
+
+ModuleInput module_input(const char* fn, ember_module* module, const ember_device* device, int32_t dtype,
+                         const int64_t* shape, size_t rank) {
   const DynDevice& dev = vulkan_device_of(device);
-  const std::shared_ptr<ModuleState> state = use(module, "module");
-  const DType dt = to_dtype(dtype);
-  const Shape s = to_shape(shape, rank);
-  check_shape(fn, s);
+  ModuleInput in{dev, use(module, "module"), to_dtype(dtype), to_shape(shape, rank)};
+  check_shape(fn, in.shape);
+  return in;
+}
+
+// The warm-up: one eval forward over zeros, executed and waited for. It creates every pipeline (and VkFFT plan)
+// the forward needs, allocates its memory blocks, and lets the driver do its first-execution work (lavapipe
+// compiles each shader's machine code on its first dispatch), so none of it lands on a later frame.
+void warm_run(const VulkanInterop& vk, const ModuleInput& in) {
+  const DynTensor x = full(in.dev, in.dtype, in.shape, 0.0);
+  const DynTensor y = in.state->tree ? tree_forward(*in.state, x, false) : forward(*in.state, x, false);
+  vk.synchronize(in.dev);
+}
+
+// A module's plan: warm-up, then its eval forward between capture begin and end.
+std::shared_ptr<VulkanPlanState> plan_module(const VulkanInterop& vk, const ModuleInput& in) {
+  warm_run(vk, in);
+  const DynDevice& dev = in.dev;
+  const DType dt = in.dtype;
+  const Shape& s = in.shape;
+  const std::shared_ptr<ModuleState>& state = in.state;
   auto plan = std::make_shared<VulkanPlanState>();
   plan->device = dev;
-  plan->native = vk.plan_begin(dev, warmup);
+  plan->native = vk.plan_begin(dev);
   plan->capturing = true;
   const DynTensor x = vk.plan_add_input(plan->native, dev, dt, s);
   const DynTensor y = state->tree ? tree_forward(*state, x, false) : forward(*state, x, false);
@@ -69,7 +91,7 @@ std::shared_ptr<VulkanPlanState> plan_module(const char* fn, ember_module* modul
   vk.plan_end(plan->native, {y});
   plan->inputs = {{dt, s}};
   plan->outputs = {tensor_meta(y)};
-  plan->built = !warmup;
+  plan->built = true;
   return plan;
 }
 
@@ -104,13 +126,17 @@ ember_status ember_vulkan_plan_create(ember_module* module, const ember_device* 
                                       const int64_t* shape, size_t rank, ember_vulkan_plan** out) {
   return guard(__func__, [&] {
     auto& o = out_handle(out);
-    o = make_handle<ember_vulkan_plan>(plan_module(__func__, module, device, dtype, shape, rank, false));
+    const VulkanInterop& vk = vulkan_interop();
+    o = make_handle<ember_vulkan_plan>(plan_module(vk, module_input(__func__, module, device, dtype, shape, rank)));
   });
 }
 
 ember_status ember_vulkan_warmup(ember_module* module, const ember_device* device, int32_t dtype,
                                  const int64_t* shape, size_t rank) {
-  return guard(__func__, [&] { plan_module(__func__, module, device, dtype, shape, rank, true); });
+  return guard(__func__, [&] {
+    const VulkanInterop& vk = vulkan_interop();
+    warm_run(vk, module_input(__func__, module, device, dtype, shape, rank));
+  });
 }
 
 ember_status ember_vulkan_plan_capture_begin(const ember_device* device, ember_vulkan_plan** out) {
@@ -119,7 +145,7 @@ ember_status ember_vulkan_plan_capture_begin(const ember_device* device, ember_v
     const VulkanInterop& vk = vulkan_interop();
     auto plan = std::make_shared<VulkanPlanState>();
     plan->device = vulkan_device_of(device);
-    plan->native = vk.plan_begin(plan->device, false);
+    plan->native = vk.plan_begin(plan->device);
     plan->capturing = true;
     o = make_handle<ember_vulkan_plan>(std::move(plan));
   });

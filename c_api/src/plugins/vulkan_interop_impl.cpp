@@ -128,8 +128,8 @@ class VulkanInteropImpl final : public VulkanInterop {
   }
 
   // --- issue 17 parts 2 and 7: plans and warm-up
-  std::shared_ptr<void> plan_begin(const DynDevice& d, bool warmup) const override {
-    auto plan = std::make_shared<vk::Plan>(vulkan_of(d).get(), warmup ? vk::Plan::Mode::Warmup : vk::Plan::Mode::Build);
+  std::shared_ptr<void> plan_begin(const DynDevice& d) const override {
+    auto plan = std::make_shared<vk::Plan>(vulkan_of(d).get());
     plan->begin();
     return plan;
   }

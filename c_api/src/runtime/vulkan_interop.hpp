@@ -37,7 +37,7 @@ class VulkanInterop {
 
   // --- issue 17 parts 2 and 7: plans and warm-up. A plan is the plugin's object (vk::Plan), type-erased; the
   // caller (api_vulkan_plan.cpp) checked indices, dtypes and shapes and keeps the plan's capture state.
-  virtual std::shared_ptr<void> plan_begin(const DynDevice& d, bool warmup) const = 0;
+  virtual std::shared_ptr<void> plan_begin(const DynDevice& d) const = 0;
   virtual DynTensor plan_add_input(const std::shared_ptr<void>& plan, const DynDevice& d, DType dtype,
                                    const Shape& s) const = 0;
   virtual void plan_end(const std::shared_ptr<void>& plan, const std::vector<DynTensor>& outputs) const = 0;
