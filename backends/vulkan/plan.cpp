@@ -1,8 +1,11 @@
 #include "backends/vulkan/plan.hpp"
 
+#include "backends/vulkan/plan_memory.hpp"
+
 #include <fmt/format.h>
 
 #include <cstring>
+#include <map>
 #include <mutex>
 
 namespace ember::vk {
@@ -64,49 +67,29 @@ void Plan::reject(const char* what) {
   throw CaptureError(msg);
 }
 
-void Plan::track(std::span<const BufferArg> args) {
-  auto overlaps = [](const std::vector<Range>& list, const Range& r) {
-    for (const auto& x : list)
-      if (x.buffer == r.buffer && x.begin < r.end && r.begin < x.end) return true;
-    return false;
-  };
-  bool hazard = false;
-  for (const auto& a : args) {
-    const Range r{a.alloc->buffer(), a.alloc->offset(), a.alloc->offset() + a.alloc->size()};
-    if (overlaps(pending_writes_, r) || (a.write && overlaps(pending_reads_, r))) hazard = true;
-  }
-  if (hazard) {
-    commands_.push_back(Command{Kind::Barrier});
-    ++barrier_count_;
-    pending_writes_.clear();
-    pending_reads_.clear();
-  }
-  for (const auto& a : args) {
-    const Range r{a.alloc->buffer(), a.alloc->offset(), a.alloc->offset() + a.alloc->size()};
-    (a.write ? pending_writes_ : pending_reads_).push_back(r);
-  }
+Plan::Arg Plan::arg_of(const BufferArg& a) {
+  return {a.alloc, a.alloc->buffer(), a.alloc->offset(), a.alloc->size(), a.write};
 }
 
 void Plan::dispatch(VkPipeline pipeline, std::span<const BufferArg> args, const void* push, uint32_t push_bytes,
                     uint32_t gx, uint32_t gy, uint32_t gz) {
-  track(args);
   Command c{Kind::Dispatch};
   c.pipeline = pipeline;
   c.push_bytes = push_bytes;
   if (push_bytes) std::memcpy(c.push.data(), push, push_bytes);
   c.groups = {gx, gy, gz};
-  for (const auto& a : args) c.args.push_back(a.alloc);
+  for (const auto& a : args) c.args.push_back(arg_of(a));
   commands_.push_back(std::move(c));
   ++dispatch_count_;
 }
 
 void Plan::copy(const std::shared_ptr<Allocation>& src, VkDeviceSize src_offset,
                 const std::shared_ptr<Allocation>& dst, VkDeviceSize dst_offset, VkDeviceSize bytes) {
-  const std::array<BufferArg, 2> args{BufferArg{src, false}, BufferArg{dst, true}};
-  track(args);
   Command c{Kind::Copy};
-  c.args = {src, dst};
-  c.region = {src->offset() + src_offset, dst->offset() + dst_offset, bytes};
+  c.args = {arg_of({src, false}), arg_of({dst, true})};
+  c.src_offset = src_offset;
+  c.dst_offset = dst_offset;
+  c.bytes = bytes;
   commands_.push_back(std::move(c));
 }
 
@@ -121,8 +104,93 @@ void Plan::end(const std::vector<std::pair<std::shared_ptr<Allocation>, VkDevice
       throw ArgumentError("vulkan plan: an output lives on another device than the plan");
     outputs_.push_back({storage, bytes});
   }
+  share_intermediates();
+  insert_barriers();
+  for (auto& c : commands_)
+    if (c.kind == Kind::Copy)
+      c.region = {c.args[0].offset + c.src_offset, c.args[1].offset + c.dst_offset, c.bytes};
   write_descriptors();
   built_ = true;
+}
+
+void Plan::share_intermediates() {
+  // An intermediate: held by nothing but the captured commands (not an input, an output, a parameter, nor kept by
+  // anyone else) and first used as a command's output. Tensor storage is never written after the op that made it
+  // returns, so such a buffer holds nothing from before the capture: its contents are what the commands write.
+  struct Use {
+    std::size_t refs = 0, first = 0, last = 0;
+    bool first_write = false;
+  };
+  std::map<const Allocation*, Use> uses;
+  for (std::size_t i = 0; i < commands_.size(); ++i)
+    for (const auto& a : commands_[i].args) {
+      auto [it, fresh] = uses.try_emplace(a.alloc.get());
+      Use& u = it->second;
+      if (fresh) {
+        u.first = i;
+        u.first_write = a.write;
+      }
+      u.last = i;
+      ++u.refs;
+    }
+  std::vector<const Allocation*> shared;
+  std::vector<Lifetime> lifetimes;
+  for (const auto& [alloc, u] : uses) {
+    // use_count: the commands' references plus one (the look-up below goes through a command's shared_ptr).
+    const Arg* any = nullptr;
+    for (const auto& a : commands_[u.first].args)
+      if (a.alloc.get() == alloc) any = &a;
+    if (!u.first_write || any->alloc.use_count() != static_cast<long>(u.refs)) continue;
+    shared.push_back(alloc);
+    lifetimes.push_back({alloc->size(), u.first, u.last});
+    intermediate_bytes_ += alloc->size();
+  }
+  if (shared.size() < 2) return;
+  const VkDeviceSize alignment = std::max<VkDeviceSize>(256, ctx_->info().min_storage_buffer_offset_alignment);
+  std::vector<VkDeviceSize> offsets;
+  const VkDeviceSize arena = place_in_arena(lifetimes, alignment, offsets);
+  if (arena >= intermediate_bytes_ || arena > ctx_->info().max_storage_buffer_range) return;  // nothing to gain
+  arena_ = ctx_->allocator().allocate(arena, MemoryUse::Tensor);
+  std::map<const Allocation*, VkDeviceSize> moved;
+  for (std::size_t i = 0; i < shared.size(); ++i) moved.emplace(shared[i], offsets[i]);
+  for (auto& c : commands_)
+    for (auto& a : c.args)
+      if (auto it = moved.find(a.alloc.get()); it != moved.end()) {
+        a.buffer = arena_->buffer();
+        a.offset = arena_->offset() + it->second;
+        a.alloc = arena_;  // the intermediate's own allocation goes back to Ember once the last command lets go
+      }
+}
+
+void Plan::insert_barriers() {
+  struct Range {
+    VkBuffer buffer;
+    VkDeviceSize begin, end;
+  };
+  std::vector<Range> writes, reads;
+  auto overlaps = [](const std::vector<Range>& list, const Range& r) {
+    for (const auto& x : list)
+      if (x.buffer == r.buffer && x.begin < r.end && r.begin < x.end) return true;
+    return false;
+  };
+  std::vector<Command> out;
+  out.reserve(commands_.size() * 2);
+  for (auto& c : commands_) {
+    bool hazard = false;
+    for (const auto& a : c.args) {
+      const Range r{a.buffer, a.offset, a.offset + a.size};
+      if (overlaps(writes, r) || (a.write && overlaps(reads, r))) hazard = true;
+    }
+    if (hazard) {
+      out.push_back(Command{Kind::Barrier});
+      ++barrier_count_;
+      writes.clear();
+      reads.clear();
+    }
+    for (const auto& a : c.args) (a.write ? writes : reads).push_back({a.buffer, a.offset, a.offset + a.size});
+    out.push_back(std::move(c));
+  }
+  commands_ = std::move(out);
 }
 
 void Plan::write_descriptors() {
@@ -150,8 +218,8 @@ void Plan::write_descriptors() {
     if (c.kind != Kind::Dispatch) continue;
     c.set = handles[k++];
     for (uint32_t i = 0; i < Pipelines::kBindings; ++i, ++w) {
-      const Allocation& a = i < c.args.size() ? *c.args[i] : *dummy_;
-      infos[w] = {a.buffer(), a.offset(), a.size()};
+      infos[w] = i < c.args.size() ? VkDescriptorBufferInfo{c.args[i].buffer, c.args[i].offset, c.args[i].size}
+                                   : VkDescriptorBufferInfo{dummy_->buffer(), dummy_->offset(), dummy_->size()};
       writes[w].dstSet = c.set;
       writes[w].dstBinding = i;
       writes[w].descriptorCount = 1;
@@ -197,7 +265,7 @@ void Plan::record(VkCommandBuffer cb) const {
   for (const auto& c : commands_) {
     switch (c.kind) {
       case Kind::Barrier: barrier(fn, cb, kWork, kWorkWrites, kWork, kWorkAccess); break;
-      case Kind::Copy: fn.CmdCopyBuffer(cb, c.args[0]->buffer(), c.args[1]->buffer(), 1, &c.region); break;
+      case Kind::Copy: fn.CmdCopyBuffer(cb, c.args[0].buffer, c.args[1].buffer, 1, &c.region); break;
       case Kind::Dispatch:
         if (c.pipeline != bound) fn.CmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, bound = c.pipeline);
         fn.CmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &c.set, 0, nullptr);

@@ -4,12 +4,14 @@
 //
 //  * Capture: while a plan captures, the context's Stream hands every dispatch and copy to the plan (commands.hpp,
 //    CaptureSink) instead of recording it. The plan keeps the pipeline, the push constants, the group counts and
-//    the buffers, and inserts the barriers the Stream's hazard tracking would (a global barrier before a command
-//    that touches a range an earlier command wrote, or writes one it read). Anything needing the GPU to finish
+//    the buffers; when the capture ends it inserts the barriers the Stream's hazard tracking would (a global
+//    barrier before a command that touches a range an earlier command wrote, or writes one it read). Anything needing the GPU to finish
 //    (a read back, a check reading a flag, a submit) or recording commands of its own (VkFFT) throws CaptureError:
 //    such an op cannot be replayed without a CPU round trip, so the plan is refused when it is built.
-//  * Memory: every buffer the commands touch (inputs, intermediates, outputs, parameters) is held by the plan, so
-//    its storage is fixed for the plan's life: intermediates are allocated once, while capturing.
+//  * Memory: every buffer the commands touch (inputs, outputs, parameters) is held by the plan, so its storage is
+//    fixed for the plan's life. Intermediates (buffers only the captured commands use, first written by one of
+//    them) move into one arena the plan owns, where buffers whose lifetimes do not overlap share memory
+//    (plan_memory.hpp); the barriers are placed after that, so reuse is ordered like any other hazard.
 //  * Descriptors: one set per dispatch, allocated and written when the capture ends, never updated afterwards
 //    (a set may not change while a command buffer using it is pending, and a host keeps frames in flight).
 //  * Inputs and outputs: the caller binds its buffers per frame (bind_input / bind_output); record() copies the
@@ -67,6 +69,9 @@ class Plan final : public CaptureSink, public std::enable_shared_from_this<Plan>
 
   std::size_t dispatches() const { return dispatch_count_; }
   std::size_t barriers() const { return barrier_count_; }
+  // Bytes of the intermediates before and after sharing memory (the arena's size).
+  VkDeviceSize intermediate_bytes() const { return intermediate_bytes_; }
+  VkDeviceSize arena_bytes() const { return arena_ ? arena_->size() : 0; }
 
   // CaptureSink
   void dispatch(VkPipeline pipeline, std::span<const BufferArg> args, const void* push, uint32_t push_bytes,
@@ -78,6 +83,14 @@ class Plan final : public CaptureSink, public std::enable_shared_from_this<Plan>
 
  private:
   enum class Kind : uint8_t { Dispatch, Copy, Barrier };
+  // A buffer a command uses: the allocation while capturing; the range it is bound as once the plan is built
+  // (an intermediate's range is in the arena, and its allocation is then released).
+  struct Arg {
+    std::shared_ptr<Allocation> alloc;
+    VkBuffer buffer = VK_NULL_HANDLE;
+    VkDeviceSize offset = 0, size = 0;
+    bool write = false;
+  };
   struct Command {
     Kind kind = Kind::Dispatch;
     VkPipeline pipeline = VK_NULL_HANDLE;
@@ -85,8 +98,9 @@ class Plan final : public CaptureSink, public std::enable_shared_from_this<Plan>
     uint32_t push_bytes = 0;
     std::array<uint32_t, 3> groups{};
     std::array<uint8_t, Pipelines::kPushBytes> push{};
-    std::vector<std::shared_ptr<Allocation>> args;  // dispatch: bindings 0..n-1; copy: src, dst
-    VkBufferCopy region{};
+    std::vector<Arg> args;  // dispatch: bindings 0..n-1; copy: src, dst
+    VkDeviceSize src_offset = 0, dst_offset = 0, bytes = 0;  // copy, relative to its args
+    VkBufferCopy region{};  // copy, once built
   };
   struct Binding {
     std::shared_ptr<Allocation> storage;  // the plan's own
@@ -94,11 +108,9 @@ class Plan final : public CaptureSink, public std::enable_shared_from_this<Plan>
     VkBuffer host = VK_NULL_HANDLE;       // bound for this frame
     VkDeviceSize offset = 0;
   };
-  struct Range {
-    VkBuffer buffer;
-    VkDeviceSize begin, end;
-  };
-  void track(std::span<const BufferArg> args);
+  static Arg arg_of(const BufferArg& a);
+  void share_intermediates();
+  void insert_barriers();
   void write_descriptors();
   void check_capturing(const char* what) const;
 
@@ -107,8 +119,9 @@ class Plan final : public CaptureSink, public std::enable_shared_from_this<Plan>
   std::string rejected_;  // the first rejected request
   std::vector<Command> commands_;
   std::vector<Binding> inputs_, outputs_;
-  std::vector<Range> pending_writes_, pending_reads_;
   std::vector<std::shared_ptr<void>> kept_;
+  std::shared_ptr<Allocation> arena_;  // the intermediates' shared memory (null: none)
+  VkDeviceSize intermediate_bytes_ = 0;
   std::shared_ptr<Allocation> dummy_;  // bound to a dispatch's unused bindings
   VkDescriptorPool pool_ = VK_NULL_HANDLE;
   std::size_t dispatch_count_ = 0, barrier_count_ = 0;
