@@ -65,7 +65,6 @@ void check_options_supported(const ContextOptions& o) {
   if (!o.shader_int64) refuse("a device without shaderInt64 (adopt option shader_int64 = 0)");
   if (!o.timeline_semaphore) refuse("a device without timeline semaphores (adopt option timeline_semaphore = 0)");
   if (o.shader_float16) refuse("f16 variants (adopt option shader_float16 = 1)");
-  if (o.dispatches_per_submit == 0) refuse("never submitting on its own (adopt option max_dispatches_per_submit = 0)");
 }
 
 Context::Context(const ContextOptions& options) {

@@ -78,6 +78,8 @@ TensorData into_data(const VulkanTensor<T>& x, DType own) {
   if (!values.empty()) {
     Context& ctx = *x.ctx;
     std::lock_guard lock(ctx.mutex());
+    // Refused before anything is recorded: no stray copy in the host's command buffer.
+    ctx.stream().refuse_in_record_mode("a read of a tensor to the CPU (it needs a submit and a wait)");
     if (const void* src = x.alloc->mapped()) {
       ctx.stream().finish();
       std::memcpy(values.data(), src, x.bytes());
