@@ -61,7 +61,7 @@ void Stream::recycle(bool block) {
     VkResult r = block ? fn.WaitForFences(ctx_.device(), 1, &b.fence, VK_TRUE, UINT64_MAX)
                        : fn.GetFenceStatus(ctx_.device(), b.fence);
     if (r == VK_NOT_READY) return;
-    check(r, "vkWaitForFences");
+    ctx_.check(r, "vkWaitForFences");  // a loss is remembered by the context (fail fast afterwards)
     b.keep.clear();  // allocations the GPU used can be reused now
     check(fn.ResetFences(ctx_.device(), 1, &b.fence), "vkResetFences");
     for (VkDescriptorPool p : b.pools) check(fn.ResetDescriptorPool(ctx_.device(), p, 0), "vkResetDescriptorPool");
@@ -156,6 +156,7 @@ bool Stream::overlaps(const std::vector<Range>& list, const Range& r) const {
 }
 
 VkCommandBuffer Stream::begin_command(std::span<const BufferArg> args) {
+  ctx_.ensure_alive();  // a lost device records nothing more
   // Memory of another context (another device, or another VkDevice handle of the same GPU) cannot be bound here.
   for (const auto& a : args)
     if (a.alloc->owner() != &ctx_.allocator())
@@ -240,6 +241,7 @@ void Stream::retain(std::shared_ptr<void> obj) {
 }
 
 void Stream::wait_for(VkSemaphore timeline, uint64_t value) {
+  ctx_.ensure_alive();
   refuse_in_record_mode("waiting for a host semaphore (the host's own submit of its command buffer waits for it)");
   host_waits_.emplace_back(timeline, value);
 }
@@ -257,6 +259,7 @@ uint64_t Stream::flush() {
     capture_->reject("a submit or a CPU round trip (it waits for the GPU, e.g. to read a result back)");
     return submitted_;
   }
+  ctx_.ensure_alive();  // never submits to, or waits on, a lost device
   refuse_in_record_mode("a flush (a submit of Ember's own, a read of a tensor to the CPU, or a wait)");
   if (!open_ && host_waits_.empty()) return submitted_;
   Batch& b = current();
@@ -304,7 +307,7 @@ uint64_t Stream::flush() {
     idle_.push_back(std::move(b));
     open_.reset();
     host_waits_.clear();
-    throw_result(r, "vkQueueSubmit");
+    ctx_.throw_result(r, "vkQueueSubmit");
   }
   host_waits_.clear();
   submitted_ = b.value;
@@ -316,6 +319,7 @@ uint64_t Stream::flush() {
 
 void Stream::wait(uint64_t v) {
   if (capture_) return capture_->reject("a CPU round trip (it waits for the GPU)");
+  ctx_.ensure_alive();
   refuse_in_record_mode("a wait for Ember's timeline");
   while (!in_flight_.empty() && in_flight_.front().value <= v) recycle(true);
 }
@@ -333,6 +337,7 @@ void Stream::finish() {
 // ---------------------------------------------------------------- host-record mode (issue 17, part 1)
 
 void Stream::record_begin(VkCommandBuffer cb, uint32_t queue_family, uint64_t frame_index) {
+  ctx_.ensure_alive();  // the host records nothing of Ember's for a lost device
   if (recording())
     throw ArgumentError(fmt::format("vulkan record_begin: frame {} is still being recorded (call record_end first)",
                                     *recording_frame_));
@@ -444,13 +449,14 @@ void Stream::defer_check(DeferredCheck check) {
 }
 
 void Stream::poll_errors() {
+  ctx_.ensure_alive();  // no fence or semaphore query on a lost device
   if (checks_.empty()) return;
   // A batch has completed when its fence has signalled (recycled) or the timeline reached its value; both are
   // asked without waiting. (The fence is the reliable one: lavapipe may update the counter a little later.)
   recycle(false);
   const uint64_t oldest_running = in_flight_.empty() ? submitted_ + 1 : in_flight_.front().value;
   uint64_t reached = 0;
-  check(ctx_.fn().GetSemaphoreCounterValue(ctx_.device(), timeline_, &reached), "vkGetSemaphoreCounterValue");
+  ctx_.check(ctx_.fn().GetSemaphoreCounterValue(ctx_.device(), timeline_, &reached), "vkGetSemaphoreCounterValue");
   auto completed = [&](const DeferredCheck& c) {
     if (c.recorded) return safe_frame_ && c.tag <= *safe_frame_;
     return c.tag <= submitted_ && (c.tag < oldest_running || c.tag <= reached);

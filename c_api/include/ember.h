@@ -80,7 +80,9 @@ enum ember_status_code {
   EMBER_ERR_UNSUPPORTED = 9,      /* valid, but not available here (backend not compiled, rank too large, ...) */
   EMBER_ERR_INTERNAL = 10,        /* a bug in Ember: please report the message */
   EMBER_ERR_INVALID_HANDLE = 11,  /* a handle that was freed, or is not a handle of the expected type */
-  EMBER_ERR_BUFFER_TOO_SMALL = 12 /* a caller buffer smaller than the result (the needed size is reported) */
+  EMBER_ERR_BUFFER_TOO_SMALL = 12, /* a caller buffer smaller than the result (the needed size is reported) */
+  EMBER_ERR_DEVICE_LOST = 13       /* the GPU device was lost (VK_ERROR_DEVICE_LOST): every later call on it fails
+                                      with this at once; free its handles and create or adopt the device again */
 };
 
 /* The message of the last failed call on this thread ("" if none). Valid until the next failing call on this
@@ -942,6 +944,56 @@ EMBER_API ember_status ember_vulkan_plan_free(ember_vulkan_plan* plan);
  * does the same before it captures. */
 EMBER_API ember_status ember_vulkan_warmup(ember_module* module, const ember_device* device, int32_t dtype,
                                            const int64_t* shape, size_t rank);
+
+/* ==== Vulkan: failure, readback and queue choice (issue 17 part 8)
+ * Device lost. When the GPU is lost (a driver reset, a GPU hang, a removed GPU: VK_ERROR_DEVICE_LOST from a submit or
+ * a wait), the call that saw it fails with EMBER_ERR_DEVICE_LOST, and from then on so does every call that would use
+ * that device (ops, new tensors, reads, submits, waits, readback enqueues and polls), at once: Ember never touches
+ * the queue or waits on a fence of a lost device again. Freeing handles still works and never waits.
+ * Recovery: free every handle made on the device (tensors, modules, optimizers, grads, readback rings, the device
+ * handles); then create the device again (ember_device_create gives a new device of that index once the lost one
+ * was seen) or, for an adopted device, recreate the VkDevice the way the host does after a loss and adopt the new
+ * one; finally rebuild modules and load the records saved before (ember_module_load_record): training resumes from
+ * the last save. */
+/* Simulates a loss, to test a host's recovery path (what ID3D12Device5::RemoveDevice is to Direct3D 12): Ember's
+ * vkQueueSubmit or blocking fence wait after `after` more of them (0: the next one) reports VK_ERROR_DEVICE_LOST, as
+ * do all its submits and waits after that. Work submitted before still runs on the GPU (a real loss drops it); the
+ * last handle's release waits for it. Setting EMBER_VULKAN_INJECT_DEVICE_LOST=n arms every Vulkan device created or
+ * adopted afterwards the same way. Calling it again before the loss happened re-arms the count. */
+EMBER_API ember_status ember_vulkan_simulate_device_lost(const ember_device* device, uint32_t after);
+/* *lost = 1 once Ember saw VK_ERROR_DEVICE_LOST on `device` (every later use fails with EMBER_ERR_DEVICE_LOST), else 0.
+ * Never touches the device. */
+EMBER_API ember_status ember_vulkan_device_is_lost(const ember_device* device, int32_t* lost);
+/* The queue family and queue index Ember submits to on `device` (either may be NULL). For an adopted device, the
+ * desc's; for Ember's own, its choice: by default a compute-only ("async compute") family when the device has one,
+ * else a universal one; EMBER_VULKAN_QUEUE=async | universal | async-only | <family>[:<index>] overrides it for devices
+ * created afterwards (async-only fails on a device without a compute-only family). */
+EMBER_API ember_status ember_vulkan_queue_info(const ember_device* device, uint32_t* queue_family,
+                                               uint32_t* queue_index);
+
+/* An asynchronous readback ring for gameplay code: results in persistently mapped host-visible memory a frame or two
+ * after they were asked for, with no call that waits. `slots` slots of `slot_bytes` bytes each (slot_bytes >= 1,
+ * slots in 1..4096, slot_bytes * slots <= 4 GiB). The ring keeps its device alive. */
+typedef struct ember_vulkan_readback ember_vulkan_readback;
+EMBER_API ember_status ember_vulkan_readback_create(const ember_device* device, uint64_t slot_bytes, uint32_t slots,
+                                                    ember_vulkan_readback** out);
+/* Records a copy of the tensor's storage (as ember_vulkan_tensor_buffer describes it: f32 / int64 / bool as 32-bit
+ * words, row-major) into the next slot; it does not submit (the flush policy stays the caller's): the copy runs
+ * with Ember's next submit (ember_vulkan_submit, as a host calls each frame, or a flush of Ember's own) or, between
+ * ember_vulkan_record_begin and _end, inside the host's command buffer. *ticket (1, 2, ...) names the copy; ticket
+ * t stays readable until ticket t + slots is enqueued. The tensor must be on the ring's device and fit a slot
+ * (EMBER_ERR_INVALID_ARGUMENT otherwise). */
+EMBER_API ember_status ember_vulkan_readback_enqueue(ember_vulkan_readback* ring, const ember_tensor* tensor,
+                                                     uint64_t* ticket);
+/* Never blocks: *ready = 1 and the ticket's bytes copied into dst once the GPU has executed its copy (Ember's
+ * timeline semaphore reached the copy's submit; in host-record mode: the host reported the copy's frame safe with
+ * ember_vulkan_safe_frame); *ready = 0 and nothing written before that. *size (may be NULL)
+ * = the ticket's byte count; capacity below it is EMBER_ERR_BUFFER_TOO_SMALL (nothing written). A ticket never
+ * enqueued or already overwritten is EMBER_ERR_INVALID_ARGUMENT. */
+EMBER_API ember_status ember_vulkan_readback_poll(ember_vulkan_readback* ring, uint64_t ticket, void* dst,
+                                                  size_t capacity, size_t* size, int32_t* ready);
+/* Frees the ring without waiting: copies still in flight keep its memory until they have executed. NULL: no-op. */
+EMBER_API ember_status ember_vulkan_readback_free(ember_vulkan_readback* ring);
 
 #ifdef __cplusplus
 } /* extern "C" */

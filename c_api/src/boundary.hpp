@@ -26,6 +26,7 @@ struct ember_optimizer {};
 struct ember_record {};
 struct ember_load_report {};
 struct ember_scheduler {};
+struct ember_vulkan_readback {};
 struct ember_vulkan_plan {};  // issue 17: Vulkan plans
 
 namespace ember::capi {
@@ -52,10 +53,12 @@ ember_status guard(const char* fn, F&& body) noexcept {
 // ---------------------------------------------------------------- handle registry
 enum class HandleKind : uint8_t {
   Device = 1, Tensor, Grads, Module, Optimizer, Record, LoadReport, Scheduler,
+  VulkanReadback,  // issue 17 part 8
   VulkanPlan,  // issue 17: Vulkan plans
 };
 
 struct SchedulerState;  // api_scheduler.cpp
+class VulkanReadback;   // runtime/vulkan_interop.hpp
 struct VulkanPlanState;  // api_vulkan_plan.cpp
 
 template <class H> struct HandleTraits;
@@ -78,6 +81,10 @@ template <> struct HandleTraits<ember_load_report> {
 template <> struct HandleTraits<ember_scheduler> {
   using Value = std::shared_ptr<SchedulerState>;
   static constexpr HandleKind kind = HandleKind::Scheduler;
+};
+template <> struct HandleTraits<ember_vulkan_readback> {
+  using Value = std::shared_ptr<VulkanReadback>;
+  static constexpr HandleKind kind = HandleKind::VulkanReadback;
 };
 template <> struct HandleTraits<ember_vulkan_plan> {
   using Value = std::shared_ptr<VulkanPlanState>;

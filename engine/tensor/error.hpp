@@ -43,6 +43,14 @@ class DeviceError : public Error {
   using Error::Error;
 };
 
+// The device was lost (Vulkan's VK_ERROR_DEVICE_LOST: a driver reset, a GPU hang, a removed GPU). Nothing more runs
+// on it: every later use of the same device raises this too, at once, until the host frees what it made on it and
+// creates (or adopts) the device again.
+class DeviceLostError : public DeviceError {
+ public:
+  using DeviceError::DeviceError;
+};
+
 // An op cannot be captured into a recorded plan (issue 17: Vulkan plans): it needs a CPU round trip (a read back to
 // the host, a check that reads a flag) or records commands Ember cannot replay. Raised while a plan captures; the
 // runtime Sequential prefixes the layer that ran it, so the message names the op.

@@ -45,7 +45,7 @@ alignas(16) char g_not_a_handle[64];
 
 void Ctx::check(const char* name, ember_status s) {
   if (s == EMBER_OK) return;
-  if (s < EMBER_ERR_INVALID_ARGUMENT || s > EMBER_ERR_BUFFER_TOO_SMALL)
+  if (s < EMBER_ERR_INVALID_ARGUMENT || s > EMBER_ERR_DEVICE_LOST)
     violation(name, "returned a status outside ember_status_code: " + std::to_string(s));
   // "On failure a message naming the function and the problem is stored": "<name>: <what>".
   const char* m = ember_last_error();

@@ -250,6 +250,14 @@ _SIGNATURES = {
     "ember_vulkan_safe_frame": (I32, [H, U64]),
     "ember_vulkan_record_pending": (I32, [H, POINTER(U64), POINTER(U64)]),
     "ember_vulkan_poll_errors": (I32, [H]),
+    # Vulkan: device lost, readback ring, queue choice (issue 17 part 8)
+    "ember_vulkan_simulate_device_lost": (I32, [H, c_uint32]),
+    "ember_vulkan_device_is_lost": (I32, [H, PI32]),
+    "ember_vulkan_queue_info": (I32, [H, POINTER(c_uint32), POINTER(c_uint32)]),
+    "ember_vulkan_readback_create": (I32, [H, U64, c_uint32, OUT]),
+    "ember_vulkan_readback_enqueue": (I32, [H, H, POINTER(U64)]),
+    "ember_vulkan_readback_poll": (I32, [H, U64, c_void_p, SZ, PSZ, PI32]),
+    "ember_vulkan_readback_free": (I32, [H]),
     # autograd core (issue 11): .grad, backward_ex (retain_graph), autograd.grad, in-place updates
     "ember_backward_options_init": (I32, [POINTER(BackwardOptions)]),
     "ember_tensor_backward_ex": (I32, [H, H, POINTER(BackwardOptions), OUT]),

@@ -20,7 +20,7 @@ namespace ember::capi {
 
 class VulkanInterop;
 
-inline constexpr uint32_t kPluginInterfaceVersion = 4;  // 3: host-record mode; 4: Vulkan plans (issue 17)
+inline constexpr uint32_t kPluginInterfaceVersion = 5;  // 4: device lost, readback ring, queue info; 5: Vulkan plans (issue 17)
 inline constexpr const char* kPluginEntryName = "ember_backend_plugin";
 inline constexpr const char* kBuildStamp = EMBER_BUILD_STAMP;
 
