@@ -111,6 +111,34 @@ void Plan::end(const std::vector<std::pair<std::shared_ptr<Allocation>, VkDevice
       c.region = {c.args[0].offset + c.src_offset, c.args[1].offset + c.dst_offset, c.bytes};
   write_descriptors();
   built_ = true;
+  warm_record();
+}
+
+void Plan::warm_record() const {
+  const auto& fn = ctx_->fn();
+  VkDevice dev = ctx_->device();
+  VkCommandPoolCreateInfo pi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  pi.flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT;
+  pi.queueFamilyIndex = ctx_->queue_family();
+  VkCommandPool pool = VK_NULL_HANDLE;
+  check(fn.CreateCommandPool(dev, &pi, nullptr, &pool), "vkCreateCommandPool");
+  VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  ai.commandPool = pool;
+  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  ai.commandBufferCount = 1;
+  VkCommandBuffer cb = VK_NULL_HANDLE;
+  VkResult r = fn.AllocateCommandBuffers(dev, &ai, &cb);
+  if (r == VK_SUCCESS) {
+    VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    r = fn.BeginCommandBuffer(cb, &bi);
+    if (r == VK_SUCCESS) {
+      record_commands(cb);
+      r = fn.EndCommandBuffer(cb);
+    }
+  }
+  fn.DestroyCommandPool(dev, pool, nullptr);  // frees cb, never submitted
+  check(r, "vulkan plan: warm-up recording");
 }
 
 void Plan::share_intermediates() {
@@ -260,6 +288,21 @@ void Plan::record(VkCommandBuffer cb) const {
     fn.CmdCopyBuffer(cb, in.host, in.storage->buffer(), 1, &region);
   }
   if (!inputs_.empty()) barrier(fn, cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, kWork, kWorkAccess);
+  record_commands(cb);
+  barrier(fn, cb, kWork, kWorkWrites, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
+  for (const auto& out : outputs_) {
+    if (out.bytes == 0) continue;
+    const VkBufferCopy region{out.storage->offset(), out.offset, out.bytes};
+    fn.CmdCopyBuffer(cb, out.storage->buffer(), out.host, 1, &region);
+  }
+  // The outputs are visible to whatever the host records next (its own pass reading them, a copy, a host read
+  // after its fence), at any stage.
+  barrier(fn, cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+          VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT);
+}
+
+void Plan::record_commands(VkCommandBuffer cb) const {
+  const auto& fn = ctx_->fn();
   VkPipeline bound = VK_NULL_HANDLE;
   const VkPipelineLayout layout = ctx_->pipelines().layout();
   for (const auto& c : commands_) {
@@ -275,16 +318,6 @@ void Plan::record(VkCommandBuffer cb) const {
         break;
     }
   }
-  barrier(fn, cb, kWork, kWorkWrites, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
-  for (const auto& out : outputs_) {
-    if (out.bytes == 0) continue;
-    const VkBufferCopy region{out.storage->offset(), out.offset, out.bytes};
-    fn.CmdCopyBuffer(cb, out.storage->buffer(), out.host, 1, &region);
-  }
-  // The outputs are visible to whatever the host records next (its own pass reading them, a copy, a host read
-  // after its fence), at any stage.
-  barrier(fn, cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
-          VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT);
 }
 
 uint64_t Plan::submit() {

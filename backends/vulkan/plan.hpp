@@ -112,6 +112,11 @@ class Plan final : public CaptureSink, public std::enable_shared_from_this<Plan>
   void share_intermediates();
   void insert_barriers();
   void write_descriptors();
+  // The captured commands (barriers, copies, dispatches) into cb.
+  void record_commands(VkCommandBuffer cb) const;
+  // Records the commands once into a throwaway command buffer (never submitted), so the first frame's record runs
+  // through code (Ember's and the driver's command entry points) that has run before.
+  void warm_record() const;
   void check_capturing(const char* what) const;
 
   std::shared_ptr<Context> ctx_;
