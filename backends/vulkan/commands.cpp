@@ -202,6 +202,7 @@ void Stream::dispatch(VkPipeline pipeline, std::span<const BufferArg> args, cons
   if (args.size() > Pipelines::kBindings) throw VulkanError("vulkan: too many buffers for one dispatch");
   if (push_bytes > Pipelines::kPushBytes) throw VulkanError("vulkan: push constants over 128 bytes");
   if (gx == 0 || gy == 0 || gz == 0) return;
+  if (capture_) return capture_->dispatch(pipeline, args, push, push_bytes, gx, gy, gz);
   const auto& fn = ctx_.fn();
   VkCommandBuffer cb = begin_command(args);
   VkDescriptorSet set = allocate_set(*open_);
@@ -230,6 +231,7 @@ void Stream::dispatch(VkPipeline pipeline, std::span<const BufferArg> args, cons
 void Stream::copy(const std::shared_ptr<Allocation>& src, VkDeviceSize src_offset,
                   const std::shared_ptr<Allocation>& dst, VkDeviceSize dst_offset, VkDeviceSize bytes) {
   if (bytes == 0) return;
+  if (capture_) return capture_->copy(src, src_offset, dst, dst_offset, bytes);
   const std::array<BufferArg, 2> args{BufferArg{src, false}, BufferArg{dst, true}};
   VkCommandBuffer cb = begin_command(args);
   VkBufferCopy region{src->offset() + src_offset, dst->offset() + dst_offset, bytes};
@@ -238,7 +240,10 @@ void Stream::copy(const std::shared_ptr<Allocation>& src, VkDeviceSize src_offse
   end_command(args);
 }
 
-void Stream::retain(std::shared_ptr<void> obj) { current().keep.push_back(std::move(obj)); }
+void Stream::retain(std::shared_ptr<void> obj) {
+  if (capture_) return capture_->keep(std::move(obj));
+  current().keep.push_back(std::move(obj));
+}
 
 void Stream::wait_for(VkSemaphore timeline, uint64_t value) {
   ctx_.ensure_alive();
@@ -255,6 +260,10 @@ void Stream::refuse_in_record_mode(const char* what) const {
 }
 
 uint64_t Stream::flush() {
+  if (capture_) {
+    capture_->reject("a submit or a CPU round trip (it waits for the GPU, e.g. to read a result back)");
+    return submitted_;
+  }
   ctx_.ensure_alive();  // never submits to, or waits on, a lost device
   refuse_in_record_mode("a flush (a submit of Ember's own, a read of a tensor to the CPU, or a wait)");
   if (!open_ && host_waits_.empty()) return submitted_;
@@ -314,12 +323,14 @@ uint64_t Stream::flush() {
 }
 
 void Stream::wait(uint64_t v) {
+  if (capture_) return capture_->reject("a CPU round trip (it waits for the GPU)");
   ctx_.ensure_alive();
   refuse_in_record_mode("a wait for Ember's timeline");
   while (!in_flight_.empty() && in_flight_.front().value <= v) recycle(true);
 }
 
 void Stream::finish() {
+  if (capture_) return capture_->reject("a CPU round trip (it waits for the GPU, e.g. to read a result back)");
   flush();  // refuses in record mode
   ++stats_.waits;
   while (!in_flight_.empty()) recycle(true);
@@ -433,6 +444,9 @@ std::shared_ptr<Allocation> Stream::new_check_flag() {
 }
 
 void Stream::defer_check(DeferredCheck check) {
+  if (capture_)
+    return capture_->reject("a check whose error word is read later by ember_vulkan_poll_errors (a replayed plan "
+                            "has nobody to read it)");
   check.recorded = recording();
   check.tag = recording() ? *recording_frame_ : submitted_ + 1;  // the open batch's timeline value once submitted
   current().keep.push_back(check.flag);

@@ -63,7 +63,6 @@ void check_options_supported(const ContextOptions& o) {
   if (!o.shader_int64) refuse("a device without shaderInt64 (adopt option shader_int64 = 0)");
   if (!o.timeline_semaphore) refuse("a device without timeline semaphores (adopt option timeline_semaphore = 0)");
   if (o.shader_float16) refuse("f16 variants (adopt option shader_float16 = 1)");
-  if (o.host_pipeline_cache) refuse("the host's VkPipelineCache (adopt option pipeline_cache)");
 }
 
 Context::Context(const ContextOptions& options) {
@@ -321,7 +320,7 @@ void Context::read_info(const ContextOptions& options) {
 void Context::create_subsystems(const ContextOptions& options) {
   allocator_ = std::make_unique<Allocator>(
       *this, MemoryOptions{options.host_allocator, options.memory_budget, options.tensor_buffer_usage});
-  pipelines_ = std::make_unique<Pipelines>(*this, options.pipeline_cache);
+  pipelines_ = std::make_unique<Pipelines>(*this, options.pipeline_cache, options.host_pipeline_cache);
   stream_ = std::make_unique<Stream>(*this, options.dispatches_per_submit);
   if (const int64_t after = injected_loss_from_env(); after >= 0) simulate_device_lost(static_cast<uint32_t>(after));
 }

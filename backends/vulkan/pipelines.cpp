@@ -4,7 +4,8 @@
 
 namespace ember::vk {
 
-Pipelines::Pipelines(Context& ctx, const std::vector<uint8_t>& initial_cache) : ctx_(ctx) {
+Pipelines::Pipelines(Context& ctx, const std::vector<uint8_t>& initial_cache, VkPipelineCache host_cache)
+    : ctx_(ctx) {
   const auto& fn = ctx.fn();
   VkDevice dev = ctx.device();
   std::array<VkDescriptorSetLayoutBinding, kBindings> bindings{};
@@ -25,6 +26,13 @@ Pipelines::Pipelines(Context& ctx, const std::vector<uint8_t>& initial_cache) : 
   pl.pushConstantRangeCount = 1;
   pl.pPushConstantRanges = &push;
   check(fn.CreatePipelineLayout(dev, &pl, nullptr, &layout_), "vkCreatePipelineLayout");
+  if (host_cache) {
+    // Vulkan synchronizes a pipeline cache internally (unless the host created it EXTERNALLY_SYNCHRONIZED, which
+    // ember.h tells it not to), so Ember's pipeline creation may run beside the host's.
+    cache_ = host_cache;
+    own_cache_ = false;
+    return;
+  }
   VkPipelineCacheCreateInfo ci{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
   ci.initialDataSize = initial_cache.size();
   ci.pInitialData = initial_cache.empty() ? nullptr : initial_cache.data();
@@ -41,7 +49,7 @@ Pipelines::~Pipelines() {
   VkDevice dev = ctx_.device();
   for (auto& [k, p] : pipelines_) fn.DestroyPipeline(dev, p, nullptr);
   for (auto& [k, m] : modules_) fn.DestroyShaderModule(dev, m, nullptr);
-  if (cache_) fn.DestroyPipelineCache(dev, cache_, nullptr);
+  if (cache_ && own_cache_) fn.DestroyPipelineCache(dev, cache_, nullptr);
   if (layout_) fn.DestroyPipelineLayout(dev, layout_, nullptr);
   if (set_layout_) fn.DestroyDescriptorSetLayout(dev, set_layout_, nullptr);
 }

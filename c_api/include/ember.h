@@ -915,6 +915,74 @@ EMBER_API ember_status ember_loss_huber(const ember_tensor* input, const ember_t
  * log(1 + exp(-|x|)); logits and targets float, same shape. A scalar (rank 0). */
 EMBER_API ember_status ember_loss_bce_with_logits(const ember_tensor* logits, const ember_tensor* targets,
                                                   int32_t reduction, ember_tensor** out);
+/* ==== Vulkan: plans and warm-up (issue 17, parts 2 and 7)
+ * A plan is a forward pass captured once and replayed every frame into a command buffer the host records (a game
+ * engine's frame, Unity's native-plugin command buffer), with no allocation, descriptor update, pipeline creation
+ * or submit of Ember's: recording the digits MLP's plan takes a few microseconds.
+ *  - Build one from a module (ember_vulkan_plan_create: its eval forward over an input of a fixed dtype and shape)
+ *    or from any ops (ember_vulkan_plan_capture_begin, ember_vulkan_plan_add_input, the ops on those inputs,
+ *    ember_vulkan_plan_capture_end with the outputs). While capturing, the device's ops are recorded into the plan
+ *    instead of executing: their results hold no values, and no other thread may use the device. An op that
+ *    needs a CPU round trip (reading a tensor back, a check that reads a flag back, VkFFT's transforms) fails with
+ *    EMBER_ERR_UNSUPPORTED naming it, and the capture cannot be built.
+ *  - Building a module's plan warms up first (ember_vulkan_warmup), so every pipeline the plan needs exists (with
+ *    adopt option pipeline_cache, in the host's VkPipelineCache, which the host must not create
+ *    EXTERNALLY_SYNCHRONIZED): build plans during a loading screen and frame 0 costs what any frame costs.
+ *  - Memory is the plan's: inputs, intermediates and outputs have fixed storage (intermediates whose lifetimes do
+ *    not overlap share it), descriptor sets are written once. Build plans outside host-record mode.
+ *    Parameters are those of the module when the plan was built (rebuild it after training steps or a load).
+ *  - Per frame, the host binds its buffers (ember_vulkan_plan_bind_input / _output: VkBuffer + offset, created
+ *    with VK_BUFFER_USAGE_TRANSFER_SRC_BIT for inputs, TRANSFER_DST_BIT for outputs, of the sizes
+ *    ember_vulkan_plan_input_info / _output_info give) and records the plan (ember_vulkan_plan_record). The plan
+ *    copies the inputs in and the outputs out: its descriptor sets never change while earlier frames execute. Its
+ *    leading barrier orders it after everything recorded before it on the queue, its trailing barrier makes the
+ *    outputs visible to any later command (ALL_COMMANDS, MEMORY_READ).
+ *  - The host keeps a plan alive until every command buffer it was recorded into has executed. A plan keeps its
+ *    device (and the module's parameters) alive: free plan, module and device in any order. */
+typedef struct ember_vulkan_plan ember_vulkan_plan;
+typedef struct ember_vulkan_plan_tensor_info {
+  uint32_t struct_size;
+  int32_t dtype;                  /* ember_dtype */
+  uint32_t rank;
+  int64_t shape[EMBER_MAX_RANK];
+  uint64_t bytes;                 /* the size the host's buffer needs from its offset */
+} ember_vulkan_plan_tensor_info;
+/* The plan of module's eval forward over one input (dtype, shape[rank]) on a Vulkan device (the module's). */
+EMBER_API ember_status ember_vulkan_plan_create(ember_module* module, const ember_device* device, int32_t dtype,
+                                                const int64_t* shape, size_t rank, ember_vulkan_plan** out);
+/* Starts capturing the ops run on device (a Vulkan device). End with ember_vulkan_plan_capture_end, or free the
+ * plan to abandon the capture. */
+EMBER_API ember_status ember_vulkan_plan_capture_begin(const ember_device* device, ember_vulkan_plan** out);
+/* While capturing: the plan's next input, a tensor of (dtype, shape) to run the captured ops on (the caller frees
+ * it; the plan keeps its storage). */
+EMBER_API ember_status ember_vulkan_plan_add_input(ember_vulkan_plan* plan, int32_t dtype, const int64_t* shape,
+                                                   size_t rank, ember_tensor** input);
+/* Ends the capture and builds the plan with these outputs (tensors computed by the captured ops). */
+EMBER_API ember_status ember_vulkan_plan_capture_end(ember_vulkan_plan* plan, const ember_tensor* const* outputs,
+                                                     size_t count);
+EMBER_API ember_status ember_vulkan_plan_counts(const ember_vulkan_plan* plan, size_t* inputs, size_t* outputs);
+EMBER_API ember_status ember_vulkan_plan_input_info(const ember_vulkan_plan* plan, size_t index,
+                                                    ember_vulkan_plan_tensor_info* info);
+EMBER_API ember_status ember_vulkan_plan_output_info(const ember_vulkan_plan* plan, size_t index,
+                                                     ember_vulkan_plan_tensor_info* info);
+/* This frame's buffers (VkBuffer handles of the plan's device). A binding stays until rebound. */
+EMBER_API ember_status ember_vulkan_plan_bind_input(ember_vulkan_plan* plan, size_t index, uint64_t vk_buffer,
+                                                    uint64_t offset);
+EMBER_API ember_status ember_vulkan_plan_bind_output(ember_vulkan_plan* plan, size_t index, uint64_t vk_buffer,
+                                                     uint64_t offset);
+/* Appends the plan to vk_command_buffer (a VkCommandBuffer in the recording state, outside a render pass, of a
+ * queue family with compute). Every input and output must be bound. */
+EMBER_API ember_status ember_vulkan_plan_record(const ember_vulkan_plan* plan, void* vk_command_buffer);
+/* Records the plan on Ember's own stream and submits it; *timeline_value signals on Ember's timeline semaphore
+ * when it has executed (ember_vulkan_host_wait). */
+EMBER_API ember_status ember_vulkan_plan_submit(ember_vulkan_plan* plan, uint64_t* timeline_value);
+EMBER_API ember_status ember_vulkan_plan_free(ember_vulkan_plan* plan);
+/* Warm-up for eager use (during a loading screen): runs module's eval forward once over zeros of (dtype, shape) and
+ * waits for it, so every pipeline and VkFFT plan it needs exists, its memory is allocated and the driver's
+ * first-execution work is done: the first real forward costs what any forward costs. ember_vulkan_plan_create
+ * does the same before it captures. */
+EMBER_API ember_status ember_vulkan_warmup(ember_module* module, const ember_device* device, int32_t dtype,
+                                           const int64_t* shape, size_t rank);
 
 /* ==== Vulkan: failure, readback and queue choice (issue 17 part 8)
  * Device lost. When the GPU is lost (a driver reset, a GPU hang, a removed GPU: VK_ERROR_DEVICE_LOST from a submit or

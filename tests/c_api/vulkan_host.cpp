@@ -302,4 +302,16 @@ void VulkanHost::finish_frame(VkFence fence, VkCommandBuffer cb) {
   vkFreeCommandBuffers(device_, pool_, 1, &cb);
 }
 
+// --- issue 17 plans
+void VulkanHost::run_frame(const std::function<void(VkCommandBuffer)>& f) {
+  VkCommandBuffer cb = begin_frame();
+  f(cb);
+  VkMemoryBarrier to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  to_host.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
+  to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &to_host, 0, nullptr,
+                       0, nullptr);
+  finish_frame(submit_frame(cb), cb);
+}
+
 }  // namespace ember::capi_test

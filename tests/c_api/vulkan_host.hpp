@@ -7,6 +7,7 @@
 #include <vulkan/vulkan.h>
 
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -68,6 +69,10 @@ class VulkanHost {
   VkSemaphore make_timeline();
   void signal(VkSemaphore s, uint64_t value);
   void destroy_semaphore(VkSemaphore s) { vkDestroySemaphore(device_, s, nullptr); }
+  // --- issue 17 plans: records f into a fresh command buffer of the host's (a frame), submits it on the host's
+  // queue and waits for it, with a final barrier that makes the frame's writes visible to host reads.
+  void run_frame(const std::function<void(VkCommandBuffer)>& f);
+  VkDevice device() const { return device_; }
 
   // --- issue 17 parts 1 and 3: a frame the host records and submits itself (host-record mode)
   uint32_t queue_family() const { return queue_family_; }

@@ -323,6 +323,20 @@ _SIGNATURES = {
     "ember_tensor_adaptive_avg_pool2d": (I32, [H, I64, I64, OUT]),
     "ember_loss_huber": (I32, [H, H, I32, F64, OUT]),
     "ember_loss_bce_with_logits": (I32, [H, H, I32, OUT]),
+    # Vulkan plans and warm-up (issue 17, parts 2 and 7); structs pass as raw pointers, as for the interop above
+    "ember_vulkan_plan_create": (I32, [H, H, I32, PI64, SZ, OUT]),
+    "ember_vulkan_plan_capture_begin": (I32, [H, OUT]),
+    "ember_vulkan_plan_add_input": (I32, [H, I32, PI64, SZ, OUT]),
+    "ember_vulkan_plan_capture_end": (I32, [H, POINTER(c_void_p), SZ]),
+    "ember_vulkan_plan_counts": (I32, [H, PSZ, PSZ]),
+    "ember_vulkan_plan_input_info": (I32, [H, SZ, c_void_p]),
+    "ember_vulkan_plan_output_info": (I32, [H, SZ, c_void_p]),
+    "ember_vulkan_plan_bind_input": (I32, [H, SZ, U64, U64]),
+    "ember_vulkan_plan_bind_output": (I32, [H, SZ, U64, U64]),
+    "ember_vulkan_plan_record": (I32, [H, c_void_p]),
+    "ember_vulkan_plan_submit": (I32, [H, POINTER(U64)]),
+    "ember_vulkan_plan_free": (I32, [H]),
+    "ember_vulkan_warmup": (I32, [H, H, I32, PI64, SZ]),
 }
 INPLACE_COPY, INPLACE_ADD, INPLACE_SUB, INPLACE_MUL, INPLACE_DIV, INPLACE_FILL = range(6)  # enum ember_inplace_op
 

@@ -10,6 +10,8 @@
 #include "backends/vulkan/interop.hpp"
 #include "backends/vulkan/readback.hpp"
 #include "backends/vulkan/resource_state.hpp"
+#include "backends/vulkan/kernels.hpp"
+#include "backends/vulkan/plan.hpp"
 #include "c_api/src/runtime/backend_tensor.hpp"
 
 namespace ember::capi {
@@ -121,8 +123,8 @@ Storage storage_of(const DynTensor& t) {
                       : std::is_same_v<decltype(k), Int> ? Kind::Int
                                                          : Kind::Bool;
     return Storage{v.ctx, v.alloc, v.bytes(), kind};
-  });
-}
+vk::Plan& plan_of(const std::shared_ptr<void>& p) { return *static_cast<vk::Plan*>(p.get()); }
+
 
 class VulkanInteropImpl final : public VulkanInterop {
  public:
@@ -284,6 +286,47 @@ class VulkanInteropImpl final : public VulkanInterop {
     out.writable = b.writable ? 1 : 0;
     return out;
   }
+  // --- issue 17 parts 2 and 7: plans and warm-up
+  std::shared_ptr<void> plan_begin(const DynDevice& d) const override {
+    auto plan = std::make_shared<vk::Plan>(vulkan_of(d).get());
+    plan->begin();
+    return plan;
+  }
+  DynTensor plan_add_input(const std::shared_ptr<void>& p, const DynDevice& d, DType dtype,
+                           const Shape& s) const override {
+    const auto ctx = vulkan_of(d).get();
+    auto make = [&]<class T>(T*) {
+      vk::VulkanTensor<T> t{ctx, nullptr, s};
+      t.alloc = plan_of(p).add_input(t.bytes());
+      return t;
+    };
+    switch (dtype) {
+      case DType::F32: return wrap<VulkanAd, Float>(VulkanAd::from_inner(make(static_cast<float*>(nullptr))));
+      case DType::I64: return wrap<VulkanAd, Int>(make(static_cast<int64_t*>(nullptr)));
+      case DType::Bool: return wrap<VulkanAd, Bool>(make(static_cast<uint32_t*>(nullptr)));
+      default: break;
+    }
+    throw KindError(fmt::format("dtype {}: plan inputs are F32, I64 or BOOL (what Vulkan tensors store)",
+                                dtype_name(dtype)));
+  }
+  void plan_end(const std::shared_ptr<void>& p, const std::vector<DynTensor>& outputs) const override {
+    std::vector<std::pair<std::shared_ptr<vk::Allocation>, VkDeviceSize>> storage;
+    for (const auto& t : outputs) {
+      const Storage s = storage_of(t);
+      storage.emplace_back(s.alloc, VkDeviceSize{s.bytes});
+    }
+    plan_of(p).end(storage);
+  }
+  void plan_abort(const std::shared_ptr<void>& p) const override { plan_of(p).abort(); }
+  void plan_bind(const std::shared_ptr<void>& p, bool output, std::size_t index, uint64_t buffer,
+                 uint64_t offset) const override {
+    if (output) plan_of(p).bind_output(index, handle_from_u64<VkBuffer>(buffer), offset);
+    else plan_of(p).bind_input(index, handle_from_u64<VkBuffer>(buffer), offset);
+  }
+  void plan_record(const std::shared_ptr<void>& p, void* command_buffer) const override {
+    plan_of(p).record(static_cast<VkCommandBuffer>(command_buffer));
+  }
+  uint64_t plan_submit(const std::shared_ptr<void>& p) const override { return plan_of(p).submit(); }
 };
 
 }  // namespace

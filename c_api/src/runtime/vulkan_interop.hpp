@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <utility>
+#include <memory>
 #include <vector>
 
 #include "c_api/src/runtime/dyn.hpp"
@@ -78,6 +79,17 @@ class VulkanInterop {
   virtual void buffer_acquire(const DynTensor& t, uint32_t stage, uint32_t access, uint32_t family) const = 0;
   virtual void buffer_release(const DynTensor& t, uint32_t stage, uint32_t access, uint32_t family) const = 0;
   virtual ember_vulkan_buffer_state buffer_state(const DynTensor& t) const = 0;  // every field but struct_size
+  // --- issue 17 parts 2 and 7: plans and warm-up. A plan is the plugin's object (vk::Plan), type-erased; the
+  // caller (api_vulkan_plan.cpp) checked indices, dtypes and shapes and keeps the plan's capture state.
+  virtual std::shared_ptr<void> plan_begin(const DynDevice& d) const = 0;
+  virtual DynTensor plan_add_input(const std::shared_ptr<void>& plan, const DynDevice& d, DType dtype,
+                                   const Shape& s) const = 0;
+  virtual void plan_end(const std::shared_ptr<void>& plan, const std::vector<DynTensor>& outputs) const = 0;
+  virtual void plan_abort(const std::shared_ptr<void>& plan) const = 0;
+  virtual void plan_bind(const std::shared_ptr<void>& plan, bool output, std::size_t index, uint64_t buffer,
+                         uint64_t offset) const = 0;
+  virtual void plan_record(const std::shared_ptr<void>& plan, void* command_buffer) const = 0;
+  virtual uint64_t plan_submit(const std::shared_ptr<void>& plan) const = 0;
 };
 
 }  // namespace ember::capi
