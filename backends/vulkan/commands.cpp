@@ -14,12 +14,16 @@ Stream::Stream(Context& ctx, uint32_t dispatches_per_submit)
   pi.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
   pi.queueFamilyIndex = ctx.queue_family();
   check(fn.CreateCommandPool(ctx.device(), &pi, nullptr, &command_pool_), "vkCreateCommandPool");
-  VkSemaphoreTypeCreateInfo ti{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
-  ti.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
-  ti.initialValue = 0;
-  VkSemaphoreCreateInfo si{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
-  si.pNext = &ti;
-  check(fn.CreateSemaphore(ctx.device(), &si, nullptr, &timeline_), "vkCreateSemaphore(timeline)");
+  // A device adopted without timeline semaphores gets none (creating one would be invalid there): Ember records
+  // but never submits on it (flush() refuses).
+  if (ctx.timeline_semaphores()) {
+    VkSemaphoreTypeCreateInfo ti{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
+    ti.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+    ti.initialValue = 0;
+    VkSemaphoreCreateInfo si{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
+    si.pNext = &ti;
+    check(fn.CreateSemaphore(ctx.device(), &si, nullptr, &timeline_), "vkCreateSemaphore(timeline)");
+  }
   dummy_ = ctx.allocator().allocate(256, MemoryUse::Tensor);
 }
 
@@ -190,6 +194,7 @@ void Stream::wait_for(VkSemaphore timeline, uint64_t value) { host_waits_.emplac
 
 uint64_t Stream::flush() {
   if (!open_ && host_waits_.empty()) return submitted_;
+  if (!ctx_.timeline_semaphores()) throw DeviceError(kNoTimelineMessage);
   Batch& b = current();
   const auto& fn = ctx_.fn();
   // Make every write of this batch visible to the host (reads of mapped memory after the fence) and to later work.

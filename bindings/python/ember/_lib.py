@@ -286,6 +286,9 @@ _SIGNATURES = {
     "ember_scheduler_free": (I32, [H]),
     # small-op overhead (issue 11): x[i] in one call
     "ember_tensor_select": (I32, [H, I64, I64, OUT]),
+    # Vulkan: lower feature floor (issue 17 part 6)
+    "ember_vulkan_requirements_query2": (I32, [c_void_p]),
+    "ember_vulkan_feature_describe": (I32, [c_uint32, POINTER(c_char_p), POINTER(c_char_p)]),
 }
 INPLACE_COPY, INPLACE_ADD, INPLACE_SUB, INPLACE_MUL, INPLACE_DIV, INPLACE_FILL = range(6)  # enum ember_inplace_op
 
