@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/vulkan/commands.hpp"
 #include "backends/vulkan/context.hpp"
 #include "backends/vulkan/interop.hpp"
 #include "backends/vulkan/vulkan_backend.hpp"

@@ -204,7 +204,8 @@ VulkanTensor<T> gather(std::size_t dim, const VulkanTensor<T>& x, const Index& i
   if (y.numel() == 0) return y;
   check_indices("gather", indices, dim, x.shape[dim]);
   const auto p = along_dim_push(along_dim(x.shape, indices.shape, dim, "gather"), static_cast<uint32_t>(y.numel()));
-  launch(*x.ctx, vk::element_bytes<T>(*x.ctx) == 8 ? kGatherW64 : kGatherW32, {in(x), in(indices), out(y)}, p, y.numel());
+  const Shader& shader = vk::element_bytes<T>(*x.ctx) == 8 ? kGatherW64 : kGatherW32;
+  launch(*x.ctx, shader, {in(x), in(indices), out(y)}, p, y.numel());
   return y;
 }
 
@@ -228,7 +229,8 @@ VulkanTensor<T> index_select(const VulkanTensor<T>& x, std::size_t dim, const In
   if (y.numel() == 0) return y;
   check_indices("index_select", indices, dim, x.shape[dim]);
   const auto p = rows_push(x.shape, dim, y.numel(), indices.numel());
-  launch(*x.ctx, vk::element_bytes<T>(*x.ctx) == 8 ? kIndexSelectW64 : kIndexSelectW32, {in(x), in(indices), out(y)}, p, y.numel());
+  const Shader& shader = vk::element_bytes<T>(*x.ctx) == 8 ? kIndexSelectW64 : kIndexSelectW32;
+  launch(*x.ctx, shader, {in(x), in(indices), out(y)}, p, y.numel());
   return y;
 }
 

@@ -87,7 +87,8 @@ void gemm(Context& ctx, const Gemm& g) {
           }
           const std::array<uint32_t, 3> groups{u32((cols + tile - 1) / tile), u32((rows + tile - 1) / tile),
                                                u32(outer * inner)};
-          launch_grid(ctx, ctx.float16() ? kGemmF16 : kGemm, {{g.a.alloc, false}, {g.b.alloc, false}, {g.c.alloc, true}}, push, groups, spec);
+          launch_grid(ctx, ctx.float16() ? kGemmF16 : kGemm,
+                      {{g.a.alloc, false}, {g.b.alloc, false}, {g.c.alloc, true}}, push, groups, spec);
         }
       }
     }

@@ -111,8 +111,8 @@ VulkanTensor<T> mask_fill(const VulkanTensor<T>& x, const Mask& mask, double val
     p.value[0] = value != 0.0 ? 1u : 0u;
   }
   const auto xs = expand_to(x, shape);
-  launch(*x.ctx, element_bytes<T>(*x.ctx) == 8 ? kMaskFillW64 : kMaskFillW32, {in(expand_to(mask, shape)), in(xs), in(xs), out(y)},
-         p, y.numel());
+  launch(*x.ctx, element_bytes<T>(*x.ctx) == 8 ? kMaskFillW64 : kMaskFillW32,
+         {in(expand_to(mask, shape)), in(xs), in(xs), out(y)}, p, y.numel());
   return y;
 }
 
