@@ -261,5 +261,68 @@ TEST(VulkanOptimizer, LoadedStateFollowsTheModulesDevice) {
             into_record(next_b).params.at("weight").data.to_vec<float>());
 }
 
+// Host-record mode (issue 17 part 1) on a context of Ember's own whose tensors are never mapped, so the upload is a
+// staging copy recorded into the "host's" command buffer: the staging memory and the tensors dropped during the
+// frame stay allocated until safe_frame reports the frame complete, and not a byte longer.
+TEST(VulkanHostRecord, TransientMemoryIsFreedOnlyAfterTheSafeFrame) {
+  vk::ContextOptions o;
+  o.validation = true;
+  o.on_validation_message = [](const std::string& m) { ADD_FAILURE() << m; };
+  o.device_local_tensors = true;
+  const auto dev = vulkan::create(o);
+  const auto c = dev.get();
+  const auto& fn = c->fn();
+  const std::vector<float> values{1, 2, 3, 4, 5, 6};
+  // Warm-up outside record mode: pipelines, blocks.
+  EXPECT_EQ(T2::from_values(values, {2, 3}, dev).exp().add_scalar(1.0).into_data().to_vec<float>().size(), 6u);
+  c->synchronize();
+  const auto tensors = c->allocator().stats(vk::MemoryUse::Tensor).in_use;
+  const auto staging = c->allocator().stats(vk::MemoryUse::Staging).in_use;
+
+  VkCommandPoolCreateInfo pi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  pi.queueFamilyIndex = c->queue_family();
+  VkCommandPool pool = VK_NULL_HANDLE;
+  ASSERT_EQ(fn.CreateCommandPool(c->device(), &pi, nullptr, &pool), VK_SUCCESS);
+  VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  ai.commandPool = pool;
+  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  ai.commandBufferCount = 1;
+  VkCommandBuffer cb = VK_NULL_HANDLE;
+  ASSERT_EQ(fn.AllocateCommandBuffers(c->device(), &ai, &cb), VK_SUCCESS);
+  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  ASSERT_EQ(fn.BeginCommandBuffer(cb, &bi), VK_SUCCESS);
+
+  const auto submits = c->stream().stats().submits;
+  vulkan::record_begin(dev, cb, c->queue_family(), 1);
+  {
+    const auto x = T2::from_values(values, {2, 3}, dev);
+    const auto y = x.exp().add(x);
+    EXPECT_THROW((void)y.into_data(), VulkanError) << "a read in record mode must not submit";
+  }  // every handle is gone; the frame still uses the memory
+  vulkan::record_end(dev);
+  EXPECT_EQ(c->stream().stats().submits, submits);
+  EXPECT_GT(c->allocator().stats(vk::MemoryUse::Staging).in_use, staging) << "the upload's staging was released";
+  EXPECT_GT(c->allocator().stats(vk::MemoryUse::Tensor).in_use, tensors) << "the frame's tensors were released";
+
+  ASSERT_EQ(fn.EndCommandBuffer(cb), VK_SUCCESS);
+  VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  VkFence fence = VK_NULL_HANDLE;
+  ASSERT_EQ(fn.CreateFence(c->device(), &fi, nullptr, &fence), VK_SUCCESS);
+  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &cb;
+  c->with_queue([&](VkQueue q) { EXPECT_EQ(fn.QueueSubmit(q, 1, &si, fence), VK_SUCCESS); });
+  EXPECT_EQ(fn.WaitForFences(c->device(), 1, &fence, VK_TRUE, UINT64_MAX), VK_SUCCESS);
+  // Completed, but not reported: still held.
+  EXPECT_GT(c->allocator().stats(vk::MemoryUse::Tensor).in_use, tensors);
+  EXPECT_EQ(vulkan::pending_frames(dev).frames, 1u);
+  vulkan::safe_frame(dev, 1);
+  EXPECT_EQ(c->allocator().stats(vk::MemoryUse::Staging).in_use, staging);
+  EXPECT_EQ(c->allocator().stats(vk::MemoryUse::Tensor).in_use, tensors);
+  EXPECT_EQ(vulkan::pending_frames(dev).frames, 0u);
+  fn.DestroyFence(c->device(), fence, nullptr);
+  fn.DestroyCommandPool(c->device(), pool, nullptr);
+}
+
 }  // namespace
 }  // namespace ember

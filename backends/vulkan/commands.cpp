@@ -1,14 +1,24 @@
 #include "backends/vulkan/commands.hpp"
 
+#include <fmt/format.h>
+
 #include <array>
+#include <cstring>
 
 #include "backends/vulkan/context.hpp"
 #include "backends/vulkan/pipelines.hpp"
 
 namespace ember::vk {
 
+namespace {
+// Descriptor sets per pool when Ember never submits by itself (a batch then takes as many pools as it needs).
+constexpr uint32_t kSetsPerGrowingPool = 256;
+}  // namespace
+
 Stream::Stream(Context& ctx, uint32_t dispatches_per_submit)
-    : ctx_(ctx), per_submit_(dispatches_per_submit) {
+    : ctx_(ctx),
+      per_submit_(dispatches_per_submit),
+      sets_per_pool_(dispatches_per_submit ? dispatches_per_submit + 1 : kSetsPerGrowingPool) {
   const auto& fn = ctx.fn();
   VkCommandPoolCreateInfo pi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
   pi.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
@@ -36,11 +46,13 @@ Stream::~Stream() {
   VkDevice dev = ctx_.device();
   auto destroy = [&](Batch& b) {
     if (b.fence) fn.DestroyFence(dev, b.fence, nullptr);
-    if (b.pool) fn.DestroyDescriptorPool(dev, b.pool, nullptr);
+    for (VkDescriptorPool p : b.pools) fn.DestroyDescriptorPool(dev, p, nullptr);
   };
   if (open_) destroy(*open_);
   for (auto& b : in_flight_) destroy(b);
   for (auto& b : idle_) destroy(b);
+  for (auto& b : frames_) destroy(b);
+  for (VkDescriptorPool p : spare_pools_) fn.DestroyDescriptorPool(dev, p, nullptr);
   dummy_.reset();
   if (command_pool_) fn.DestroyCommandPool(dev, command_pool_, nullptr);  // frees its command buffers
   if (timeline_) fn.DestroySemaphore(dev, timeline_, nullptr);
@@ -56,7 +68,9 @@ void Stream::recycle(bool block) {
     check(r, "vkWaitForFences");
     b.keep.clear();  // allocations the GPU used can be reused now
     check(fn.ResetFences(ctx_.device(), 1, &b.fence), "vkResetFences");
-    check(fn.ResetDescriptorPool(ctx_.device(), b.pool, 0), "vkResetDescriptorPool");
+    for (VkDescriptorPool p : b.pools) check(fn.ResetDescriptorPool(ctx_.device(), p, 0), "vkResetDescriptorPool");
+    b.pool = 0;
+    b.sets_in_pool = 0;
     check(fn.ResetCommandBuffer(b.cb, 0), "vkResetCommandBuffer");
     b.dispatches = b.commands = 0;
     idle_.push_back(std::move(b));
@@ -68,8 +82,9 @@ void Stream::recycle(bool block) {
 Stream::Batch& Stream::current() {
   if (open_) return *open_;
   recycle(false);
-  // Bound the number of batches in flight so memory held by them stays bounded.
-  if (idle_.empty() && in_flight_.size() >= 4) recycle(true);
+  // With Ember's own flush policy, bound the batches in flight so the memory they hold stays bounded. Without one
+  // (dispatches_per_submit == 0) the caller decides when work runs and an op never waits: more batches instead.
+  if (per_submit_ > 0 && idle_.empty() && in_flight_.size() >= 4) recycle(true);
   const auto& fn = ctx_.fn();
   VkDevice dev = ctx_.device();
   Batch b;
@@ -82,12 +97,6 @@ Stream::Batch& Stream::current() {
     ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
     ai.commandBufferCount = 1;
     check(fn.AllocateCommandBuffers(dev, &ai, &b.cb), "vkAllocateCommandBuffers");
-    VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, (per_submit_ + 1) * Pipelines::kBindings};
-    VkDescriptorPoolCreateInfo pi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
-    pi.maxSets = per_submit_ + 1;
-    pi.poolSizeCount = 1;
-    pi.pPoolSizes = &size;
-    check(fn.CreateDescriptorPool(dev, &pi, nullptr, &b.pool), "vkCreateDescriptorPool");
     VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     check(fn.CreateFence(dev, &fi, nullptr, &b.fence), "vkCreateFence");
   }
@@ -97,6 +106,51 @@ Stream::Batch& Stream::current() {
   b.recording = true;
   open_ = std::move(b);
   return *open_;
+}
+
+VkDescriptorPool Stream::take_pool() {
+  if (!spare_pools_.empty()) {
+    VkDescriptorPool p = spare_pools_.back();
+    spare_pools_.pop_back();
+    return p;
+  }
+  VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, sets_per_pool_ * Pipelines::kBindings};
+  VkDescriptorPoolCreateInfo pi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+  pi.maxSets = sets_per_pool_;
+  pi.poolSizeCount = 1;
+  pi.pPoolSizes = &size;
+  VkDescriptorPool p = VK_NULL_HANDLE;
+  check(ctx_.fn().CreateDescriptorPool(ctx_.device(), &pi, nullptr, &p), "vkCreateDescriptorPool");
+  return p;
+}
+
+// Pools are switched before one is full (never a failed allocation): a batch that outgrows its pools gets another.
+VkDescriptorSet Stream::allocate_set(Batch& b) {
+  if (b.pools.empty()) b.pools.push_back(take_pool());
+  if (b.sets_in_pool == sets_per_pool_) {
+    if (++b.pool == b.pools.size()) b.pools.push_back(take_pool());
+    b.sets_in_pool = 0;
+  }
+  VkDescriptorSetLayout layout = ctx_.pipelines().set_layout();
+  VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+  ai.descriptorPool = b.pools[b.pool];
+  ai.descriptorSetCount = 1;
+  ai.pSetLayouts = &layout;
+  VkDescriptorSet set = VK_NULL_HANDLE;
+  check(ctx_.fn().AllocateDescriptorSets(ctx_.device(), &ai, &set), "vkAllocateDescriptorSets");
+  ++b.sets_in_pool;
+  return set;
+}
+
+// A released frame's pools go back to the spare list (reset), for later frames and batches.
+void Stream::release_pools(Batch& b) {
+  for (VkDescriptorPool p : b.pools) {
+    check(ctx_.fn().ResetDescriptorPool(ctx_.device(), p, 0), "vkResetDescriptorPool");
+    spare_pools_.push_back(p);
+  }
+  b.pools.clear();
+  b.pool = 0;
+  b.sets_in_pool = 0;
 }
 
 bool Stream::overlaps(const std::vector<Range>& list, const Range& r) const {
@@ -138,7 +192,8 @@ VkCommandBuffer Stream::begin_command(std::span<const BufferArg> args) {
 void Stream::end_command(std::span<const BufferArg>) {
   Batch& b = *open_;
   ++b.commands;
-  if (++b.dispatches >= per_submit_) flush();
+  // Ember's own flush policy; never in record mode (the host submits) nor with dispatches_per_submit == 0.
+  if (++b.dispatches >= per_submit_ && per_submit_ > 0 && !b.host_owned) flush();
 }
 
 void Stream::dispatch(VkPipeline pipeline, std::span<const BufferArg> args, const void* push, uint32_t push_bytes,
@@ -148,14 +203,7 @@ void Stream::dispatch(VkPipeline pipeline, std::span<const BufferArg> args, cons
   if (gx == 0 || gy == 0 || gz == 0) return;
   const auto& fn = ctx_.fn();
   VkCommandBuffer cb = begin_command(args);
-  Batch& b = *open_;
-  VkDescriptorSetLayout layout = ctx_.pipelines().set_layout();
-  VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
-  ai.descriptorPool = b.pool;
-  ai.descriptorSetCount = 1;
-  ai.pSetLayouts = &layout;
-  VkDescriptorSet set = VK_NULL_HANDLE;
-  check(fn.AllocateDescriptorSets(ctx_.device(), &ai, &set), "vkAllocateDescriptorSets");
+  VkDescriptorSet set = allocate_set(*open_);
   std::array<VkDescriptorBufferInfo, Pipelines::kBindings> infos{};
   std::array<VkWriteDescriptorSet, Pipelines::kBindings> writes{};
   for (uint32_t i = 0; i < Pipelines::kBindings; ++i) {
@@ -190,9 +238,21 @@ void Stream::copy(const std::shared_ptr<Allocation>& src, VkDeviceSize src_offse
 
 void Stream::retain(std::shared_ptr<void> obj) { current().keep.push_back(std::move(obj)); }
 
-void Stream::wait_for(VkSemaphore timeline, uint64_t value) { host_waits_.emplace_back(timeline, value); }
+void Stream::wait_for(VkSemaphore timeline, uint64_t value) {
+  refuse_in_record_mode("waiting for a host semaphore (the host's own submit of its command buffer waits for it)");
+  host_waits_.emplace_back(timeline, value);
+}
+
+void Stream::refuse_in_record_mode(const char* what) const {
+  if (recording())
+    throw VulkanError(fmt::format(
+        "vulkan: {} in host-record mode (frame {}): Ember never submits or waits between ember_vulkan_record_begin "
+        "and ember_vulkan_record_end; read results after the host's submit completed, outside record mode",
+        what, *recording_frame_));
+}
 
 uint64_t Stream::flush() {
+  refuse_in_record_mode("a flush (a submit of Ember's own, a read of a tensor to the CPU, or a wait)");
   if (!open_ && host_waits_.empty()) return submitted_;
   if (!ctx_.timeline_semaphores()) throw DeviceError(kNoTimelineMessage);
   Batch& b = current();
@@ -234,7 +294,9 @@ uint64_t Stream::flush() {
     // The batch never ran: drop it (its command buffer is reset on reuse) and report.
     b.keep.clear();
     fn.ResetCommandBuffer(b.cb, 0);
-    fn.ResetDescriptorPool(ctx_.device(), b.pool, 0);
+    for (VkDescriptorPool p : b.pools) fn.ResetDescriptorPool(ctx_.device(), p, 0);
+    b.pool = 0;
+    b.sets_in_pool = 0;
     idle_.push_back(std::move(b));
     open_.reset();
     host_waits_.clear();
@@ -249,16 +311,174 @@ uint64_t Stream::flush() {
 }
 
 void Stream::wait(uint64_t v) {
+  refuse_in_record_mode("a wait for Ember's timeline");
   while (!in_flight_.empty() && in_flight_.front().value <= v) recycle(true);
 }
 
 void Stream::finish() {
-  flush();
+  flush();  // refuses in record mode
   ++stats_.waits;
   while (!in_flight_.empty()) recycle(true);
   // Everything has executed: no earlier access can conflict with what comes next.
   pending_writes_.clear();
   pending_reads_.clear();
+}
+
+// ---------------------------------------------------------------- host-record mode (issue 17, part 1)
+
+void Stream::record_begin(VkCommandBuffer cb, uint32_t queue_family, uint64_t frame_index) {
+  if (recording())
+    throw ArgumentError(fmt::format("vulkan record_begin: frame {} is still being recorded (call record_end first)",
+                                    *recording_frame_));
+  if (!cb) throw ArgumentError("vulkan record_begin: vk_command_buffer is NULL");
+  if (queue_family != ctx_.queue_family())
+    throw ArgumentError(fmt::format(
+        "vulkan record_begin: queue_family {} is not the family of the adopted queue ({}): Ember's buffers are "
+        "owned by that family",
+        queue_family, ctx_.queue_family()));
+  if (last_frame_ && frame_index < *last_frame_)
+    throw ArgumentError(fmt::format("vulkan record_begin: frame_index {} is below the last recorded frame {}",
+                                    frame_index, *last_frame_));
+  if (safe_frame_ && frame_index <= *safe_frame_)
+    throw ArgumentError(fmt::format(
+        "vulkan record_begin: frame_index {} is not above the safe frame {} the host reported (its work would be "
+        "taken for completed)",
+        frame_index, *safe_frame_));
+  // Work Ember recorded into a batch of its own must not be reordered after the host's frame: the caller submits
+  // it first (ember_vulkan_submit), as Ember never submits silently here.
+  if ((open_ && open_->commands > 0) || !host_waits_.empty())
+    throw ArgumentError(
+        "vulkan record_begin: Ember has recorded work of its own that was not submitted (uploads, ops before "
+        "record mode): call ember_vulkan_submit first");
+  if (open_) {  // an empty batch of Ember's own: give it back unused
+    ctx_.fn().EndCommandBuffer(open_->cb);
+    ctx_.fn().ResetCommandBuffer(open_->cb, 0);
+    open_->keep.clear();
+    idle_.push_back(std::move(*open_));
+    open_.reset();
+  }
+  Batch b;
+  b.cb = cb;
+  b.host_owned = true;
+  b.value = frame_index;
+  // The host's writes before this point (any stage: transfers, compute, graphics) happen-before and are visible to
+  // Ember's shaders and copies; the execution dependency also orders the host's earlier reads before Ember's writes.
+  VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  mb.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
+  mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
+                     VK_ACCESS_TRANSFER_WRITE_BIT;
+  ctx_.fn().CmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+                               VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0,
+                               nullptr, 0, nullptr);
+  ++stats_.barriers;
+  pending_writes_.clear();
+  pending_reads_.clear();
+  open_ = std::move(b);
+  recording_frame_ = frame_index;
+  last_frame_ = frame_index;
+}
+
+void Stream::record_end() {
+  if (!recording()) throw ArgumentError("vulkan record_end: not recording (call record_begin first)");
+  Batch& b = *open_;
+  // Ember's writes happen-before and are visible to everything the host records later in this command buffer (any
+  // stage and access: vertex / index / indirect reads, shaders, transfers), and to host reads of the check flags
+  // after the frame's work completed.
+  VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  mb.dstAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT | VK_ACCESS_HOST_READ_BIT;
+  ctx_.fn().CmdPipelineBarrier(b.cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                               VK_PIPELINE_STAGE_ALL_COMMANDS_BIT | VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr,
+                               0, nullptr);
+  ++stats_.barriers;
+  pending_writes_.clear();
+  pending_reads_.clear();
+  b.cb = VK_NULL_HANDLE;  // the host's: Ember keeps no reference to it
+  frames_.push_back(std::move(b));
+  open_.reset();
+  recording_frame_.reset();
+}
+
+void Stream::safe_frame(uint64_t safe_frame_index) {
+  if (!safe_frame_ || safe_frame_index > *safe_frame_) safe_frame_ = safe_frame_index;
+  while (!frames_.empty() && frames_.front().value <= *safe_frame_) {
+    Batch& b = frames_.front();
+    b.keep.clear();
+    release_pools(b);
+    frames_.pop_front();
+  }
+}
+
+PendingFrames Stream::pending_frames() const {
+  PendingFrames p;
+  for (const Batch& b : frames_) {
+    ++p.frames;
+    p.resources += b.keep.size() + b.pools.size();
+  }
+  return p;
+}
+
+// ---------------------------------------------------------------- deferred checks (issue 17, part 3)
+
+std::shared_ptr<Allocation> Stream::new_check_flag() {
+  auto flag = ctx_.allocator().allocate(2 * sizeof(int64_t), MemoryUse::Staging);
+  if (!flag->mapped()) throw VulkanError("vulkan: staging memory is not host-visible (deferred check flag)");
+  std::memset(flag->mapped(), 0, 2 * sizeof(int64_t));  // host writes before the submit are visible to it
+  return flag;
+}
+
+void Stream::defer_check(DeferredCheck check) {
+  check.recorded = recording();
+  check.tag = recording() ? *recording_frame_ : submitted_ + 1;  // the open batch's timeline value once submitted
+  current().keep.push_back(check.flag);
+  checks_.push_back(std::move(check));
+}
+
+void Stream::poll_errors() {
+  if (checks_.empty()) return;
+  // A batch has completed when its fence has signalled (recycled) or the timeline reached its value; both are
+  // asked without waiting. (The fence is the reliable one: lavapipe may update the counter a little later.)
+  recycle(false);
+  const uint64_t oldest_running = in_flight_.empty() ? submitted_ + 1 : in_flight_.front().value;
+  uint64_t reached = 0;
+  // No timeline semaphore (adopted without them): Ember never submits there, so the fences say everything.
+  if (timeline_)
+    check(ctx_.fn().GetSemaphoreCounterValue(ctx_.device(), timeline_, &reached), "vkGetSemaphoreCounterValue");
+  auto completed = [&](const DeferredCheck& c) {
+    if (c.recorded) return safe_frame_ && c.tag <= *safe_frame_;
+    return c.tag <= submitted_ && (c.tag < oldest_running || c.tag <= reached);
+  };
+  for (auto it = checks_.begin(); it != checks_.end();) {
+    if (!completed(*it)) {
+      ++it;
+      continue;
+    }
+    const DeferredCheck c = std::move(*it);
+    it = checks_.erase(it);
+    if (!c.flag->coherent()) {
+      VkMappedMemoryRange range{VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE};
+      range.memory = c.flag->memory();
+      range.size = VK_WHOLE_SIZE;
+      check(ctx_.fn().InvalidateMappedMemoryRanges(ctx_.device(), 1, &range), "vkInvalidateMappedMemoryRanges");
+    }
+    // Two Int elements: int64, or int32 on a device without shaderInt64 (shaders/check_indices.comp).
+    int64_t words[2];
+    if (ctx_.int64()) {
+      std::memcpy(words, c.flag->mapped(), sizeof words);
+    } else {
+      int32_t narrow[2];
+      std::memcpy(narrow, c.flag->mapped(), sizeof narrow);
+      words[0] = narrow[0];
+      words[1] = narrow[1];
+    }
+    if (words[0] == 0) continue;
+    const std::string where =
+        c.recorded ? fmt::format("recorded in frame {}", c.tag) : fmt::format("submitted as timeline value {}", c.tag);
+    if (c.kind == CheckKind::DivisionByZero)
+      throw ArgumentError(fmt::format("{}: integer division by zero (device-side check, {})", c.op, where));
+    throw IndexError(fmt::format("{}: index {} out of range for dim {} of size {} (device-side check, {})", c.op,
+                                 words[1], c.dim, c.size, where));
+  }
 }
 
 }  // namespace ember::vk

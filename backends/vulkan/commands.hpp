@@ -4,6 +4,15 @@
 // host needs data. Barriers are inserted only where a command touches a buffer range that an earlier, not yet
 // barriered command wrote (or writes one that an earlier command read). Every batch keeps the allocations it
 // uses alive until its fence signals, and signals a timeline semaphore the host can wait on (interop).
+//
+// Flush policy: with dispatches_per_submit == 0 Ember never submits by itself (the caller's ember_vulkan_submit
+// does); batches then grow without bound (descriptor pools are added as needed) and no op ever waits on a fence.
+// Host-record mode (record_begin .. record_end): commands go into the host's command buffer instead, which the
+// host submits; any flush, submit or wait in that mode is an error. What a recorded frame uses (allocations,
+// descriptor pools, staging) is kept until the host reports the frame safe (safe_frame: its GPU work completed).
+// Deferred checks (index ranges, integer division by zero) write a device-side flag instead of reading it back
+// when the stream must not block (record mode, or dispatches_per_submit == 0); poll_errors() reads the flags of
+// completed work.
 #include <vulkan/vulkan.h>
 
 #include <cstdint>
@@ -11,6 +20,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "backends/vulkan/memory.hpp"
@@ -26,6 +36,23 @@ struct BufferArg {
 
 struct StreamStats {
   uint64_t dispatches = 0, barriers = 0, submits = 0, waits = 0;
+};
+
+// A check whose verdict the device writes (a host-visible int64 pair: [verdict != 0 on failure, bad value]).
+enum class CheckKind { IndexRange, DivisionByZero };
+struct DeferredCheck {
+  std::shared_ptr<Allocation> flag;
+  CheckKind kind = CheckKind::IndexRange;
+  std::string op;      // the op's user-facing name
+  std::size_t dim = 0; // IndexRange: the dim indexed and its size
+  int64_t size = 0;
+  bool recorded = false;  // in a host-recorded frame (tag: frame index) or in Ember's own batch (tag: timeline value)
+  uint64_t tag = 0;
+};
+
+// Resources Ember holds for host-recorded frames the host has not reported safe yet.
+struct PendingFrames {
+  uint64_t frames = 0, resources = 0;
 };
 
 class Stream {
@@ -56,6 +83,28 @@ class Stream {
   void wait(uint64_t v);
   // The next submit waits for the host's timeline semaphore to reach `value` (interop: inputs written by the host).
   void wait_for(VkSemaphore timeline, uint64_t value);
+
+  // Host-record mode. record_begin appends a barrier making the host's earlier writes (any stage) visible to
+  // Ember's compute / transfer work; record_end appends one making Ember's writes visible to every later stage of
+  // the host (and to host reads of the check flags once the frame completed). frame_index never decreases.
+  void record_begin(VkCommandBuffer cb, uint32_t queue_family, uint64_t frame_index);
+  void record_end();
+  bool recording() const { return recording_frame_.has_value(); }
+  // All GPU work of frames <= safe_frame_index has completed: their resources are released.
+  void safe_frame(uint64_t safe_frame_index);
+  PendingFrames pending_frames() const;
+  // Throws (VulkanError: EMBER_ERR_UNSUPPORTED) naming `what` in record mode, where Ember must not submit or wait.
+  void refuse_in_record_mode(const char* what) const;
+
+  // Whether checks must be deferred (the stream must not block): in record mode or with no own flush policy.
+  bool defers_checks() const { return recording() || per_submit_ == 0; }
+  // A zeroed, host-visible flag for a deferred check (staging memory, bindable as a storage buffer).
+  std::shared_ptr<Allocation> new_check_flag();
+  // Registers a check whose flag the commands recorded so far (in the current batch or frame) write.
+  void defer_check(DeferredCheck check);
+  // Throws the first failed check among completed work (IndexError / ArgumentError with the CPU's message);
+  // checks of completed work are forgotten, those of work still running stay. Never waits.
+  void poll_errors();
   VkSemaphore timeline() const { return timeline_; }
   uint64_t last_submitted() const { return submitted_; }
   const StreamStats& stats() const { return stats_; }
@@ -63,13 +112,16 @@ class Stream {
  private:
   struct Batch {
     VkCommandBuffer cb = VK_NULL_HANDLE;
-    VkDescriptorPool pool = VK_NULL_HANDLE;
+    std::vector<VkDescriptorPool> pools;  // grown on demand; pools[pool] is being filled
+    std::size_t pool = 0;
+    uint32_t sets_in_pool = 0;
     VkFence fence = VK_NULL_HANDLE;
     std::vector<std::shared_ptr<void>> keep;
     uint32_t dispatches = 0;
     uint32_t commands = 0;
     uint64_t value = 0;  // timeline value signalled by its submit
     bool recording = false;
+    bool host_owned = false;  // the host's command buffer (record mode): never submitted or reset by Ember
   };
   struct Range {
     VkBuffer buffer;
@@ -77,6 +129,9 @@ class Stream {
   };
   Batch& current();
   void recycle(bool block);
+  VkDescriptorSet allocate_set(Batch& b);
+  VkDescriptorPool take_pool();
+  void release_pools(Batch& b);
   VkCommandBuffer begin_command(std::span<const BufferArg> args);
   void end_command(std::span<const BufferArg> args);
   bool overlaps(const std::vector<Range>& list, const Range& r) const;
@@ -93,6 +148,12 @@ class Stream {
   std::vector<std::pair<VkSemaphore, uint64_t>> host_waits_;
   std::shared_ptr<Allocation> dummy_;
   StreamStats stats_;
+  uint32_t sets_per_pool_;
+  std::vector<VkDescriptorPool> spare_pools_;  // reset pools of released frames
+  std::optional<uint64_t> recording_frame_;
+  std::optional<uint64_t> last_frame_, safe_frame_;
+  std::deque<Batch> frames_;  // recorded frames awaiting safe_frame (value: frame index)
+  std::deque<DeferredCheck> checks_;
 };
 
 }  // namespace ember::vk

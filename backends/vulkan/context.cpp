@@ -65,7 +65,6 @@ void check_options_supported(const ContextOptions& o) {
   if (o.memory_budget) refuse("a memory budget (adopt option memory_budget)");
   if (o.tensor_buffer_usage) refuse("extra tensor buffer usages (adopt option tensor_buffer_usage)");
   if (o.host_pipeline_cache) refuse("the host's VkPipelineCache (adopt option pipeline_cache)");
-  if (o.dispatches_per_submit == 0) refuse("never submitting on its own (adopt option max_dispatches_per_submit = 0)");
 }
 
 Context::Context(const ContextOptions& options) {

@@ -44,6 +44,8 @@ struct ContextOptions {
   // (tests fail the running test from here).
   std::function<void(const std::string&)> on_validation_message;
   // Dispatches recorded per command buffer before it is submitted (so long graphs execute while Ember records).
+  // 0: Ember never submits by itself (the caller's flush policy): batches grow without bound, no op waits on a fence,
+  // and device-side checks are read later (Stream::poll_errors) instead of synchronously.
   uint32_t dispatches_per_submit = 64;
 
   // Settings a host sets when adopting its device (ember.h's ember_vulkan_adopt_options; issue 17). Until the part

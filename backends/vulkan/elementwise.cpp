@@ -1,6 +1,7 @@
 // Elementwise math: unary and scalar ops over contiguous tensors, binary ops with broadcasting through strides
 // (shaders/unary.comp, scalar.comp, binary.comp). Integer division by zero is an ArgumentError like on the CPU:
-// the divisor is checked on the device and the flag read back before dividing (a host sync, only for Int div).
+// the divisor is checked on the device and the flag read back before dividing (a host sync, only for Int div; where
+// the stream must not block the flag is left for ember_vulkan_poll_errors instead).
 #include <fmt/format.h>
 
 #include <cmath>
@@ -71,11 +72,23 @@ struct ScalarPush {
   uint32_t s64[2];
 };
 
-// Throws when any element of the Int tensor d is zero (reads one flag back).
+// Throws when any element of the Int tensor d is zero (reads one flag back). Where the stream must not block
+// (Stream::defers_checks) the flag is copied into host-visible memory for ember_vulkan_poll_errors instead; the
+// division then runs and its result is unspecified where the divisor is zero.
 void refuse_zero_divisor(const Index& d, const char* op) {
   if (d.numel() == 0) return;
   const auto zero = compare_scalar(d, CompareOp::Eq, 0.0);
   const auto any = reduce_all(cast<uint32_t, int64_t>(zero), ReduceOp::Max);
+  Context& ctx = *d.ctx;
+  {
+    std::lock_guard lock(ctx.mutex());
+    if (ctx.stream().defers_checks()) {
+      auto flag = ctx.stream().new_check_flag();
+      ctx.stream().copy(any.alloc, 0, flag, 0, any.bytes());  // one Int: 4 bytes without shaderInt64
+      ctx.stream().defer_check({flag, CheckKind::DivisionByZero, op});
+      return;
+    }
+  }
   if (into_data(any, DType::I64).get<int64_t>(0) != 0)
     throw ArgumentError(fmt::format("{}: integer division by zero", op));
 }

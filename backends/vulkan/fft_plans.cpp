@@ -17,6 +17,7 @@
 #include <string>
 #include <tuple>
 
+#include "backends/vulkan/commands.hpp"
 #include "backends/vulkan/fft_plans.hpp"
 
 namespace ember::vk {
@@ -105,6 +106,7 @@ class VkfftPlan final : public FftPlan {
     initialize_glslang();
     VkFFTResult r = VKFFT_SUCCESS;
     // Plan creation submits uploads (twiddle tables, Bluestein sequences) and waits for them on its own fence.
+    ctx.stream().refuse_in_record_mode("creating an FFT plan (it submits its tables and waits)");
     ctx.with_queue([&](VkQueue q) {
       queue_ = q;
       r = initializeVkFFT(&app_, c);

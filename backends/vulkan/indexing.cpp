@@ -1,7 +1,10 @@
 // Indexing ops: gather, scatter_add, index_select and index_select_add (select_assign), matching
 // backends/cpu/layout.cpp. Index values come from user data, so like the CPU they are range-checked before any work
-// and a bad one raises IndexError naming the op and the first bad value; that check needs one read-back of a
-// device-side flag (shaders/check_indices.comp). The accumulating ops give each output line to one invocation
+// and a bad one raises IndexError naming the op and the first bad value; in Ember's eager mode that check needs one
+// read-back of a device-side flag (shaders/check_indices.comp). Where the stream must not block (host-record mode,
+// or no flush policy of Ember's: Stream::defers_checks) the flag is left in host-visible memory for
+// ember_vulkan_poll_errors instead, and the op runs on indices clamped into range, so a bad index never makes a
+// shader address outside its buffer (the op's result is then unspecified; the poll reports the error). The accumulating ops give each output line to one invocation
 // (shaders/scatter_add.comp, index_select_add.comp): deterministic, no atomics, the CPU's summation order. For
 // Bool, "add" is OR, as on the CPU.
 #include <string>
@@ -118,21 +121,38 @@ VulkanTensor<T> copy_of(const VulkanTensor<T>& x) {
   return y;
 }
 
-// Throws IndexError (the CPU's message) unless every index value is in [0, size). One host round trip: the
-// shaders leave n - (first bad position) and the first bad value in a two-element flag tensor.
-void check_indices(const char* op, const Index& indices, std::size_t dim, int64_t size) {
+// The indices an op may use: `indices` itself once every value is known to be in [0, size) (eager mode: throws
+// IndexError, the CPU's message, otherwise; one host round trip), or, where checks are deferred, a clamped copy
+// while the verdict goes to ember_vulkan_poll_errors. The shaders leave n - (first bad position) and the first bad
+// value in a two-element int64 flag.
+Index checked_indices(const char* op, const Index& indices, std::size_t dim, int64_t size) {
   struct Push {
     uint32_t n, pad;
     int64_t size;
   } p{static_cast<uint32_t>(indices.numel()), 0, size};
+  Context& ctx = *indices.ctx;
+  std::unique_lock lock(ctx.mutex());
+  if (ctx.stream().defers_checks()) {
+    // No index addresses an empty dim: known without the device.
+    if (size == 0)
+      throw IndexError(std::string(op) + ": index out of range for dim " + std::to_string(dim) + " of size 0");
+    const VulkanTensor<int64_t> flag{indices.ctx, ctx.stream().new_check_flag(), Shape{2}};
+    launch(ctx, kCheckIndicesFind, {in(indices), out(flag)}, p, indices.numel());
+    launch(ctx, kCheckIndicesReport, {in(indices), out(flag)}, p, 1);
+    ctx.stream().defer_check({flag.alloc, CheckKind::IndexRange, op, dim, size});
+    lock.unlock();
+    return scalar(scalar(indices, ScalarOp::ClampMin, 0.0), ScalarOp::ClampMax, static_cast<double>(size - 1));
+  }
+  lock.unlock();
   auto flag = full<int64_t>(indices.ctx, Shape{2}, 0.0);
-  launch(*indices.ctx, kCheckIndicesFind, {in(indices), out(flag)}, p, indices.numel());
-  launch(*indices.ctx, kCheckIndicesReport, {in(indices), out(flag)}, p, 1);
+  launch(ctx, kCheckIndicesFind, {in(indices), out(flag)}, p, indices.numel());
+  launch(ctx, kCheckIndicesReport, {in(indices), out(flag)}, p, 1);
   const TensorData verdict = into_data(flag, DType::I64);
   if (verdict.get<int64_t>(0) != 0) {
     throw IndexError(std::string(op) + ": index " + std::to_string(verdict.get<int64_t>(1)) +
                      " out of range for dim " + std::to_string(dim) + " of size " + std::to_string(size));
   }
+  return indices;
 }
 
 // The index space of gather / scatter_add: the indices' shape (row-major), each position addressing x through x's
@@ -202,10 +222,10 @@ template <class T>
 VulkanTensor<T> gather(std::size_t dim, const VulkanTensor<T>& x, const Index& indices) {
   auto y = empty<T>(x.ctx, indices.shape);
   if (y.numel() == 0) return y;
-  check_indices("gather", indices, dim, x.shape[dim]);
+  const Index idx = checked_indices("gather", indices, dim, x.shape[dim]);
   const auto p = along_dim_push(along_dim(x.shape, indices.shape, dim, "gather"), static_cast<uint32_t>(y.numel()));
   const Shader& shader = vk::element_bytes<T>(*x.ctx) == 8 ? kGatherW64 : kGatherW32;
-  launch(*x.ctx, shader, {in(x), in(indices), out(y)}, p, y.numel());
+  launch(*x.ctx, shader, {in(x), in(idx), out(y)}, p, y.numel());
   return y;
 }
 
@@ -214,10 +234,10 @@ VulkanTensor<T> scatter_add(std::size_t dim, const VulkanTensor<T>& x, const Ind
                             const VulkanTensor<T>& values) {
   auto y = copy_of(x);
   if (indices.numel() == 0) return y;
-  check_indices("scatter_add", indices, dim, x.shape[dim]);
+  const Index idx = checked_indices("scatter_add", indices, dim, x.shape[dim]);
   auto p = along_dim_push(along_dim(x.shape, indices.shape, dim, "scatter_add"), 0);
   p.n = static_cast<uint32_t>(indices.numel() / indices.shape[dim]);  // lines: outer * inner
-  launch(*x.ctx, scatter_add_shader<T>(), {in(indices), in(values), out(y)}, p, p.n);
+  launch(*x.ctx, scatter_add_shader<T>(), {in(idx), in(values), out(y)}, p, p.n);
   return y;
 }
 
@@ -227,10 +247,10 @@ VulkanTensor<T> index_select(const VulkanTensor<T>& x, std::size_t dim, const In
   shape.dims[dim] = indices.numel();
   auto y = empty<T>(x.ctx, shape);
   if (y.numel() == 0) return y;
-  check_indices("index_select", indices, dim, x.shape[dim]);
+  const Index idx = checked_indices("index_select", indices, dim, x.shape[dim]);
   const auto p = rows_push(x.shape, dim, y.numel(), indices.numel());
   const Shader& shader = vk::element_bytes<T>(*x.ctx) == 8 ? kIndexSelectW64 : kIndexSelectW32;
-  launch(*x.ctx, shader, {in(x), in(indices), out(y)}, p, y.numel());
+  launch(*x.ctx, shader, {in(x), in(idx), out(y)}, p, y.numel());
   return y;
 }
 
@@ -239,10 +259,11 @@ VulkanTensor<T> index_select_add(const VulkanTensor<T>& x, std::size_t dim, cons
                                  const VulkanTensor<T>& values) {
   auto y = copy_of(x);
   if (values.numel() == 0) return y;
-  check_indices("select_assign", indices, dim, x.shape[dim]);  // the user-facing name (Tensor::select_assign)
-  const int64_t lines = values.numel() / indices.numel();     // outer * inner
+  // "select_assign": the user-facing name (Tensor::select_assign).
+  const Index idx = checked_indices("select_assign", indices, dim, x.shape[dim]);
+  const int64_t lines = values.numel() / indices.numel();  // outer * inner
   const auto p = rows_push(x.shape, dim, lines, indices.numel());
-  launch(*x.ctx, index_select_add_shader<T>(), {in(indices), in(values), out(y)}, p, lines);
+  launch(*x.ctx, index_select_add_shader<T>(), {in(idx), in(values), out(y)}, p, lines);
   return y;
 }
 

@@ -40,4 +40,34 @@ void host_wait(const VulkanDevice& dev, uint64_t value) {
 
 void synchronize(const VulkanDevice& dev) { dev.get()->synchronize(); }
 
+void record_begin(const VulkanDevice& dev, VkCommandBuffer cb, uint32_t queue_family, uint64_t frame_index) {
+  auto ctx = dev.get();
+  std::lock_guard lock(ctx->mutex());
+  ctx->stream().record_begin(cb, queue_family, frame_index);
+}
+
+void record_end(const VulkanDevice& dev) {
+  auto ctx = dev.get();
+  std::lock_guard lock(ctx->mutex());
+  ctx->stream().record_end();
+}
+
+void safe_frame(const VulkanDevice& dev, uint64_t safe_frame_index) {
+  auto ctx = dev.get();
+  std::lock_guard lock(ctx->mutex());
+  ctx->stream().safe_frame(safe_frame_index);
+}
+
+vk::PendingFrames pending_frames(const VulkanDevice& dev) {
+  auto ctx = dev.get();
+  std::lock_guard lock(ctx->mutex());
+  return ctx->stream().pending_frames();
+}
+
+void poll_errors(const VulkanDevice& dev) {
+  auto ctx = dev.get();
+  std::lock_guard lock(ctx->mutex());
+  ctx->stream().poll_errors();
+}
+
 }  // namespace ember::vulkan

@@ -17,6 +17,7 @@
 #include <array>
 #include <cstdint>
 
+#include "backends/vulkan/commands.hpp"
 #include "backends/vulkan/context.hpp"
 #include "backends/vulkan/memory.hpp"
 #include "backends/vulkan/vulkan_backend.hpp"
@@ -84,5 +85,17 @@ void wait_for(const VulkanDevice& dev, VkSemaphore host_timeline, uint64_t value
 void host_wait(const VulkanDevice& dev, uint64_t value);
 // Waits for all of Ember's work on dev.
 void synchronize(const VulkanDevice& dev);
+
+// Host-record mode (issue 17 part 1; Stream::record_begin): between record_begin and record_end every op on dev
+// is recorded into the host's command buffer cb (begun, outside a render pass, of queue family queue_family: the
+// adopted queue's); Ember never submits or waits then (a read to the CPU, a submit, a wait are errors). Resources a
+// frame uses are kept until safe_frame(dev, i) with i >= its frame_index.
+void record_begin(const VulkanDevice& dev, VkCommandBuffer cb, uint32_t queue_family, uint64_t frame_index);
+void record_end(const VulkanDevice& dev);
+void safe_frame(const VulkanDevice& dev, uint64_t safe_frame_index);
+vk::PendingFrames pending_frames(const VulkanDevice& dev);
+// Throws the first failed device-side check (index range, integer division by zero) of completed work: Ember's
+// submits whose timeline value was reached, recorded frames up to the last safe frame. Never waits.
+void poll_errors(const VulkanDevice& dev);
 
 }  // namespace ember::vulkan

@@ -94,6 +94,8 @@ template <class T>
 void download(const VulkanTensor<T>& x, void* dst) {
   Context& ctx = *x.ctx;
   std::lock_guard lock(ctx.mutex());
+  // Refused before anything is recorded: no stray copy in the host's command buffer.
+  ctx.stream().refuse_in_record_mode("a read of a tensor to the CPU (it needs a submit and a wait)");
   if (const void* src = x.alloc->mapped()) {
     ctx.stream().finish();
     std::memcpy(dst, src, x.bytes());

@@ -825,6 +825,56 @@ EMBER_API ember_status ember_vulkan_adopt_options_init(ember_vulkan_adopt_option
 EMBER_API ember_status ember_vulkan_device_adopt_ex(const ember_vulkan_device_desc* desc,
                                                     const ember_vulkan_adopt_options* options, ember_device** out);
 
+/* ================================================================ Vulkan: record into the host's command buffer;
+ * never block (issue 17 parts 1 and 3)
+ * Host-record mode, for engines that hand a plugin the frame's command buffer and allow no submit of its own (Unity's
+ * native plugin API): between ember_vulkan_record_begin and ember_vulkan_record_end every op on `device` (forward
+ * passes, uploads through ember_tensor_from_data) appends its barriers, dispatches and copies to the host's
+ * VkCommandBuffer and returns; the host submits that command buffer. Ember never touches the queue then (the
+ * queue-lock callbacks are not called); whatever would need a submit or a CPU wait -- reading a tensor to the CPU,
+ * ember_vulkan_submit / host_wait / synchronize / wait_semaphore -- fails with EMBER_ERR_UNSUPPORTED ("... in
+ * host-record mode"), nothing is submitted silently. Work Ember recorded before record_begin must have been
+ * submitted (ember_vulkan_submit), else record_begin fails; an FFT whose plan is not cached yet fails too (plan
+ * creation submits). One thread records at a time; the host records nothing into the command buffer between begin
+ * and end, and rebinds its own compute pipeline, descriptor sets and push constants after record_end.
+ *  - record_begin records a global barrier: the host's writes before it (any stage, any access) are visible to
+ *    Ember's compute shaders and copies, and the host's earlier reads are ordered before Ember's writes. The host
+ *    needs no barrier of its own for Ember's inputs.
+ *  - record_end records a global barrier from Ember's writes (compute shader and transfer stages) to every later
+ *    command of the host (dst stages ALL_COMMANDS | HOST, dst access MEMORY_READ | MEMORY_WRITE | HOST_READ): the
+ *    host's later passes (vertex, index, indirect, shaders, transfers) read Ember's outputs with no barrier.
+ *  - Transient resources of a frame (its allocations, output storage freed meanwhile, staging, descriptor pools)
+ *    are kept until the host reports the frame complete through ember_vulkan_safe_frame (Unity's safeFrameNumber).
+ * Never block: in host-record mode, and on devices adopted with max_dispatches_per_submit = 0 (Ember never submits
+ * by itself; the caller's ember_vulkan_submit does, batches grow without bound, no op waits on a fence), the
+ * device-side checks of index ops (embedding, gather, index_select, scatter_add, select_assign: "index out of
+ * range") and of integer division ("integer division by zero") write an error word on the device instead of
+ * reading it back; the op goes on (indices clamped into range, so no shader reads outside its buffer; the result
+ * of a failing op is unspecified) and ember_vulkan_poll_errors reports the error once the work has completed. In
+ * Ember's own eager mode (max_dispatches_per_submit > 0, outside record mode) these checks stay synchronous: the op
+ * itself fails with EMBER_ERR_INDEX / EMBER_ERR_INVALID_ARGUMENT, as on the CPU. */
+/* Starts recording into vk_command_buffer (a VkCommandBuffer in the recording state, outside a render pass, of
+ * queue_family: the family of the adopted queue) for frame_index, which never decreases between calls and is above
+ * the last safe frame. EMBER_ERR_INVALID_ARGUMENT when already recording or for a bad argument. */
+EMBER_API ember_status ember_vulkan_record_begin(const ember_device* device, void* vk_command_buffer,
+                                                 uint32_t queue_family, uint64_t frame_index);
+/* Records the final barrier and leaves host-record mode; the command buffer is the host's again. Ember's outputs
+ * are complete when the host's submission of it has executed. */
+EMBER_API ember_status ember_vulkan_record_end(const ember_device* device);
+/* All GPU work of frames <= safe_frame_index has completed: Ember releases what those frames held (memory returns
+ * to Ember's pools) and their device-side checks become readable by ember_vulkan_poll_errors. Never waits. */
+EMBER_API ember_status ember_vulkan_safe_frame(const ember_device* device, uint64_t safe_frame_index);
+/* *frames: recorded frames not yet reported safe; *resources (may be NULL): the allocations and descriptor pools
+ * Ember keeps for them. */
+EMBER_API ember_status ember_vulkan_record_pending(const ember_device* device, uint64_t* frames,
+                                                   uint64_t* resources);
+/* EMBER_OK, or the first failed device-side check of completed work -- recorded frames <= the last safe frame and
+ * Ember's submits whose value its timeline semaphore has reached -- as EMBER_ERR_INDEX ("index_select: index 7 out
+ * of range for dim 0 of size 5 (device-side check, recorded in frame 3)") or EMBER_ERR_INVALID_ARGUMENT ("div:
+ * integer division by zero (...)"). Each error is reported once; checks of work not yet complete wait for a later
+ * poll. Never waits. */
+EMBER_API ember_status ember_vulkan_poll_errors(const ember_device* device);
+
 /* ==== Vulkan: lower feature floor (issue 17 part 6)
  * Ember runs on Vulkan 1.1 devices (its shaders are SPIR-V 1.3) with no feature beyond a compute queue. Optional
  * features widen what it does; the host tells Ember which ones it enabled with ember_vulkan_adopt_options:

@@ -211,6 +211,49 @@ ember_status ember_vulkan_device_adopt_ex(const ember_vulkan_device_desc* desc,
   return adopt_with(__func__, desc, options, out);
 }
 
+// ---------------------------------------------------------------- issue 17 parts 1 and 3: host-record mode, deferred
+// device-side checks
+ember_status ember_vulkan_record_begin(const ember_device* device, void* vk_command_buffer, uint32_t queue_family,
+                                       uint64_t frame_index) {
+  return guard(__func__, [&] {
+    const VulkanInterop& vk = vulkan_interop();
+    const DynDevice& dev = vulkan_of(device);
+    if (!vk_command_buffer) throw ArgumentError("vk_command_buffer is NULL");
+    vk.record_begin(dev, vk_command_buffer, queue_family, frame_index);
+  });
+}
+
+ember_status ember_vulkan_record_end(const ember_device* device) {
+  return guard(__func__, [&] {
+    const VulkanInterop& vk = vulkan_interop();
+    vk.record_end(vulkan_of(device));
+  });
+}
+
+ember_status ember_vulkan_safe_frame(const ember_device* device, uint64_t safe_frame_index) {
+  return guard(__func__, [&] {
+    const VulkanInterop& vk = vulkan_interop();
+    vk.safe_frame(vulkan_of(device), safe_frame_index);
+  });
+}
+
+ember_status ember_vulkan_record_pending(const ember_device* device, uint64_t* frames, uint64_t* resources) {
+  return guard(__func__, [&] {
+    const VulkanInterop& vk = vulkan_interop();
+    auto& f = out_value(frames, "frames");
+    const auto [n, r] = vk.record_pending(vulkan_of(device));
+    f = n;
+    if (resources) *resources = r;
+  });
+}
+
+ember_status ember_vulkan_poll_errors(const ember_device* device) {
+  return guard(__func__, [&] {
+    const VulkanInterop& vk = vulkan_interop();
+    vk.poll_errors(vulkan_of(device));
+  });
+}
+
 // ---------------------------------------------------------------- issue 17 part 6: lower feature floor
 // A static description (the floor is a property of Ember's shaders and code, not of any device); the interop is
 // still loaded first so that a build without the Vulkan backend answers UNSUPPORTED like every function here.

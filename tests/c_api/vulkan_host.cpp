@@ -245,4 +245,62 @@ void VulkanHost::signal(VkSemaphore s, uint64_t value) {
   EXPECT_EQ(vkSignalSemaphore(device_, &info), VK_SUCCESS);
 }
 
+// ---------------------------------------------------------------- issue 17 parts 1 and 3: host-recorded frames
+
+VkCommandBuffer VulkanHost::begin_frame() {
+  VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  cai.commandPool = pool_;
+  cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  cai.commandBufferCount = 1;
+  VkCommandBuffer cb = VK_NULL_HANDLE;
+  EXPECT_EQ(vkAllocateCommandBuffers(device_, &cai, &cb), VK_SUCCESS);
+  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  EXPECT_EQ(vkBeginCommandBuffer(cb, &begin), VK_SUCCESS);
+  return cb;
+}
+
+void VulkanHost::record_copy(VkCommandBuffer cb, VkBuffer src, VkDeviceSize src_offset, VkBuffer dst,
+                             VkDeviceSize size) {
+  // No barrier before the copy: Ember's ember_vulkan_record_end made its writes visible to later commands.
+  const VkBufferCopy region{src_offset, 0, size};
+  vkCmdCopyBuffer(cb, src, dst, 1, &region);
+  VkMemoryBarrier to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  to_host.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+  to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &to_host, 0, nullptr, 0,
+                       nullptr);
+}
+
+VkFence VulkanHost::submit_frame(VkCommandBuffer cb, VkSemaphore wait, uint64_t value) {
+  EXPECT_EQ(vkEndCommandBuffer(cb), VK_SUCCESS);
+  const VkPipelineStageFlags stage = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
+  VkTimelineSemaphoreSubmitInfo tsi{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
+  tsi.waitSemaphoreValueCount = wait ? 1 : 0;
+  tsi.pWaitSemaphoreValues = &value;
+  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  si.pNext = &tsi;
+  si.waitSemaphoreCount = wait ? 1 : 0;
+  si.pWaitSemaphores = &wait;
+  si.pWaitDstStageMask = &stage;
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &cb;
+  VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  VkFence fence = VK_NULL_HANDLE;
+  EXPECT_EQ(vkCreateFence(device_, &fci, nullptr, &fence), VK_SUCCESS);
+  std::lock_guard lock(queue_mutex_);
+  EXPECT_EQ(vkQueueSubmit(queue_, 1, &si, fence), VK_SUCCESS);
+  return fence;
+}
+
+void VulkanHost::finish_frame(VkFence fence, VkCommandBuffer cb) {
+  EXPECT_EQ(vkWaitForFences(device_, 1, &fence, VK_TRUE, UINT64_MAX), VK_SUCCESS);
+  {
+    std::lock_guard lock(queue_mutex_);  // see copy_after: lavapipe lets go of semaphores after the fence
+    EXPECT_EQ(vkQueueWaitIdle(queue_), VK_SUCCESS);
+  }
+  vkDestroyFence(device_, fence, nullptr);
+  vkFreeCommandBuffers(device_, pool_, 1, &cb);
+}
+
 }  // namespace ember::capi_test

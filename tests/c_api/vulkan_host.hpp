@@ -76,6 +76,18 @@ class VulkanHost {
   void signal(VkSemaphore s, uint64_t value);
   void destroy_semaphore(VkSemaphore s) { vkDestroySemaphore(device_, s, nullptr); }
 
+  // --- issue 17 parts 1 and 3: a frame the host records and submits itself (host-record mode)
+  uint32_t queue_family() const { return queue_family_; }
+  // A fresh primary command buffer, begun (one-time submit).
+  VkCommandBuffer begin_frame();
+  // The host's own pass after Ember's: copies src into dst and makes the copy visible to host reads.
+  void record_copy(VkCommandBuffer cb, VkBuffer src, VkDeviceSize src_offset, VkBuffer dst, VkDeviceSize size);
+  // Ends and submits cb (under the queue lock, not counted in locks()), waiting on the GPU for `wait` >= value when
+  // wait is not null; returns the fence of the submission.
+  VkFence submit_frame(VkCommandBuffer cb, VkSemaphore wait = VK_NULL_HANDLE, uint64_t value = 0);
+  // Waits for the frame's fence, lets the queue drain, and frees the fence and the command buffer.
+  void finish_frame(VkFence fence, VkCommandBuffer cb);
+
  private:
   void create();
   void destroy();

@@ -241,6 +241,15 @@ _SIGNATURES = {
     "ember_vulkan_host_wait": (I32, [H, U64]),
     "ember_vulkan_synchronize": (I32, [H]),
     "ember_vulkan_pipeline_cache_data": (I32, [H, c_void_p, SZ, PSZ]),
+    # Vulkan adopt options (issue 17)
+    "ember_vulkan_adopt_options_init": (I32, [c_void_p]),
+    "ember_vulkan_device_adopt_ex": (I32, [c_void_p, c_void_p, OUT]),
+    # Vulkan host-record mode, never blocking (issue 17 parts 1 and 3)
+    "ember_vulkan_record_begin": (I32, [H, c_void_p, c_uint32, U64]),
+    "ember_vulkan_record_end": (I32, [H]),
+    "ember_vulkan_safe_frame": (I32, [H, U64]),
+    "ember_vulkan_record_pending": (I32, [H, POINTER(U64), POINTER(U64)]),
+    "ember_vulkan_poll_errors": (I32, [H]),
     # autograd core (issue 11): .grad, backward_ex (retain_graph), autograd.grad, in-place updates
     "ember_backward_options_init": (I32, [POINTER(BackwardOptions)]),
     "ember_tensor_backward_ex": (I32, [H, H, POINTER(BackwardOptions), OUT]),

@@ -114,6 +114,20 @@ class VulkanInteropImpl final : public VulkanInterop {
   std::vector<uint8_t> pipeline_cache_data(const DynDevice& d) const override {
     return vulkan_of(d).get()->save_pipeline_cache();
   }
+  // --- issue 17 parts 1 and 3: host-record mode, deferred device-side checks
+  void record_begin(const DynDevice& d, void* command_buffer, uint32_t queue_family,
+                    uint64_t frame_index) const override {
+    vulkan::record_begin(vulkan_of(d), static_cast<VkCommandBuffer>(command_buffer), queue_family, frame_index);
+  }
+  void record_end(const DynDevice& d) const override { vulkan::record_end(vulkan_of(d)); }
+  void safe_frame(const DynDevice& d, uint64_t safe_frame_index) const override {
+    vulkan::safe_frame(vulkan_of(d), safe_frame_index);
+  }
+  std::pair<uint64_t, uint64_t> record_pending(const DynDevice& d) const override {
+    const vk::PendingFrames p = vulkan::pending_frames(vulkan_of(d));
+    return {p.frames, p.resources};
+  }
+  void poll_errors(const DynDevice& d) const override { vulkan::poll_errors(vulkan_of(d)); }
 };
 
 }  // namespace

@@ -20,7 +20,7 @@ namespace ember::capi {
 
 class VulkanInterop;
 
-inline constexpr uint32_t kPluginInterfaceVersion = 2;
+inline constexpr uint32_t kPluginInterfaceVersion = 3;
 inline constexpr const char* kPluginEntryName = "ember_backend_plugin";
 inline constexpr const char* kBuildStamp = EMBER_BUILD_STAMP;
 

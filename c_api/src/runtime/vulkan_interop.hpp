@@ -4,6 +4,7 @@
 // (plugins/vulkan_interop_impl.cpp). Vulkan handles travel as ember.h spells them: void* for dispatchable
 // handles, uint64_t for the others.
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "c_api/src/runtime/dyn.hpp"
@@ -33,6 +34,14 @@ class VulkanInterop {
   virtual void host_wait(const DynDevice& d, uint64_t value) const = 0;
   virtual void synchronize(const DynDevice& d) const = 0;
   virtual std::vector<uint8_t> pipeline_cache_data(const DynDevice& d) const = 0;
+  // --- issue 17 parts 1 and 3: host-record mode, deferred device-side checks
+  virtual void record_begin(const DynDevice& d, void* command_buffer, uint32_t queue_family,
+                            uint64_t frame_index) const = 0;
+  virtual void record_end(const DynDevice& d) const = 0;
+  virtual void safe_frame(const DynDevice& d, uint64_t safe_frame_index) const = 0;
+  // Frames recorded and not yet safe, and the resources (allocations, descriptor pools) Ember holds for them.
+  virtual std::pair<uint64_t, uint64_t> record_pending(const DynDevice& d) const = 0;
+  virtual void poll_errors(const DynDevice& d) const = 0;
 };
 
 }  // namespace ember::capi
