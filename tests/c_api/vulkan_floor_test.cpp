@@ -138,8 +138,9 @@ TEST(VulkanFloor, AdoptedDeviceWithoutShaderInt64) {
 }
 
 // A Vulkan 1.1 host device with none of the optional features, adopted with timeline_semaphore = 0: Ember creates
-// no semaphore (the host's validation layer would flag one), uploads and records work, and every path that would
-// submit fails with the message that names host-record mode.
+// no semaphore (the host's validation layer would flag one), runs in host-record mode (its work recorded into the
+// host's command buffer, the result read by the host's own copy), and every path that would submit fails with the
+// message that names host-record mode.
 TEST(VulkanFloor, AdoptedVulkan11DeviceWithoutTimelineSemaphores) {
   if (!vulkan_usable()) GTEST_SKIP() << "no Vulkan backend or device here";
   HostFeatures features;
@@ -151,6 +152,36 @@ TEST(VulkanFloor, AdoptedVulkan11DeviceWithoutTimelineSemaphores) {
   Device d = adopt(host, /*shader_int64=*/false, /*timeline_semaphore=*/false);
   ASSERT_TRUE(d);
   Tensor a = f32_on_device(d.get(), {1, 2, 3});
+  Tensor i = ints_on(d.get(), {5, -7, 9});
+
+  VkCommandBuffer cb = host.begin_frame();
+  EMBER_ASSERT_OK(ember_vulkan_record_begin(d.get(), cb, host.queue_family(), 1));
+  ember_tensor* doubled = nullptr;
+  EMBER_ASSERT_OK(ember_tensor_add(a.get(), a.get(), &doubled));
+  Tensor tdoubled(doubled);
+  ember_tensor* squared = nullptr;
+  EMBER_ASSERT_OK(ember_tensor_mul(i.get(), i.get(), &squared));  // Int arithmetic, int32 on this device
+  Tensor tsquared(squared);
+  uint64_t fbuf = 0, foff = 0, fsize = 0, ibuf = 0, ioff = 0, isize = 0;
+  EMBER_ASSERT_OK(ember_vulkan_tensor_buffer(doubled, &fbuf, &foff, &fsize));
+  EMBER_ASSERT_OK(ember_vulkan_tensor_buffer(squared, &ibuf, &ioff, &isize));
+  EMBER_ASSERT_OK(ember_vulkan_record_end(d.get()));
+  ASSERT_EQ(fsize, 3 * sizeof(float));
+  ASSERT_EQ(isize, 3 * sizeof(int32_t)) << "Int elements take 4 bytes without shaderInt64";
+  HostBuffer fread = host.make_buffer(fsize), iread = host.make_buffer(isize);
+  auto vk_buffer = [](uint64_t b) { return reinterpret_cast<VkBuffer>(static_cast<std::uintptr_t>(b)); };
+  host.record_copy(cb, vk_buffer(fbuf), foff, fread.buffer, fsize);
+  host.record_copy(cb, vk_buffer(ibuf), ioff, iread.buffer, isize);
+  host.finish_frame(host.submit_frame(cb), cb);
+  EMBER_ASSERT_OK(ember_vulkan_safe_frame(d.get(), 1));
+  const auto* f = static_cast<const float*>(fread.mapped);
+  EXPECT_EQ(std::vector<float>(f, f + 3), (std::vector<float>{2, 4, 6}));
+  const auto* n = static_cast<const int32_t*>(iread.mapped);
+  EXPECT_EQ(std::vector<int32_t>(n, n + 3), (std::vector<int32_t>{25, 49, 81}));
+  host.free_buffer(fread);
+  host.free_buffer(iread);
+
+  // Outside host-record mode Ember would have to submit on its own.
   ember_tensor* y = nullptr;
   EMBER_ASSERT_OK(ember_tensor_add(a.get(), a.get(), &y));
   Tensor ty(y);

@@ -279,7 +279,7 @@ VkFence VulkanHost::submit_frame(VkCommandBuffer cb, VkSemaphore wait, uint64_t 
   tsi.waitSemaphoreValueCount = wait ? 1 : 0;
   tsi.pWaitSemaphoreValues = &value;
   VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-  si.pNext = &tsi;
+  si.pNext = wait ? &tsi : nullptr;  // no timeline struct without a wait: a Vulkan 1.1 host may lack them
   si.waitSemaphoreCount = wait ? 1 : 0;
   si.pWaitSemaphores = &wait;
   si.pWaitDstStageMask = &stage;
