@@ -234,6 +234,16 @@ Conv2dGrads<CpuTensor<T>> conv2d_backward(const CpuTensor<T>& x, const CpuTensor
   const int64_t cout = w.shape[0], cog = cout / o.groups, k = g.k(), l = g.l(), plane = g.ho * g.wo;
   CpuTensor<T> gx(x.shape), gw(w.shape);
   std::fill(gx.data(), gx.data() + gx.numel(), T(0));  // col2im accumulates
+  if (grad.numel() == 0) {
+    // No output, so every gradient is zero. The code below would still size im2col's column buffer by
+    // N * H_out * W_out and walk N per channel and tap, and N may be 2^40 in an empty [2^40, C, 0, W] batch
+    // (padded to a nonzero height): return at once instead.
+    std::fill(gw.data(), gw.data() + gw.numel(), T(0));
+    std::optional<CpuTensor<T>> gb;
+    if (has_bias) gb = CpuTensor<T>(Shape{cout});
+    if (gb) std::fill(gb->data(), gb->data() + cout, T(0));
+    return {std::move(gx), std::move(gw), std::move(gb)};
+  }
 
   std::shared_ptr<Buffer> col_buf, gg_buf;
   T* col = scratch<T>(col_buf, k * l);

@@ -65,7 +65,7 @@ void Stream::recycle(bool block) {
     VkResult r = block ? fn.WaitForFences(ctx_.device(), 1, &b.fence, VK_TRUE, UINT64_MAX)
                        : fn.GetFenceStatus(ctx_.device(), b.fence);
     if (r == VK_NOT_READY) return;
-    check(r, "vkWaitForFences");
+    ctx_.check(r, "vkWaitForFences");  // a loss is remembered by the context (fail fast afterwards)
     b.keep.clear();  // allocations the GPU used can be reused now
     check(fn.ResetFences(ctx_.device(), 1, &b.fence), "vkResetFences");
     for (VkDescriptorPool p : b.pools) check(fn.ResetDescriptorPool(ctx_.device(), p, 0), "vkResetDescriptorPool");
@@ -160,6 +160,7 @@ bool Stream::overlaps(const std::vector<Range>& list, const Range& r) const {
 }
 
 VkCommandBuffer Stream::begin_command(std::span<const BufferArg> args) {
+  ctx_.ensure_alive();  // a lost device records nothing more
   // Memory of another context (another device, or another VkDevice handle of the same GPU) cannot be bound here.
   for (const auto& a : args)
     if (a.alloc->owner() != &ctx_.allocator())
@@ -239,6 +240,7 @@ void Stream::copy(const std::shared_ptr<Allocation>& src, VkDeviceSize src_offse
 void Stream::retain(std::shared_ptr<void> obj) { current().keep.push_back(std::move(obj)); }
 
 void Stream::wait_for(VkSemaphore timeline, uint64_t value) {
+  ctx_.ensure_alive();
   refuse_in_record_mode("waiting for a host semaphore (the host's own submit of its command buffer waits for it)");
   host_waits_.emplace_back(timeline, value);
 }
@@ -252,6 +254,7 @@ void Stream::refuse_in_record_mode(const char* what) const {
 }
 
 uint64_t Stream::flush() {
+  ctx_.ensure_alive();  // never submits to, or waits on, a lost device
   refuse_in_record_mode("a flush (a submit of Ember's own, a read of a tensor to the CPU, or a wait)");
   if (!open_ && host_waits_.empty()) return submitted_;
   if (!ctx_.timeline_semaphores()) throw DeviceError(kNoTimelineMessage);
@@ -300,7 +303,7 @@ uint64_t Stream::flush() {
     idle_.push_back(std::move(b));
     open_.reset();
     host_waits_.clear();
-    throw_result(r, "vkQueueSubmit");
+    ctx_.throw_result(r, "vkQueueSubmit");
   }
   host_waits_.clear();
   submitted_ = b.value;
@@ -311,6 +314,7 @@ uint64_t Stream::flush() {
 }
 
 void Stream::wait(uint64_t v) {
+  ctx_.ensure_alive();
   refuse_in_record_mode("a wait for Ember's timeline");
   while (!in_flight_.empty() && in_flight_.front().value <= v) recycle(true);
 }
@@ -327,6 +331,7 @@ void Stream::finish() {
 // ---------------------------------------------------------------- host-record mode (issue 17, part 1)
 
 void Stream::record_begin(VkCommandBuffer cb, uint32_t queue_family, uint64_t frame_index) {
+  ctx_.ensure_alive();  // the host records nothing of Ember's for a lost device
   if (recording())
     throw ArgumentError(fmt::format("vulkan record_begin: frame {} is still being recorded (call record_end first)",
                                     *recording_frame_));
@@ -435,6 +440,7 @@ void Stream::defer_check(DeferredCheck check) {
 }
 
 void Stream::poll_errors() {
+  ctx_.ensure_alive();  // no fence or semaphore query on a lost device
   if (checks_.empty()) return;
   // A batch has completed when its fence has signalled (recycled) or the timeline reached its value; both are
   // asked without waiting. (The fence is the reliable one: lavapipe may update the counter a little later.)
@@ -443,7 +449,7 @@ void Stream::poll_errors() {
   uint64_t reached = 0;
   // No timeline semaphore (adopted without them): Ember never submits there, so the fences say everything.
   if (timeline_)
-    check(ctx_.fn().GetSemaphoreCounterValue(ctx_.device(), timeline_, &reached), "vkGetSemaphoreCounterValue");
+    ctx_.check(ctx_.fn().GetSemaphoreCounterValue(ctx_.device(), timeline_, &reached), "vkGetSemaphoreCounterValue");
   auto completed = [&](const DeferredCheck& c) {
     if (c.recorded) return safe_frame_ && c.tag <= *safe_frame_;
     return c.tag <= submitted_ && (c.tag < oldest_running || c.tag <= reached);

@@ -90,6 +90,8 @@ class Stream {
   void record_begin(VkCommandBuffer cb, uint32_t queue_family, uint64_t frame_index);
   void record_end();
   bool recording() const { return recording_frame_.has_value(); }
+  std::optional<uint64_t> recording_frame() const { return recording_frame_; }
+  std::optional<uint64_t> safe_frame_index() const { return safe_frame_; }  // the highest the host reported
   // All GPU work of frames <= safe_frame_index has completed: their resources are released.
   void safe_frame(uint64_t safe_frame_index);
   PendingFrames pending_frames() const;

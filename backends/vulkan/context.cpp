@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "backends/vulkan/commands.hpp"
+#include "backends/vulkan/device_lost.hpp"
 #include "backends/vulkan/loader.hpp"
 #include "backends/vulkan/memory.hpp"
 #include "backends/vulkan/pipelines.hpp"
@@ -139,6 +140,9 @@ void Context::release() noexcept {
       }
     }
   }
+  // A simulated loss left the GPU running what was submitted before it (a real loss does not): let that finish
+  // before Ember's objects go, so destroying them stays valid.
+  if (injection_) injection_->drain();
   stream_.reset();
   extensions_.clear();  // may free allocations and Vulkan objects: before the allocator and the device
   pipelines_.reset();
@@ -257,19 +261,14 @@ void Context::pick_physical_device(const ContextOptions& options) {
   fn_.GetPhysicalDeviceQueueFamilyProperties(physical_, &nq, nullptr);
   std::vector<VkQueueFamilyProperties> families(nq);
   fn_.GetPhysicalDeviceQueueFamilyProperties(physical_, &nq, families.data());
-  // Prefer a compute-only family (async compute on discrete GPUs), else any family with compute.
-  int chosen = -1;
-  for (uint32_t i = 0; i < nq; ++i) {
-    const auto f = families[i].queueFlags;
-    if ((f & VK_QUEUE_COMPUTE_BIT) && !(f & VK_QUEUE_GRAPHICS_BIT)) {
-      chosen = static_cast<int>(i);
-      break;
-    }
-  }
-  for (uint32_t i = 0; chosen < 0 && i < nq; ++i)
-    if (families[i].queueFlags & VK_QUEUE_COMPUTE_BIT) chosen = static_cast<int>(i);
-  if (chosen < 0) throw VulkanError("vulkan: the device has no compute queue");
-  queue_family_ = static_cast<uint32_t>(chosen);
+  // By default a compute-only family (async compute on discrete GPUs), else any family with compute.
+  QueuePreference preference = options.queue_preference;
+  int family = options.queue_family;
+  uint32_t queue_index = options.queue_index;
+  apply_queue_env(preference, family, queue_index);
+  const QueueChoice q = choose_queue(families, preference, family, queue_index);
+  queue_family_ = q.family;
+  queue_index_ = q.index;
 }
 
 void Context::create_device(const ContextOptions& options) {
@@ -294,18 +293,18 @@ void Context::create_device(const ContextOptions& options) {
   float16_ = (options.shader_float16 || env_flag("EMBER_VULKAN_FLOAT16")) && have12.shaderFloat16;
   want12.shaderFloat16 = float16_ ? VK_TRUE : VK_FALSE;
 
-  const float priority = 1.0f;
+  const std::vector<float> priorities(queue_index_ + 1, 1.0f);  // the queues up to the one Ember uses
   VkDeviceQueueCreateInfo q{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
   q.queueFamilyIndex = queue_family_;
-  q.queueCount = 1;
-  q.pQueuePriorities = &priority;
+  q.queueCount = queue_index_ + 1;
+  q.pQueuePriorities = priorities.data();
   VkDeviceCreateInfo ci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
   ci.pNext = &want;
   ci.queueCreateInfoCount = 1;
   ci.pQueueCreateInfos = &q;
   check(fn_.CreateDevice(physical_, &ci, nullptr, &device_), "vkCreateDevice");
   fn_.load_device(device_);
-  fn_.GetDeviceQueue(device_, queue_family_, 0, &queue_);
+  fn_.GetDeviceQueue(device_, queue_family_, queue_index_, &queue_);
 }
 
 void Context::read_info(const ContextOptions& options) {
@@ -336,6 +335,7 @@ void Context::create_subsystems(const ContextOptions& options) {
   allocator_ = std::make_unique<Allocator>(*this);
   pipelines_ = std::make_unique<Pipelines>(*this, options.pipeline_cache);
   stream_ = std::make_unique<Stream>(*this, options.dispatches_per_submit);
+  if (const int64_t after = injected_loss_from_env(); after >= 0) simulate_device_lost(static_cast<uint32_t>(after));
 }
 
 void Context::with_queue(const std::function<void(VkQueue)>& f) {
@@ -357,6 +357,34 @@ Context::Extension& Context::extension(const std::string& key,
   extensions_.emplace_back(key, make());
   return *extensions_.back().second;
 }
+
+void Context::mark_lost(const char* call) {
+  std::lock_guard lock(lost_mutex_);
+  if (lost_.load()) return;
+  lost_call_ = call;
+  lost_.store(true, std::memory_order_release);
+}
+
+void Context::throw_result(VkResult r, const char* call) {
+  if (r == VK_ERROR_DEVICE_LOST) mark_lost(call);
+  vk::throw_result(r, call);
+}
+
+void Context::ensure_alive() const {
+  if (!lost()) return;
+  std::lock_guard lock(lost_mutex_);
+  throw DeviceLost("vulkan: the device was lost (VK_ERROR_DEVICE_LOST from " + lost_call_ +
+                   "); nothing runs on it any more: free every handle made on it, then create or adopt the device "
+                   "again and reload saved records");
+}
+
+void Context::simulate_device_lost(uint32_t after) {
+  std::lock_guard lock(mutex_);
+  if (injection_) injection_->rearm(after);
+  else injection_ = LossInjection::install(*this, fn_, after);
+}
+
+uint64_t Context::calls_after_simulated_loss() const { return injection_ ? injection_->calls_after_loss() : 0; }
 
 void Context::synchronize() {
   std::lock_guard lock(mutex_);

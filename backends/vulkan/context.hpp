@@ -12,12 +12,14 @@
 #include <string>
 #include <vector>
 
+#include "backends/vulkan/queue_choice.hpp"
 #include "backends/vulkan/vk_check.hpp"
 #include "backends/vulkan/vk_functions.hpp"
 
 namespace ember::vk {
 
 class Allocator;
+class LossInjection;
 class Pipelines;
 class Stream;
 
@@ -62,6 +64,11 @@ struct ContextOptions {
   // EMBER_VULKAN_FLOAT16=1, in both cases only where the device has shaderFloat16.
   bool shader_float16 = false;
   VkPipelineCache host_pipeline_cache = VK_NULL_HANDLE;  // the host's cache Ember compiles into
+
+  // --- issue 17 part 8: the queue of Ember's own device (queue_choice.hpp; EMBER_VULKAN_QUEUE overrides).
+  QueuePreference queue_preference = QueuePreference::AsyncCompute;
+  int queue_family = -1;     // >= 0: this family, whatever its flags (it needs VK_QUEUE_COMPUTE_BIT)
+  uint32_t queue_index = 0;  // the queue of the family Ember uses (it creates queue_index + 1 queues)
 };
 
 // The error of a submit on a context without timeline semaphores.
@@ -127,6 +134,7 @@ class Context {
   VkDevice device() const { return device_; }
   VkQueue queue() const { return queue_; }
   uint32_t queue_family() const { return queue_family_; }
+  uint32_t queue_index() const { return queue_index_; }
   const DeviceInfo& info() const { return info_; }
   const VkPhysicalDeviceMemoryProperties& memory_properties() const { return memory_props_; }
   bool owns_device() const { return owns_device_; }
@@ -164,7 +172,24 @@ class Context {
   };
   Extension& extension(const std::string& key, const std::function<std::unique_ptr<Extension>()>& make);
 
+  // --- issue 17 part 8: device lost (simulated: device_lost.hpp). A VK_ERROR_DEVICE_LOST seen by check() or
+  // throw_result() marks the context lost; from then on ensure_alive() throws DeviceLost at once, and every path
+  // that would record, submit or wait calls it first: nothing touches the queue or a fence again. Destroying the
+  // context stays valid (it only destroys objects, which Vulkan allows on a lost device).
+  void check(VkResult r, const char* call) {
+    if (r != VK_SUCCESS) throw_result(r, call);
+  }
+  [[noreturn]] void throw_result(VkResult r, const char* call);
+  bool lost() const { return lost_.load(std::memory_order_acquire); }
+  void ensure_alive() const;
+  // Simulates a loss (device_lost.hpp): the submit or blocking wait after `after` more of them reports
+  // VK_ERROR_DEVICE_LOST. Also armed by EMBER_VULKAN_INJECT_DEVICE_LOST at creation.
+  void simulate_device_lost(uint32_t after);
+  // Submits / waits / queries Ember made after a simulated loss was reported (0 unless simulated).
+  uint64_t calls_after_simulated_loss() const;
+
  private:
+  void mark_lost(const char* call);
   void release() noexcept;
   void create_instance(const ContextOptions& options);
   void pick_physical_device(const ContextOptions& options);
@@ -200,6 +225,12 @@ class Context {
   std::unique_ptr<Stream> stream_;
   std::vector<std::pair<std::string, std::unique_ptr<Extension>>> extensions_;
   std::recursive_mutex mutex_;
+
+  // Device lost: set once; lost_call_ (the call that saw it) is written before lost_ and read after it.
+  std::atomic<bool> lost_{false};
+  mutable std::mutex lost_mutex_;
+  std::string lost_call_;
+  std::unique_ptr<LossInjection> injection_;
 
   std::function<void(const std::string&)> on_message_;
   std::atomic<std::size_t> validation_count_{0};

@@ -203,6 +203,7 @@ class PlanCache final : public Context::Extension {
 }  // namespace
 
 std::shared_ptr<FftPlan> fft_plan(Context& ctx, FftOp op, int64_t n, int64_t batch) {
+  ctx.ensure_alive();  // building a plan submits through VkFFT's own entry points: not on a lost device
   auto& cache = static_cast<PlanCache&>(
       ctx.extension("vkfft_plans", [&] { return std::make_unique<PlanCache>(ctx); }));
   return cache.get(op, n, batch);

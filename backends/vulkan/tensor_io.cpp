@@ -61,6 +61,7 @@ std::vector<T> host_values(const TensorData& data) {
 template <class T>
 VulkanTensor<T> empty(const std::shared_ptr<Context>& ctx, const Shape& shape) {
   check_elements(shape.num_elements(), "alloc");
+  ctx->ensure_alive();  // every new tensor of a lost device fails at once (device_lost.hpp)
   VulkanTensor<T> t{ctx, nullptr, shape};
   t.alloc = ctx->allocator().allocate(t.bytes(), MemoryUse::Tensor);
   return t;

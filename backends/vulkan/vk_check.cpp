@@ -28,6 +28,7 @@ const char* result_name(VkResult r) {
 void throw_result(VkResult r, const char* call) {
   std::string msg = std::string("vulkan: ") + call + " failed: " + result_name(r) + " (" + std::to_string(r) + ")";
   if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY) throw DeviceOutOfMemory(msg);
+  if (r == VK_ERROR_DEVICE_LOST) throw DeviceLost(msg);
   throw VulkanError(msg);
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // Vulkan results become ember errors (never aborts): VulkanError for API failures, DeviceOutOfMemory when the
-// device or host runs out of memory, so callers can tell the two apart. Both derive from the engine's DeviceError /
-// OutOfMemoryError (engine/tensor/error.hpp), which is all the C ABI needs to know of them.
+// device or host runs out of memory, DeviceLost for VK_ERROR_DEVICE_LOST, so callers can tell them apart. They
+// derive from the engine's DeviceError / OutOfMemoryError / DeviceLostError (engine/tensor/error.hpp), which is
+// all the C ABI needs to know of them. A context that sees a loss remembers it (Context::check, device_lost.hpp).
 #include <vulkan/vulkan.h>
 
 #include <string>
@@ -15,6 +16,9 @@ struct VulkanError : DeviceError {
 };
 struct DeviceOutOfMemory : OutOfMemoryError {
   using OutOfMemoryError::OutOfMemoryError;
+};
+struct DeviceLost : DeviceLostError {
+  using DeviceLostError::DeviceLostError;
 };
 
 namespace vk {

@@ -80,7 +80,9 @@ enum ember_status_code {
   EMBER_ERR_UNSUPPORTED = 9,      /* valid, but not available here (backend not compiled, rank too large, ...) */
   EMBER_ERR_INTERNAL = 10,        /* a bug in Ember: please report the message */
   EMBER_ERR_INVALID_HANDLE = 11,  /* a handle that was freed, or is not a handle of the expected type */
-  EMBER_ERR_BUFFER_TOO_SMALL = 12 /* a caller buffer smaller than the result (the needed size is reported) */
+  EMBER_ERR_BUFFER_TOO_SMALL = 12, /* a caller buffer smaller than the result (the needed size is reported) */
+  EMBER_ERR_DEVICE_LOST = 13       /* the GPU device was lost (VK_ERROR_DEVICE_LOST): every later call on it fails
+                                      with this at once; free its handles and create or adopt the device again */
 };
 
 /* The message of the last failed call on this thread ("" if none). Valid until the next failing call on this
@@ -712,7 +714,8 @@ EMBER_API ember_status ember_module_is_training(const ember_module* module, int3
 EMBER_API ember_status ember_module_set_requires_grad(ember_module* module, int32_t on);
 /* nn.Module.apply: calls visit(user, module, path) for every module of the tree, children before their parent,
  * the root last with path "". `module` is valid during the call only. A status other than EMBER_OK from visit
- * stops the walk and is returned. */
+ * stops the walk and is returned, with a message naming the module's path (and the visitor's own last error, if it
+ * left one); a value outside ember_status_code is returned as EMBER_ERR_INVALID_ARGUMENT. */
 typedef ember_status (*ember_module_visitor)(void* user, ember_module* module, const char* path);
 EMBER_API ember_status ember_module_apply(ember_module* module, ember_module_visitor visit, void* user);
 /* Sets the param (or buffer) at `path` to a copy of value's data (torch's state_dict()[path].copy_(value)): same
@@ -874,6 +877,94 @@ EMBER_API ember_status ember_vulkan_record_pending(const ember_device* device, u
  * integer division by zero (...)"). Each error is reported once; checks of work not yet complete wait for a later
  * poll. Never waits. */
 EMBER_API ember_status ember_vulkan_poll_errors(const ember_device* device);
+/* ================================================================ issue 11: the typed engine's remaining ops
+ * (c_api/README.md's table maps every typed engine feature to its C function). Each is differentiable for float
+ * tensors, as the typed op is, and validates its arguments as the typed op does. */
+/* torch.Tensor.expand(*sizes): x broadcast to `shape` (rank >= x's rank; new dims lead; -1 keeps x's size, not
+ * allowed for a new dim; a dim of size 1 repeats, any other must stay as it is). Any dtype. The gradient sums over
+ * the repeats. */
+EMBER_API ember_status ember_tensor_expand(const ember_tensor* x, const int64_t* shape, size_t rank,
+                                           ember_tensor** out);
+/* torch.flip(x, dims): the order along each listed dim reversed (negative from the end; each dim at most once).
+ * Any dtype. */
+EMBER_API ember_status ember_tensor_flip(const ember_tensor* x, const int64_t* dims, size_t n, ember_tensor** out);
+/* torch.Tensor.repeat(*times): x tiled times[i] times along dim i (times >= 0). n >= x's rank; when n is larger, x
+ * first gets leading dims of size 1, as in torch. Any dtype. */
+EMBER_API ember_status ember_tensor_repeat(const ember_tensor* x, const int64_t* times, size_t n, ember_tensor** out);
+/* torch.scatter_add(x, dim, index, src): a copy of x with each values[i] added at its index along dim (repeated
+ * indices accumulate). indices: an int tensor of x's rank, no larger than x in the other dims, every value in
+ * [0, x.shape[dim]); values: x's dtype and exactly indices' shape (torch also takes a larger src). Float or int x. */
+EMBER_API ember_status ember_tensor_scatter_add(const ember_tensor* x, int64_t dim, const ember_tensor* indices,
+                                                const ember_tensor* values, ember_tensor** out);
+/* torch.masked_fill(x, mask, value): x with `value` where the bool `mask` (broadcast to x's shape) is true. Int x
+ * takes a value representable as int64 (truncated toward 0); bool x takes value != 0. Any dtype. */
+EMBER_API ember_status ember_tensor_masked_fill(const ember_tensor* x, const ember_tensor* mask, double value,
+                                                ember_tensor** out);
+/* torch.var(x, dim, correction=, keepdim=): sum((x - mean)^2) / max(N - correction, 0) along dim (correction 1 is
+ * the unbiased estimate, torch's default; a rank-0 x takes dim 0 or -1). Float x. */
+EMBER_API ember_status ember_tensor_var(const ember_tensor* x, int64_t dim, int64_t correction, int32_t keepdim,
+                                        ember_tensor** out);
+/* F.adaptive_avg_pool2d(x, (out_h, out_w)): float x [N, C, H, W] with H, W > 0; out_h, out_w > 0. */
+EMBER_API ember_status ember_tensor_adaptive_avg_pool2d(const ember_tensor* x, int64_t out_h, int64_t out_w,
+                                                        ember_tensor** out);
+/* F.huber_loss(input, target, reduction, delta): 0.5 d^2 where |d| <= delta, else delta (|d| - 0.5 delta), with
+ * d = input - target (same shape, float); delta > 0. A scalar (rank 0), as ember_loss_mse. */
+EMBER_API ember_status ember_loss_huber(const ember_tensor* input, const ember_tensor* target, int32_t reduction,
+                                        double delta, ember_tensor** out);
+/* F.binary_cross_entropy_with_logits(logits, targets, reduction) in the stable form max(x, 0) - x t +
+ * log(1 + exp(-|x|)); logits and targets float, same shape. A scalar (rank 0). */
+EMBER_API ember_status ember_loss_bce_with_logits(const ember_tensor* logits, const ember_tensor* targets,
+                                                  int32_t reduction, ember_tensor** out);
+
+/* ==== Vulkan: failure, readback and queue choice (issue 17 part 8)
+ * Device lost. When the GPU is lost (a driver reset, a GPU hang, a removed GPU: VK_ERROR_DEVICE_LOST from a submit or
+ * a wait), the call that saw it fails with EMBER_ERR_DEVICE_LOST, and from then on so does every call that would use
+ * that device (ops, new tensors, reads, submits, waits, readback enqueues and polls), at once: Ember never touches
+ * the queue or waits on a fence of a lost device again. Freeing handles still works and never waits.
+ * Recovery: free every handle made on the device (tensors, modules, optimizers, grads, readback rings, the device
+ * handles); then create the device again (ember_device_create gives a new device of that index once the lost one
+ * was seen) or, for an adopted device, recreate the VkDevice the way the host does after a loss and adopt the new
+ * one; finally rebuild modules and load the records saved before (ember_module_load_record): training resumes from
+ * the last save. */
+/* Simulates a loss, to test a host's recovery path (what ID3D12Device5::RemoveDevice is to Direct3D 12): Ember's
+ * vkQueueSubmit or blocking fence wait after `after` more of them (0: the next one) reports VK_ERROR_DEVICE_LOST, as
+ * do all its submits and waits after that. Work submitted before still runs on the GPU (a real loss drops it); the
+ * last handle's release waits for it. Setting EMBER_VULKAN_INJECT_DEVICE_LOST=n arms every Vulkan device created or
+ * adopted afterwards the same way. Calling it again before the loss happened re-arms the count. */
+EMBER_API ember_status ember_vulkan_simulate_device_lost(const ember_device* device, uint32_t after);
+/* *lost = 1 once Ember saw VK_ERROR_DEVICE_LOST on `device` (every later use fails with EMBER_ERR_DEVICE_LOST), else 0.
+ * Never touches the device. */
+EMBER_API ember_status ember_vulkan_device_is_lost(const ember_device* device, int32_t* lost);
+/* The queue family and queue index Ember submits to on `device` (either may be NULL). For an adopted device, the
+ * desc's; for Ember's own, its choice: by default a compute-only ("async compute") family when the device has one,
+ * else a universal one; EMBER_VULKAN_QUEUE=async | universal | async-only | <family>[:<index>] overrides it for devices
+ * created afterwards (async-only fails on a device without a compute-only family). */
+EMBER_API ember_status ember_vulkan_queue_info(const ember_device* device, uint32_t* queue_family,
+                                               uint32_t* queue_index);
+
+/* An asynchronous readback ring for gameplay code: results in persistently mapped host-visible memory a frame or two
+ * after they were asked for, with no call that waits. `slots` slots of `slot_bytes` bytes each (slot_bytes >= 1,
+ * slots in 1..4096, slot_bytes * slots <= 4 GiB). The ring keeps its device alive. */
+typedef struct ember_vulkan_readback ember_vulkan_readback;
+EMBER_API ember_status ember_vulkan_readback_create(const ember_device* device, uint64_t slot_bytes, uint32_t slots,
+                                                    ember_vulkan_readback** out);
+/* Records a copy of the tensor's storage (as ember_vulkan_tensor_buffer describes it: f32 / int64 / bool as 32-bit
+ * words, row-major) into the next slot; it does not submit (the flush policy stays the caller's): the copy runs
+ * with Ember's next submit (ember_vulkan_submit, as a host calls each frame, or a flush of Ember's own) or, between
+ * ember_vulkan_record_begin and _end, inside the host's command buffer. *ticket (1, 2, ...) names the copy; ticket
+ * t stays readable until ticket t + slots is enqueued. The tensor must be on the ring's device and fit a slot
+ * (EMBER_ERR_INVALID_ARGUMENT otherwise). */
+EMBER_API ember_status ember_vulkan_readback_enqueue(ember_vulkan_readback* ring, const ember_tensor* tensor,
+                                                     uint64_t* ticket);
+/* Never blocks: *ready = 1 and the ticket's bytes copied into dst once the GPU has executed its copy (Ember's
+ * timeline semaphore reached the copy's submit; in host-record mode: the host reported the copy's frame safe with
+ * ember_vulkan_safe_frame); *ready = 0 and nothing written before that. *size (may be NULL)
+ * = the ticket's byte count; capacity below it is EMBER_ERR_BUFFER_TOO_SMALL (nothing written). A ticket never
+ * enqueued or already overwritten is EMBER_ERR_INVALID_ARGUMENT. */
+EMBER_API ember_status ember_vulkan_readback_poll(ember_vulkan_readback* ring, uint64_t ticket, void* dst,
+                                                  size_t capacity, size_t* size, int32_t* ready);
+/* Frees the ring without waiting: copies still in flight keep its memory until they have executed. NULL: no-op. */
+EMBER_API ember_status ember_vulkan_readback_free(ember_vulkan_readback* ring);
 
 /* ==== Vulkan: lower feature floor (issue 17 part 6)
  * Ember runs on Vulkan 1.1 devices (its shaders are SPIR-V 1.3) with no feature beyond a compute queue. Optional
@@ -883,7 +974,8 @@ EMBER_API ember_status ember_vulkan_poll_errors(const ember_device* device);
  *    [-2^31, 2^31) with EMBER_ERR_INVALID_ARGUMENT, reads widen to int64, and arithmetic wraps around at 32 bits
  *    (a sum or product beyond int32 wraps like a 32-bit device int; the CPU backend would wrap at 64 bits).
  *    Wrapped Int buffers (ember_vulkan_tensor_wrap_buffer, EMBER_DTYPE_I64) then hold int32 elements, and
- *    ember_vulkan_tensor_buffer's Int ranges are 4 bytes per element.
+ *    ember_vulkan_tensor_buffer's Int ranges and ember_vulkan_readback copies of Int tensors are 4 bytes per
+ *    element. Float-to-Int casts of values outside int32 give unspecified results there.
  *  - timelineSemaphore (adopt option timeline_semaphore; core in 1.2, VK_KHR_timeline_semaphore in 1.1): Ember
  *    submits on its own and signals its timeline. Without it Ember never submits: every path that would
  *    (ember_vulkan_submit, reading a tensor back, a full batch) fails with EMBER_ERR_UNSUPPORTED and the message

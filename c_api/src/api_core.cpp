@@ -28,7 +28,7 @@ const char* ember_status_name(ember_status s) {
       "EMBER_OK",           "EMBER_ERR_INVALID_ARGUMENT", "EMBER_ERR_NULL_HANDLE",  "EMBER_ERR_SHAPE",
       "EMBER_ERR_DTYPE",    "EMBER_ERR_INDEX",            "EMBER_ERR_OUT_OF_MEMORY", "EMBER_ERR_IO",
       "EMBER_ERR_RECORD",   "EMBER_ERR_UNSUPPORTED",      "EMBER_ERR_INTERNAL",     "EMBER_ERR_INVALID_HANDLE",
-      "EMBER_ERR_BUFFER_TOO_SMALL"};
+      "EMBER_ERR_BUFFER_TOO_SMALL", "EMBER_ERR_DEVICE_LOST"};
   if (s < 0 || s >= static_cast<ember_status>(sizeof names / sizeof names[0])) return "EMBER_ERR_UNKNOWN";
   return names[s];
 }

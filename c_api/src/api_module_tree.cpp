@@ -1,5 +1,6 @@
 // ember.h: module trees (containers, layer modules, caller params); module_tree.hpp has the semantics.
 #include <cstddef>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -132,19 +133,27 @@ ember_status ember_module_set_requires_grad(ember_module* module, int32_t on) {
 }
 
 ember_status ember_module_apply(ember_module* module, ember_module_visitor visit, void* user) {
-  ember_status result = EMBER_OK;
-  const ember_status s = guard(__func__, [&] {
+  return guard(__func__, [&] {
     const auto& m = use(module, "module");
     if (!visit) throw ArgumentError("visit is NULL");
     for (const auto& [path, node] : tree_modules(m)) {
       // A handle for the call only: the visitor may use it like any module handle, but not keep it.
       ember_module* h = make_handle<ember_module>(node);
-      result = visit(user, h, path.c_str());
+      ember_clear_error();  // so that a message found after the call is the visitor's own
+      const ember_status result = visit(user, h, path.c_str());
+      const std::string inner = ember_last_error();
       free_handle(h, __func__);
-      if (result != EMBER_OK) return;
+      if (result == EMBER_OK) continue;
+      // The visitor's status is returned, with a message like any failure's (a visitor that fails by itself sets
+      // none), keeping the message of the ember_* call it failed on, if any. A status that is no ember_status_code
+      // (the visitor's own numbers) would break ember.h's promise of one: it becomes INVALID_ARGUMENT.
+      const bool known = result >= EMBER_ERR_INVALID_ARGUMENT && result <= EMBER_ERR_BUFFER_TOO_SMALL;
+      throw StatusError(known ? result : EMBER_ERR_INVALID_ARGUMENT,
+                        fmt::format("the visitor returned {} at module '{}'{}",
+                                    known ? ember_status_name(result) : fmt::format("{}", result), path,
+                                    inner.empty() ? std::string() : "; its last error: " + inner));
     }
   });
-  return s != EMBER_OK ? s : result;
 }
 
 ember_status ember_module_state_set(ember_module* module, const char* path, const ember_tensor* value) {

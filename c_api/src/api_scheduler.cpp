@@ -91,7 +91,10 @@ double next_lr(const SchedulerState& s, double lr, double base) {
       constexpr double pi = std::numbers::pi;
       const double T = static_cast<double>(o.t_max), e = static_cast<double>(t);
       if (t == 0) return lr;
-      if ((t - 1 - o.t_max) % (2 * o.t_max) == 0) return lr + (base - o.eta_min) * (1 - std::cos(pi / T)) / 2;
+      // In 128 bits: 2 * t_max overflows int64 (undefined behaviour) for a t_max above 2^62, which torch accepts.
+      const __int128 period = 2 * static_cast<__int128>(o.t_max);
+      if ((static_cast<__int128>(t) - 1 - o.t_max) % period == 0)
+        return lr + (base - o.eta_min) * (1 - std::cos(pi / T)) / 2;
       return (1 + std::cos(pi * e / T)) / (1 + std::cos(pi * (e - 1) / T)) * (lr - o.eta_min) + o.eta_min;
     }
     case EMBER_SCHED_LINEAR: {

@@ -254,6 +254,77 @@ ember_status ember_vulkan_poll_errors(const ember_device* device) {
   });
 }
 
+// ---------------------------------------------------------------- issue 17 part 8: device lost, readback, queue
+ember_status ember_vulkan_simulate_device_lost(const ember_device* device, uint32_t after) {
+  return guard(__func__, [&] {
+    const VulkanInterop& vk = vulkan_interop();
+    vk.simulate_device_lost(vulkan_of(device), after);
+  });
+}
+
+ember_status ember_vulkan_device_is_lost(const ember_device* device, int32_t* lost) {
+  return guard(__func__, [&] {
+    const VulkanInterop& vk = vulkan_interop();
+    auto& l = out_value(lost, "lost");
+    l = vk.device_lost(vulkan_of(device)) ? 1 : 0;
+  });
+}
+
+ember_status ember_vulkan_queue_info(const ember_device* device, uint32_t* queue_family, uint32_t* queue_index) {
+  return guard(__func__, [&] {
+    const VulkanInterop& vk = vulkan_interop();
+    const VulkanQueueInfo q = vk.queue_info(vulkan_of(device));
+    if (queue_family) *queue_family = q.family;
+    if (queue_index) *queue_index = q.index;
+  });
+}
+
+ember_status ember_vulkan_readback_create(const ember_device* device, uint64_t slot_bytes, uint32_t slots,
+                                          ember_vulkan_readback** out) {
+  return guard(__func__, [&] {
+    auto& o = out_handle(out);
+    const VulkanInterop& vk = vulkan_interop();
+    const DynDevice& dev = vulkan_of(device);
+    constexpr uint32_t kMaxSlots = 4096;
+    constexpr uint64_t kMaxBytes = uint64_t{1} << 32;
+    if (slot_bytes == 0) throw ArgumentError("slot_bytes is 0");
+    if (slots == 0 || slots > kMaxSlots) throw ArgumentError(fmt::format("slots is {} (1..{})", slots, kMaxSlots));
+    if (slot_bytes > kMaxBytes / slots)
+      throw ArgumentError(fmt::format("{} slots of {} bytes exceed 4 GiB", slots, slot_bytes));
+    o = make_handle<ember_vulkan_readback>(vk.readback_create(dev, slot_bytes, slots));
+  });
+}
+
+ember_status ember_vulkan_readback_enqueue(ember_vulkan_readback* ring, const ember_tensor* tensor, uint64_t* ticket) {
+  return guard(__func__, [&] {
+    vulkan_interop();
+    auto& t = out_value(ticket, "ticket");
+    t = 0;
+    const auto& rb = use(ring, "ring");
+    const DynTensor& x = vulkan_tensor_of(tensor);
+    t = rb->enqueue(x);
+  });
+}
+
+ember_status ember_vulkan_readback_poll(ember_vulkan_readback* ring, uint64_t ticket, void* dst, size_t capacity,
+                                       size_t* size, int32_t* ready) {
+  return guard(__func__, [&] {
+    vulkan_interop();
+    auto& r = out_value(ready, "ready");
+    r = 0;
+    const auto& rb = use(ring, "ring");
+    const uint64_t n = rb->bytes(ticket);
+    if (size) *size = static_cast<size_t>(n);
+    if (capacity < n)
+      throw StatusError(EMBER_ERR_BUFFER_TOO_SMALL, fmt::format("buffer of {} bytes for ticket {}'s {} bytes",
+                                                                capacity, ticket, n));
+    if (!dst && n > 0) throw ArgumentError("dst is NULL");
+    r = rb->poll(ticket, dst) ? 1 : 0;
+  });
+}
+
+ember_status ember_vulkan_readback_free(ember_vulkan_readback* ring) { return free_handle(ring, __func__); }
+
 // ---------------------------------------------------------------- issue 17 part 6: lower feature floor
 // A static description (the floor is a property of Ember's shaders and code, not of any device); the interop is
 // still loaded first so that a build without the Vulkan backend answers UNSUPPORTED like every function here.

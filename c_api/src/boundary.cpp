@@ -55,6 +55,7 @@ const char* handle_type_name(HandleKind k) {
     case HandleKind::Record: return "ember_record";
     case HandleKind::LoadReport: return "ember_load_report";
     case HandleKind::Scheduler: return "ember_scheduler";
+    case HandleKind::VulkanReadback: return "ember_vulkan_readback";
   }
   return "handle";
 }
@@ -68,10 +69,13 @@ ember_status fail(const char* fn) noexcept {
     return set_message(e.status, fn, e.what());
   } catch (const UnsupportedError& e) {
     return set_message(EMBER_ERR_UNSUPPORTED, fn, e.what());
+  } catch (const DeviceLostError& e) {
+    // Before DeviceError: a lost device is not "unsupported" (no fallback helps; the host recreates the device).
+    return set_message(EMBER_ERR_DEVICE_LOST, fn, e.what());
   } catch (const OutOfMemoryError& e) {
     return set_message(EMBER_ERR_OUT_OF_MEMORY, fn, e.what());
   } catch (const DeviceError& e) {
-    // The device cannot do it (a lost device, a missing feature, an op the backend does not have yet): the host
+    // The device cannot do it (a missing feature, an op the backend does not have yet): the host
     // can fall back to another backend, which is what UNSUPPORTED tells it. Backends (plugins included) raise the
     // engine's error types only (engine/tensor/error.hpp), so no backend header is needed here.
     return set_message(EMBER_ERR_UNSUPPORTED, fn, e.what());

@@ -26,6 +26,7 @@ struct ember_optimizer {};
 struct ember_record {};
 struct ember_load_report {};
 struct ember_scheduler {};
+struct ember_vulkan_readback {};
 
 namespace ember::capi {
 
@@ -49,9 +50,13 @@ ember_status guard(const char* fn, F&& body) noexcept {
 }
 
 // ---------------------------------------------------------------- handle registry
-enum class HandleKind : uint8_t { Device = 1, Tensor, Grads, Module, Optimizer, Record, LoadReport, Scheduler };
+enum class HandleKind : uint8_t {
+  Device = 1, Tensor, Grads, Module, Optimizer, Record, LoadReport, Scheduler,
+  VulkanReadback,  // issue 17 part 8
+};
 
 struct SchedulerState;  // api_scheduler.cpp
+class VulkanReadback;   // runtime/vulkan_interop.hpp
 
 template <class H> struct HandleTraits;
 template <> struct HandleTraits<ember_device> { using Value = DynDevice; static constexpr HandleKind kind = HandleKind::Device; };
@@ -73,6 +78,10 @@ template <> struct HandleTraits<ember_load_report> {
 template <> struct HandleTraits<ember_scheduler> {
   using Value = std::shared_ptr<SchedulerState>;
   static constexpr HandleKind kind = HandleKind::Scheduler;
+};
+template <> struct HandleTraits<ember_vulkan_readback> {
+  using Value = std::shared_ptr<VulkanReadback>;
+  static constexpr HandleKind kind = HandleKind::VulkanReadback;
 };
 template <class H> constexpr HandleKind kind_of() { return HandleTraits<H>::kind; }
 

@@ -43,6 +43,14 @@ class DeviceError : public Error {
   using Error::Error;
 };
 
+// The device was lost (Vulkan's VK_ERROR_DEVICE_LOST: a driver reset, a GPU hang, a removed GPU). Nothing more runs
+// on it: every later use of the same device raises this too, at once, until the host frees what it made on it and
+// creates (or adopts) the device again.
+class DeviceLostError : public DeviceError {
+ public:
+  using DeviceError::DeviceError;
+};
+
 // A device backend ran out of device or host memory (or a tensor exceeds what the device can address).
 class OutOfMemoryError : public DeviceError {
  public:

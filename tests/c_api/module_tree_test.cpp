@@ -349,6 +349,29 @@ TEST(CApiModuleTree, ApplyVisitsChildrenBeforeParentsAndStopsOnAnError) {
   EXPECT_EQ(stop.paths.size(), 2u);
 }
 
+// A visitor that fails by itself sets no message: ember_module_apply returned its status with an empty (or a
+// stale) ember_last_error(), breaking ember.h's rule that every failure names the function (found by the fuzzer).
+// A visitor's own number outside ember_status_code came back as is.
+TEST(CApiFuzzFound, ApplyNamesTheFailingVisitAndKeepsStatusesInRange) {
+  Model m;
+  auto fail_with = [](void* user, ember_module*, const char*) -> ember_status {
+    return *static_cast<ember_status*>(user);
+  };
+  ember_status code = EMBER_ERR_SHAPE;
+  EMBER_EXPECT_ERR(ember_module_apply(m.root.get(), fail_with, &code), EMBER_ERR_SHAPE,
+                   "ember_module_apply: the visitor returned EMBER_ERR_SHAPE at module 'fc'");
+  code = 1234;
+  EMBER_EXPECT_ERR(ember_module_apply(m.root.get(), fail_with, &code), EMBER_ERR_INVALID_ARGUMENT,
+                   "the visitor returned 1234");
+  // A visitor failing on an ember_* call and passing its status on: that call's message is kept.
+  auto bad_call = [](void*, ember_module*, const char*) -> ember_status {
+    ember_tensor* out = nullptr;
+    return ember_tensor_add(nullptr, nullptr, &out);
+  };
+  EMBER_EXPECT_ERR(ember_module_apply(m.root.get(), bad_call, nullptr), EMBER_ERR_NULL_HANDLE,
+                   "its last error: ember_tensor_add: ");
+}
+
 // Two trees built the same way: {scale, conv: Conv2d(1, 2, 3), head: {fc: Linear(8, 3)}}.
 Module build_tree(uint64_t seed, Tensor& scale) {
   EXPECT_EQ(ember_seed(seed), EMBER_OK);

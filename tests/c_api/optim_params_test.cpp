@@ -1,6 +1,7 @@
 // Optimizers over param lists through the C ABI: hand-computed SGD / Adam steps, param groups, lr_mult / wd_mult /
 // grad_req, validation messages, state records, clipping, and schedulers against torch 1.13's values (issue 11).
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -376,6 +377,14 @@ TEST(CApiScheduler, LrsMatchTorch) {
   expect_lrs(run(lin), {0.025, 0.043750000000000004, 0.06250000000000001, 0.08125000000000002, 0.10000000000000002,
                         0.10000000000000002, 0.10000000000000002, 0.10000000000000002, 0.10000000000000002,
                         0.10000000000000002, 0.10000000000000002});
+}
+
+// CosineAnnealingLR's period 2 * t_max overflowed int64 (undefined behaviour, which UBSan reports in the fuzz build)
+// for a t_max above 2^62, which torch accepts; it is computed in 128 bits now. Such a schedule keeps the lr.
+TEST(CApiFuzzFound, CosineSchedulerWithHugeTMax) {
+  auto cos = sched(EMBER_SCHED_COSINE);
+  cos.t_max = std::numeric_limits<int64_t>::max();
+  for (double lr : run(cos)) EXPECT_NEAR(lr, 0.1, 1e-15);
 }
 
 TEST(CApiScheduler, InvalidOptionsAreErrors) {

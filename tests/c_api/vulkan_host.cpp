@@ -1,5 +1,7 @@
 #include "tests/c_api/vulkan_host.hpp"
 
+#include <algorithm>
+
 namespace ember::capi_test {
 namespace {
 
@@ -97,6 +99,7 @@ void VulkanHost::create() {
       if ((families[i].queueFlags & req.queue_flags) == req.queue_flags) {
         physical_ = d;
         queue_family_ = i;
+        family_queue_count_ = families[i].queueCount;
         storage_alignment_ = props.limits.minStorageBufferOffsetAlignment;
       }
     }
@@ -112,11 +115,12 @@ void VulkanHost::create() {
   VkPhysicalDeviceFeatures2 want{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   if (vulkan12) want.pNext = &want12;
   want.features.shaderInt64 = req.shader_int64 ? VK_TRUE : VK_FALSE;
-  const float priority = 1.0f;
+  queues_ = std::max(1u, std::min(queues_, family_queue_count_));
+  const std::vector<float> priorities(queues_, 1.0f);
   VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
   qci.queueFamilyIndex = queue_family_;
-  qci.queueCount = 1;
-  qci.pQueuePriorities = &priority;
+  qci.queueCount = queues_;
+  qci.pQueuePriorities = priorities.data();
   VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
   dci.pNext = &want;
   dci.queueCreateInfoCount = 1;

@@ -36,9 +36,13 @@ struct HostFeatures {
 
 class VulkanHost {
  public:
-  // Empty when no suitable device exists (why() says why): tests skip then.
-  VulkanHost() { create(); }
-  explicit VulkanHost(const HostFeatures& features) : features_(features) { create(); }
+  // Empty when no suitable device exists (why() says why): tests skip then. `queues`: how many queues of the
+  // family the device is created with (at most what the family has: family_queue_count()).
+  explicit VulkanHost(uint32_t queues = 1) : queues_(queues) { create(); }
+  // A device with the given features (HostFeatures: issue 17's lower floor).
+  explicit VulkanHost(const HostFeatures& features, uint32_t queues = 1) : features_(features), queues_(queues) {
+    create();
+  }
   ~VulkanHost() { destroy(); }
   VulkanHost(const VulkanHost&) = delete;
   VulkanHost& operator=(const VulkanHost&) = delete;
@@ -48,14 +52,14 @@ class VulkanHost {
   bool validation() const { return validation_; }
 
   // The desc Ember adopts; queue locking goes through this object's mutex, which the host holds for its own use.
-  ember_vulkan_device_desc desc() {
+  ember_vulkan_device_desc desc(uint32_t queue_index = 0) {
     ember_vulkan_device_desc d{};
     d.struct_size = sizeof d;
     d.instance = instance_;
     d.physical_device = physical_;
     d.device = device_;
     d.queue_family = queue_family_;
-    d.queue_index = 0;
+    d.queue_index = queue_index;
     d.get_instance_proc_addr = reinterpret_cast<void*>(&vkGetInstanceProcAddr);
     d.lock_queue = [](void* self) { static_cast<VulkanHost*>(self)->queue_mutex_.lock(); ++static_cast<VulkanHost*>(self)->locks_; };
     d.unlock_queue = [](void* self) { static_cast<VulkanHost*>(self)->queue_mutex_.unlock(); };
@@ -63,6 +67,8 @@ class VulkanHost {
     return d;
   }
   int locks() const { return locks_; }
+  uint32_t family_queue_count() const { return family_queue_count_; }
+  uint32_t queues() const { return queues_; }  // created on the device
   VkDeviceSize storage_alignment() const { return storage_alignment_; }
 
   HostBuffer make_buffer(VkDeviceSize size);
@@ -109,6 +115,8 @@ class VulkanHost {
   VkDevice device_ = VK_NULL_HANDLE;
   VkQueue queue_ = VK_NULL_HANDLE;
   uint32_t queue_family_ = 0;
+  uint32_t family_queue_count_ = 0;
+  uint32_t queues_ = 1;
   VkDeviceSize storage_alignment_ = 1;
   VkCommandPool pool_ = VK_NULL_HANDLE;
   std::mutex queue_mutex_;

@@ -3,6 +3,7 @@
 // max_dispatches_per_submit = 0, device-side checks read later through ember_vulkan_poll_errors). The device is the
 // host's (VulkanHost: validation with synchronization validation; any message fails the test). Models are the C
 // ABI's Sequential (an MLP and an Embedding model), their weights copied from the CPU model they are checked against.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -184,9 +185,19 @@ TEST(VulkanHostRecord, ForwardReturnsWhileTheHostsSemaphoreIsPending) {
 
     VkCommandBuffer cb2 = host.begin_frame();
     EMBER_ASSERT_OK(ember_vulkan_record_begin(dev.get(), cb2, host.queue_family(), 2));
-    const auto t0 = std::chrono::steady_clock::now();
-    Tensor y2 = forward(m.gpu.get(), input(dev.get(), embedding).get());
-    const double ms = ms_since(t0);
+    // Five forwards into frame 2, timed one by one: a forward that blocked would take the gate's 1.5 s. The bar is
+    // the median (5 ms, the issue's), so that one slice of a loaded 2-core CI machine cannot fail it; every
+    // forward must still be far from a wait (< 500 ms).
+    std::vector<double> times;
+    Tensor y2;
+    for (int i = 0; i < 5; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      y2 = forward(m.gpu.get(), input(dev.get(), embedding).get());
+      times.push_back(ms_since(t0));
+    }
+    const double worst_ms = *std::max_element(times.begin(), times.end());
+    std::nth_element(times.begin(), times.begin() + 2, times.end());
+    const double ms = times[2];
     const bool still_pending = std::chrono::steady_clock::now() < opened_at;
     const Output out2 = output_of(y2.get());
     EMBER_ASSERT_OK(ember_vulkan_record_end(dev.get()));
@@ -194,9 +205,10 @@ TEST(VulkanHostRecord, ForwardReturnsWhileTheHostsSemaphoreIsPending) {
     VkFence f2 = host.submit_frame(cb2);
     EXPECT_TRUE(still_pending);
     EXPECT_LT(ms, 5.0) << "forward blocked while frame 1 waited for the host's semaphore";
+    EXPECT_LT(worst_ms, 500.0) << "a forward waited for the host's semaphore";
     EXPECT_EQ(host.locks(), locks);
-    std::printf("[figure] %s: record-mode forward with a frame pending on a 1.5 s semaphore: %.3f ms\n",
-                embedding ? "embedding" : "mlp", ms);
+    std::printf("[figure] %s: record-mode forward with a frame pending on a 1.5 s semaphore: median %.3f ms, "
+                "slowest %.3f ms\n", embedding ? "embedding" : "mlp", ms, worst_ms);
 
     opener.join();  // the gate opens before the host waits (see CallersFlushPolicyNeverBlocksForward)
     host.finish_frame(f1, cb1);
@@ -234,21 +246,28 @@ TEST(VulkanHostRecord, CallersFlushPolicyNeverBlocksForward) {
     });
     std::vector<Tensor> ys;
     uint64_t value = 0;
-    double worst = 0;
+    std::vector<double> times;
     int forward_locks = 0;
     for (int round = 0; round < 6; ++round) {
       const int locks = host.locks();
       const auto t0 = std::chrono::steady_clock::now();
       ys.push_back(forward(m.gpu.get(), input(dev.get(), embedding).get()));
-      worst = std::max(worst, ms_since(t0));
+      times.push_back(ms_since(t0));
       forward_locks += host.locks() - locks;
       EMBER_ASSERT_OK(ember_vulkan_submit(dev.get(), &value));
     }
     EXPECT_TRUE(std::chrono::steady_clock::now() < opened_at) << "the rounds waited for the host's semaphore";
-    EXPECT_LT(worst, 5.0);
+    // Median against the 5 ms (robust to one descheduled slice on a loaded CI machine); each round far
+    // from the gate's 1.5 s.
+    const double worst = *std::max_element(times.begin(), times.end());
+    std::sort(times.begin(), times.end());
+    const double median = (times[2] + times[3]) / 2;
+    EXPECT_LT(median, 5.0);
+    EXPECT_LT(worst, 500.0) << "a forward waited for the host's semaphore";
     EXPECT_EQ(forward_locks, 0) << "Ember submitted during a forward";
-    std::printf("[figure] %s: forward with 6 submits pending on a 1.5 s semaphore: slowest %.3f ms, %d queue locks\n",
-                embedding ? "embedding" : "mlp", worst, forward_locks);
+    std::printf("[figure] %s: forward with 6 submits pending on a 1.5 s semaphore: median %.3f ms, slowest %.3f ms, "
+                "%d queue locks\n",
+                embedding ? "embedding" : "mlp", median, worst, forward_locks);
     // The gate opens before anything waits on the host (a host-side signal racing a fence wait of another thread
     // trips the validation layer's timeline tracking).
     opener.join();

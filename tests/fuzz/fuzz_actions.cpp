@@ -14,7 +14,7 @@ namespace {
 constexpr int32_t kDtypes = 8, kBackends = 3, kUnary = 27, kBinary = 9, kScalarOps = 10, kCompare = 6,
                   kPredicates = 2, kLogic = 3, kReduce = 5, kDists = 3, kReductions = 2, kLayerKinds = 21,
                   kModes = 2, kLoadModes = 2, kOptimKinds = 3, kRecorders = 3, kPrecisions = 4, kInplaceOps = 6,
-                  kFftOps = 4, kFftNorms = 3;
+                  kFftOps = 4, kFftNorms = 3, kSchedulerKinds = 5;
 
 // A tensor from caller bytes: a buffer of exactly data_bytes (any overread is an ASan report), sized right for the
 // shape most of the time.
@@ -640,6 +640,143 @@ void vulkan(Ctx& c) {
   }
 }
 
+// ---------------------------------------------------------------- schedulers (issue 11)
+// A scheduler of any kind over a picked optimizer: ember_scheduler_options_init's defaults (an invalid kind must be
+// refused there), then sometimes every field fuzzed, milestones included (a NULL array with a count, hostile epochs).
+void scheduler_create(Ctx& c) {
+  Padded<ember_scheduler_options> o;
+  const int32_t kind = c.choice(kSchedulerKinds);
+  if (CALL(ember_scheduler_options_init, c.flag() ? &o.value : nullptr, kind) != EMBER_OK)
+    Ctx::check("ember_scheduler_options_init",
+               ember_scheduler_options_init(&o.value, c.in.ConsumeIntegralInRange<int32_t>(0, kSchedulerKinds - 1)));
+  std::vector<int64_t> milestones(c.in.ConsumeIntegralInRange<std::size_t>(0, 4));
+  for (auto& m : milestones) m = c.flag() ? c.size() : c.dim();
+  if (c.flag()) {
+    o.value.kind = c.choice(kSchedulerKinds);
+    o.value.step_size = c.size();
+    o.value.gamma = c.real();
+    o.value.t_max = c.size();
+    o.value.eta_min = c.real();
+    o.value.start_factor = c.real();
+    o.value.end_factor = c.real();
+    o.value.total_iters = c.size();
+  }
+  // The array is read at creation only; a NULL array with a nonzero count must be refused.
+  o.value.milestones = milestones.empty() || c.in.ConsumeIntegralInRange<int>(0, 7) == 0 ? nullptr : milestones.data();
+  o.value.n_milestones = milestones.size();
+  o.value.struct_size = c.struct_size(sizeof o.value);
+  ember_optimizer* opt = c.optimizer();
+  MAKE(ember_scheduler_create, opt, c.flag() ? &o.value : nullptr);
+}
+
+void scheduler_use(Ctx& c) {
+  ember_scheduler* s = c.scheduler();
+  switch (c.in.ConsumeIntegralInRange<int>(0, 2)) {
+    case 0: {  // a few epochs at once: the formulas' later branches (past t_max, milestones, total_iters)
+      for (int i = c.in.ConsumeIntegralInRange<int>(1, 8); i > 0; --i)
+        if (CALL(ember_scheduler_step, s) != EMBER_OK) break;
+      break;
+    }
+    case 1: {
+      double lr = 0;
+      CALL(ember_scheduler_get_lr, s, static_cast<size_t>(c.size()), c.flag() ? &lr : nullptr);
+      break;
+    }
+    default: {
+      int64_t epoch = 0;
+      CALL(ember_scheduler_epoch, s, c.flag() ? &epoch : nullptr);
+    }
+  }
+}
+
+// ---------------------------------------------------------------- indexing and Vulkan timeline (issue 11 / 17)
+void vulkan_timeline(Ctx& c) {
+  // As vulkan(): without the backend each must refuse cleanly, whatever the device handle and values.
+  ember_device* d = c.device();
+  switch (c.in.ConsumeIntegralInRange<int>(0, 3)) {
+    case 0: {
+      uint64_t sem = 0;
+      CALL(ember_vulkan_timeline_semaphore, d, c.flag() ? &sem : nullptr);
+      break;
+    }
+    case 1: CALL(ember_vulkan_wait_semaphore, d, c.in.ConsumeIntegral<uint64_t>(), c.in.ConsumeIntegral<uint64_t>()); break;
+    case 2: CALL(ember_vulkan_host_wait, d, c.in.ConsumeIntegral<uint64_t>()); break;
+    default: {
+      std::vector<uint8_t> buffer(c.capacity());
+      size_t size = 0;
+      CALL(ember_vulkan_pipeline_cache_data, d, buffer.empty() ? nullptr : buffer.data(), buffer.size(),
+           c.flag() ? &size : nullptr);
+    }
+  }
+}
+
+// ---------------------------------------------------------------- the typed engine's remaining ops (issue 11)
+// expand / flip / repeat take an int64 array: a fuzzed shape (hostile sizes, -1), dims or counts.
+void int_list_op(Ctx& c) {
+  ember_tensor* x = c.tensor();
+  std::vector<int64_t> v = c.shape();
+  if (!v.empty() && c.flag()) v[c.in.ConsumeIntegralInRange<std::size_t>(0, v.size() - 1)] = c.dim();
+  const int64_t* p = v.empty() || c.in.ConsumeIntegralInRange<int>(0, 15) == 0 ? nullptr : v.data();
+  switch (c.in.ConsumeIntegralInRange<int>(0, 2)) {
+    case 0: MAKE(ember_tensor_expand, x, p, v.size()); break;
+    case 1: MAKE(ember_tensor_flip, x, p, v.size()); break;
+    default: MAKE(ember_tensor_repeat, x, p, v.size());
+  }
+}
+
+void engine_ops(Ctx& c) {
+  switch (c.in.ConsumeIntegralInRange<int>(0, 5)) {
+    case 0: MAKE(ember_tensor_scatter_add, c.tensor(), c.dim(), c.tensor(), c.tensor()); break;
+    case 1: MAKE(ember_tensor_masked_fill, c.tensor(), c.tensor(), c.real()); break;
+    case 2: {
+      ember_tensor* x = c.tensor();
+      const int64_t dim = c.dim();
+      const int64_t correction = c.flag() ? c.dim() : c.size();
+      MAKE(ember_tensor_var, x, dim, correction, c.choice(2));
+      break;
+    }
+    case 3: MAKE(ember_tensor_adaptive_avg_pool2d, c.tensor(), c.size(), c.size()); break;
+    case 4: MAKE(ember_loss_huber, c.tensor(), c.tensor(), c.choice(kReductions), c.real()); break;
+    default: MAKE(ember_loss_bce_with_logits, c.tensor(), c.tensor(), c.choice(kReductions));
+  }
+}
+
+// Issue 17's Vulkan embedding functions: without the backend (the fuzz build has none) each must refuse cleanly.
+// The command buffer is never dereferenced on that path; a fake non-NULL one checks that.
+void vulkan_embedding(Ctx& c) {
+  ember_device* d = c.device();
+  switch (c.in.ConsumeIntegralInRange<int>(0, 6)) {
+    case 0: {
+      Padded<ember_vulkan_adopt_options> o;
+      CALL(ember_vulkan_adopt_options_init, c.flag() ? &o.value : nullptr);
+      break;
+    }
+    case 1: {
+      Padded<ember_vulkan_device_desc> desc;
+      desc.value.struct_size = c.struct_size(sizeof desc.value);
+      Padded<ember_vulkan_adopt_options> o;
+      if (c.flag()) Ctx::check("ember_vulkan_adopt_options_init", ember_vulkan_adopt_options_init(&o.value));
+      o.value.struct_size = c.struct_size(sizeof o.value);
+      const ember_vulkan_device_desc* dp = c.flag() ? &desc.value : nullptr;
+      MAKE(ember_vulkan_device_adopt_ex, dp, c.flag() ? &o.value : nullptr);
+      break;
+    }
+    case 2: {
+      void* cmd = c.flag() ? nullptr : reinterpret_cast<void*>(uintptr_t{0x1000});
+      CALL(ember_vulkan_record_begin, d, cmd, c.in.ConsumeIntegral<uint32_t>(), c.in.ConsumeIntegral<uint64_t>());
+      break;
+    }
+    case 3: CALL(ember_vulkan_record_end, d); break;
+    case 4: CALL(ember_vulkan_safe_frame, d, c.in.ConsumeIntegral<uint64_t>()); break;
+    case 5: {
+      uint64_t frames = 0, resources = 0;
+      CALL(ember_vulkan_record_pending, d, c.flag() ? &frames : nullptr, c.flag() ? &resources : nullptr);
+      break;
+    }
+    default: CALL(ember_vulkan_poll_errors, d);
+  }
+}
+
 template <Kind K>
 void free_slot(Ctx& c) {
   c.free_one(K);
@@ -740,6 +877,15 @@ const Action kActions[] = {
   {"module_layer", module_layer},
   {"module_tree", module_tree},
   {"optimizer_params", optimizer_params},
+  // issue 11: schedulers; select; the Vulkan timeline functions (appended, as above)
+  {"scheduler_create", scheduler_create},
+  {"scheduler_use", scheduler_use},
+  {"scheduler_free", free_slot<kScheduler>},
+  {"tensor_select", [](Ctx& c) { MAKE(ember_tensor_select, c.tensor(), c.dim(), c.flag() ? c.size() : c.dim()); }},
+  {"vulkan_timeline", vulkan_timeline},
+  {"tensor_int_list_op", int_list_op},
+  {"engine_ops", engine_ops},
+  {"vulkan_embedding", vulkan_embedding},
 };
 // clang-format on
 const std::size_t kActionCount = sizeof kActions / sizeof kActions[0];

@@ -20,6 +20,7 @@ ember_status free_of(Kind k, void* h) {
     case kOptimizer: return ember_optimizer_free(static_cast<ember_optimizer*>(h));
     case kRecord: return ember_record_free(static_cast<ember_record*>(h));
     case kLoadReport: return ember_load_report_free(static_cast<ember_load_report*>(h));
+    case kScheduler: return ember_scheduler_free(static_cast<ember_scheduler*>(h));
     case kKinds: break;
   }
   return EMBER_ERR_INTERNAL;
@@ -28,7 +29,7 @@ const char* free_name(Kind k) {
   static constexpr const char* kNames[kKinds] = {"ember_device_free",    "ember_tensor_free",
                                                  "ember_grads_free",     "ember_module_free",
                                                  "ember_optimizer_free", "ember_record_free",
-                                                 "ember_load_report_free"};
+                                                 "ember_load_report_free", "ember_scheduler_free"};
   return kNames[k];
 }
 
@@ -45,7 +46,7 @@ alignas(16) char g_not_a_handle[64];
 
 void Ctx::check(const char* name, ember_status s) {
   if (s == EMBER_OK) return;
-  if (s < EMBER_ERR_INVALID_ARGUMENT || s > EMBER_ERR_BUFFER_TOO_SMALL)
+  if (s < EMBER_ERR_INVALID_ARGUMENT || s > EMBER_ERR_DEVICE_LOST)
     violation(name, "returned a status outside ember_status_code: " + std::to_string(s));
   // "On failure a message naming the function and the problem is stored": "<name>: <what>".
   const char* m = ember_last_error();

@@ -21,7 +21,7 @@
 namespace ember_fuzz {
 
 // The handle types, in the order of the pool's rows.
-enum Kind : int { kDevice, kTensor, kGrads, kModule, kOptimizer, kRecord, kLoadReport, kKinds };
+enum Kind : int { kDevice, kTensor, kGrads, kModule, kOptimizer, kRecord, kLoadReport, kScheduler, kKinds };
 
 template <class H> constexpr Kind kind_of();
 template <> constexpr Kind kind_of<ember_device>() { return kDevice; }
@@ -31,6 +31,7 @@ template <> constexpr Kind kind_of<ember_module>() { return kModule; }
 template <> constexpr Kind kind_of<ember_optimizer>() { return kOptimizer; }
 template <> constexpr Kind kind_of<ember_record>() { return kRecord; }
 template <> constexpr Kind kind_of<ember_load_report>() { return kLoadReport; }
+template <> constexpr Kind kind_of<ember_scheduler>() { return kScheduler; }
 
 // The last parameter type of an ember_* function: the H** of a creating call.
 template <class F> struct LastParam;
@@ -76,6 +77,7 @@ class Ctx {
   ember_grads* grads() { return pick<ember_grads>(); }
   ember_record* record() { return pick<ember_record>(); }
   ember_load_report* report() { return pick<ember_load_report>(); }
+  ember_scheduler* scheduler() { return pick<ember_scheduler>(); }
   // n tensors (n from the input, 0..4) in a heap array of exactly n (ASan sees any read past it).
   std::vector<ember_tensor*> tensors();
 

@@ -250,6 +250,14 @@ _SIGNATURES = {
     "ember_vulkan_safe_frame": (I32, [H, U64]),
     "ember_vulkan_record_pending": (I32, [H, POINTER(U64), POINTER(U64)]),
     "ember_vulkan_poll_errors": (I32, [H]),
+    # Vulkan: device lost, readback ring, queue choice (issue 17 part 8)
+    "ember_vulkan_simulate_device_lost": (I32, [H, c_uint32]),
+    "ember_vulkan_device_is_lost": (I32, [H, PI32]),
+    "ember_vulkan_queue_info": (I32, [H, POINTER(c_uint32), POINTER(c_uint32)]),
+    "ember_vulkan_readback_create": (I32, [H, U64, c_uint32, OUT]),
+    "ember_vulkan_readback_enqueue": (I32, [H, H, POINTER(U64)]),
+    "ember_vulkan_readback_poll": (I32, [H, U64, c_void_p, SZ, PSZ, PI32]),
+    "ember_vulkan_readback_free": (I32, [H]),
     # autograd core (issue 11): .grad, backward_ex (retain_graph), autograd.grad, in-place updates
     "ember_backward_options_init": (I32, [POINTER(BackwardOptions)]),
     "ember_tensor_backward_ex": (I32, [H, H, POINTER(BackwardOptions), OUT]),
@@ -295,6 +303,16 @@ _SIGNATURES = {
     "ember_scheduler_free": (I32, [H]),
     # small-op overhead (issue 11): x[i] in one call
     "ember_tensor_select": (I32, [H, I64, I64, OUT]),
+    # the typed engine's remaining ops (issue 11)
+    "ember_tensor_expand": (I32, [H, PI64, SZ, OUT]),
+    "ember_tensor_flip": (I32, [H, PI64, SZ, OUT]),
+    "ember_tensor_repeat": (I32, [H, PI64, SZ, OUT]),
+    "ember_tensor_scatter_add": (I32, [H, I64, H, H, OUT]),
+    "ember_tensor_masked_fill": (I32, [H, H, F64, OUT]),
+    "ember_tensor_var": (I32, [H, I64, I64, I32, OUT]),
+    "ember_tensor_adaptive_avg_pool2d": (I32, [H, I64, I64, OUT]),
+    "ember_loss_huber": (I32, [H, H, I32, F64, OUT]),
+    "ember_loss_bce_with_logits": (I32, [H, H, I32, OUT]),
     # Vulkan: lower feature floor (issue 17 part 6)
     "ember_vulkan_requirements_query2": (I32, [c_void_p]),
     "ember_vulkan_feature_describe": (I32, [c_uint32, POINTER(c_char_p), POINTER(c_char_p)]),

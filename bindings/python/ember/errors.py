@@ -71,8 +71,16 @@ class BufferTooSmallError(EmberError):
     status, status_name = 12, "EMBER_ERR_BUFFER_TOO_SMALL"
 
 
+class DeviceLostError(EmberError):
+    """The GPU device was lost (VK_ERROR_DEVICE_LOST): every later call on it raises this at once. Free what was
+    made on it, create the device again and reload saved records."""
+
+    status, status_name = 13, "EMBER_ERR_DEVICE_LOST"
+
+
 BY_STATUS = {cls.status: cls for cls in (
     InvalidArgumentError, NullHandleError, ShapeError, DTypeError, IndexOutOfRangeError, OutOfMemoryError,
-    EmberIOError, RecordError, UnsupportedError, InternalError, InvalidHandleError, BufferTooSmallError)}
+    EmberIOError, RecordError, UnsupportedError, InternalError, InvalidHandleError, BufferTooSmallError,
+    DeviceLostError)}
 
 __all__ = ["EmberError"] + sorted(cls.__name__ for cls in BY_STATUS.values())

@@ -11,6 +11,7 @@ from ._numpy import numpy
 from ._tensor_autograd import AutogradMixin
 from ._tensor_base import TensorBase
 from ._tensor_cast import CastMixin
+from ._tensor_engine_ops import EngineOpsMixin
 from ._tensor_index import IndexMixin
 from ._tensor_inplace import InplaceMixin
 from ._tensor_layout import LayoutMixin
@@ -48,7 +49,8 @@ def _format(v):
     return repr(float("%.6g" % v))
 
 
-class Tensor(IndexMixin, InplaceMixin, MathMixin, ReductionMixin, LayoutMixin, CastMixin, AutogradMixin, TensorBase):
+class Tensor(IndexMixin, InplaceMixin, MathMixin, ReductionMixin, LayoutMixin, CastMixin, AutogradMixin, EngineOpsMixin,
+             TensorBase):
     """An n-dimensional array on a device, optionally recording operations for backward.
 
     Its methods come from one mixin per concern (_tensor_math, _tensor_reductions, _tensor_layout, _tensor_cast,

@@ -171,5 +171,27 @@ class ErrorMappingTest(unittest.TestCase):
         self.assertIs(type(e), ember.EmberError)
 
 
+    @unittest.skipUnless(ember.backends().get("vulkan", {}).get("usable"), "no usable Vulkan device")
+    def test_a_lost_device_raises_device_lost_and_a_new_one_works(self):
+        # Issue 17 part 8: a simulated VK_ERROR_DEVICE_LOST surfaces as DeviceLostError; later uses of the lost
+        # device fail the same way; a tensor made afterwards on "vulkan" gets a new, working device.
+        x = ember.tensor([1.0, 2.0, 3.0], device="vulkan")
+        dev = ctypes.c_void_p()
+        _lib.check(_lib.tensor_device(x._h, ctypes.byref(dev)))
+        try:
+            _lib.check(_lib.vulkan_simulate_device_lost(dev, 0))
+        finally:
+            _lib.device_free(dev)
+        with self.assertRaises(ember.DeviceLostError) as cm:
+            (x * 2).tolist()
+        self.assertEqual(cm.exception.status_name, "EMBER_ERR_DEVICE_LOST")
+        self.assertIn("VK_ERROR_DEVICE_LOST", str(cm.exception))
+        with self.assertRaises(ember.DeviceLostError):
+            x + x
+        del x
+        y = ember.tensor([1.0, 2.0, 3.0], device="vulkan")
+        self.assertEqual((y * 2).tolist(), [2.0, 4.0, 6.0])
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "backends/vulkan/interop.hpp"
+#include "backends/vulkan/readback.hpp"
 #include "c_api/src/runtime/backend_tensor.hpp"
 
 namespace ember::capi {
@@ -37,6 +38,32 @@ const VulkanDevice& vulkan_of(const DynDevice& d) {
   on_backend<VulkanAd>(d, [](auto) {});
   return BackendTraits<VulkanAd>::device(d);
 }
+
+// The storage of a Vulkan tensor of any kind (autodiff floats: their value).
+template <class F>
+auto with_storage(const DynTensor& t, F&& f) {
+  return visit_kind(as_backend<VulkanAd>(t, "tensor"), [&](auto k, const auto& p) {
+    if constexpr (std::is_same_v<decltype(k), Float>) return f(p.value);
+    else return f(p);
+  });
+}
+
+class Readback final : public VulkanReadback {
+ public:
+  Readback(std::shared_ptr<vk::Context> ctx, uint64_t slot_bytes, uint32_t slots)
+      : ring_(std::move(ctx), slot_bytes, slots) {}
+  uint64_t enqueue(const DynTensor& t) override {
+    return with_storage(t, [&](const auto& p) {
+      if (p.ctx != ring_.context()) throw ArgumentError("tensor lives on another Vulkan device than the ring");
+      return ring_.enqueue(p.alloc, p.bytes());
+    });
+  }
+  uint64_t bytes(uint64_t ticket) const override { return ring_.bytes(ticket); }
+  bool poll(uint64_t ticket, void* dst) override { return ring_.poll(ticket, dst); }
+
+ private:
+  vk::ReadbackRing ring_;
+};
 
 class VulkanInteropImpl final : public VulkanInterop {
  public:
@@ -128,6 +155,20 @@ class VulkanInteropImpl final : public VulkanInterop {
     return {p.frames, p.resources};
   }
   void poll_errors(const DynDevice& d) const override { vulkan::poll_errors(vulkan_of(d)); }
+
+  // --- issue 17 part 8: device lost, readback ring, queue choice
+  void simulate_device_lost(const DynDevice& d, uint32_t after) const override {
+    vulkan_of(d).get()->simulate_device_lost(after);
+  }
+  bool device_lost(const DynDevice& d) const override { return vulkan_of(d).get()->lost(); }
+  VulkanQueueInfo queue_info(const DynDevice& d) const override {
+    const auto ctx = vulkan_of(d).get();
+    return {ctx->queue_family(), ctx->queue_index()};
+  }
+  std::shared_ptr<VulkanReadback> readback_create(const DynDevice& d, uint64_t slot_bytes,
+                                                  uint32_t slots) const override {
+    return std::make_shared<Readback>(vulkan_of(d).get(), slot_bytes, slots);
+  }
 };
 
 }  // namespace

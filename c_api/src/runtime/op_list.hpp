@@ -113,6 +113,22 @@
     (g, r, params), g)                                                                                         \
   X(void, group_reset, (DynGroupOptimizer & g), (g), g)
 
+// ops_engine.cpp (issue 11: the typed engine's remaining ops)
+#define EMBER_RUNTIME_ENGINE_OPS(X)                                                                           \
+  X(DynTensor, expand, (const DynTensor& x, const std::vector<int64_t>& shape), (x, shape), x)                 \
+  X(DynTensor, flip, (const DynTensor& x, const std::vector<int64_t>& dims), (x, dims), x)                    \
+  X(DynTensor, repeat, (const DynTensor& x, const std::vector<int64_t>& times), (x, times), x)                \
+  X(DynTensor, scatter_add, (const DynTensor& x, int64_t dim, const DynTensor& indices, const DynTensor& values), \
+    (x, dim, indices, values), x)                                                                              \
+  X(DynTensor, masked_fill, (const DynTensor& x, const DynTensor& mask, double value), (x, mask, value), x)    \
+  X(DynTensor, var, (const DynTensor& x, int64_t dim, int64_t correction, bool keepdim),                      \
+    (x, dim, correction, keepdim), x)                                                                          \
+  X(DynTensor, adaptive_avg_pool2d, (const DynTensor& x, int64_t out_h, int64_t out_w), (x, out_h, out_w), x) \
+  X(DynTensor, huber_loss, (const DynTensor& input, const DynTensor& target, nn::Reduction r, double delta),   \
+    (input, target, r, delta), input)                                                                          \
+  X(DynTensor, bce_with_logits, (const DynTensor& logits, const DynTensor& targets, nn::Reduction r),         \
+    (logits, targets, r), logits)
+
 #define EMBER_RUNTIME_OPS(X)        \
   EMBER_RUNTIME_CREATION_OPS(X)     \
   EMBER_RUNTIME_MATH_OPS(X)         \
@@ -123,4 +139,5 @@
   EMBER_RUNTIME_INPLACE_OPS(X)      \
   EMBER_RUNTIME_SEQUENTIAL_OPS(X)   \
   EMBER_RUNTIME_OPTIMIZER_OPS(X)    \
-  EMBER_RUNTIME_PARAM_OPTIMIZER_OPS(X)
+  EMBER_RUNTIME_PARAM_OPTIMIZER_OPS(X) \
+  EMBER_RUNTIME_ENGINE_OPS(X)

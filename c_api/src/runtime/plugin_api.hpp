@@ -20,7 +20,7 @@ namespace ember::capi {
 
 class VulkanInterop;
 
-inline constexpr uint32_t kPluginInterfaceVersion = 3;
+inline constexpr uint32_t kPluginInterfaceVersion = 4;  // 4: device lost, readback ring, queue info (issue 17 part 8)
 inline constexpr const char* kPluginEntryName = "ember_backend_plugin";
 inline constexpr const char* kBuildStamp = EMBER_BUILD_STAMP;
 

@@ -3,6 +3,7 @@
 // through different device handles of one index can be used together.
 #include <map>
 #include <mutex>
+#include <vector>
 
 #include "backends/vulkan/context.hpp"
 #include "c_api/src/runtime/vulkan_devices.hpp"
@@ -37,6 +38,11 @@ std::map<int32_t, std::shared_ptr<vk::Context>>& contexts() {
   static auto* c = new std::map<int32_t, std::shared_ptr<vk::Context>>;
   return *c;
 }
+// Contexts that were replaced after their device was lost, for vulkan_device_index while handles still hold them.
+std::vector<std::pair<int32_t, std::weak_ptr<vk::Context>>>& lost_contexts() {
+  static auto* c = new std::vector<std::pair<int32_t, std::weak_ptr<vk::Context>>>;
+  return *c;
+}
 
 }  // namespace
 
@@ -50,6 +56,13 @@ VulkanDevice vulkan_device(int32_t index) {
                      std::to_string(p.count - 1) + "), got " + std::to_string(index));
   std::lock_guard lock(contexts_mutex());
   auto& ctx = contexts()[index];
+  if (ctx && ctx->lost()) {
+    // Recovery after a loss (ember.h, EMBER_ERR_DEVICE_LOST): a new context; the lost one lives on only as long as
+    // the handles still made on it, and never serves a new device handle.
+    std::erase_if(lost_contexts(), [](const auto& e) { return e.second.expired(); });
+    lost_contexts().emplace_back(index, ctx);
+    ctx.reset();
+  }
   if (!ctx) {
     vk::ContextOptions options;
     options.device_index = index;
@@ -68,6 +81,8 @@ int32_t vulkan_device_index(const VulkanDevice& d) {
   std::lock_guard lock(contexts_mutex());
   for (const auto& [index, ctx] : contexts())
     if (ctx == d.context) return index;
+  for (const auto& [index, ctx] : lost_contexts())
+    if (ctx.lock() == d.context) return index;
   return -1;
 }
 

@@ -4,6 +4,7 @@
 // (plugins/vulkan_interop_impl.cpp). Vulkan handles travel as ember.h spells them: void* for dispatchable
 // handles, uint64_t for the others.
 #include <cstdint>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -14,6 +15,22 @@ namespace ember::capi {
 
 struct VulkanBufferView {
   uint64_t buffer = 0, offset = 0, size = 0;
+};
+
+// ember.h's ember_vulkan_readback: a readback ring (backends/vulkan/readback.hpp) behind a type-erased face.
+class VulkanReadback {
+ public:
+  virtual ~VulkanReadback() = default;
+  // A Vulkan tensor (the caller checked the backend); its storage bytes go into the next slot. Returns the ticket.
+  virtual uint64_t enqueue(const DynTensor& t) = 0;
+  // The ticket's byte count (ArgumentError for a ticket never enqueued or overwritten).
+  virtual uint64_t bytes(uint64_t ticket) const = 0;
+  // true and the bytes in dst (room for bytes(ticket)) once the copy executed; false, nothing written, before.
+  virtual bool poll(uint64_t ticket, void* dst) = 0;
+};
+
+struct VulkanQueueInfo {
+  uint32_t family = 0, index = 0;
 };
 
 class VulkanInterop {
@@ -42,6 +59,14 @@ class VulkanInterop {
   // Frames recorded and not yet safe, and the resources (allocations, descriptor pools) Ember holds for them.
   virtual std::pair<uint64_t, uint64_t> record_pending(const DynDevice& d) const = 0;
   virtual void poll_errors(const DynDevice& d) const = 0;
+
+  // --- issue 17 part 8: device lost, readback ring, queue choice
+  virtual void simulate_device_lost(const DynDevice& d, uint32_t after) const = 0;
+  virtual bool device_lost(const DynDevice& d) const = 0;
+  virtual VulkanQueueInfo queue_info(const DynDevice& d) const = 0;
+  // slot_bytes and slots were range-checked by the caller.
+  virtual std::shared_ptr<VulkanReadback> readback_create(const DynDevice& d, uint64_t slot_bytes,
+                                                          uint32_t slots) const = 0;
 };
 
 }  // namespace ember::capi

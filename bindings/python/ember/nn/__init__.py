@@ -3,7 +3,7 @@ ember.nn.functional for the functional forms."""
 from . import functional, init, utils
 from .container import ModuleDict, ModuleList, ParameterList, Sequential
 from .lazy import LazyConv2d, LazyLinear
-from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss, SmoothL1Loss
+from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, L1Loss, MSELoss, NLLLoss, SmoothL1Loss
 from .module import Module
 from .modules import (GELU, Conv2d, Dropout, Flatten, Identity, LeakyReLU, Linear, LogSoftmax, PReLU, ReLU, Sigmoid,
                       SiLU, Softmax, Tanh, Threshold)
@@ -15,4 +15,4 @@ __all__ = ["functional", "init", "utils", "Module", "Parameter", "UninitializedP
            "ReLU", "GELU", "Sigmoid", "Tanh", "Threshold", "PReLU", "Dropout", "LayerNorm", "Embedding",
            "MaxPool2d", "AvgPool2d", "Flatten", "LeakyReLU", "SiLU", "Softmax", "LogSoftmax", "BatchNorm1d",
            "BatchNorm2d", "AdaptiveAvgPool2d", "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "BCELoss",
-           "BCEWithLogitsLoss", "SmoothL1Loss"]
+           "BCEWithLogitsLoss", "SmoothL1Loss", "HuberLoss"]

@@ -236,13 +236,16 @@ def one_hot(tensor, num_classes=-1):
 
 
 def adaptive_avg_pool2d(input, output_size):  # noqa: A002
-    """Average pooling to `output_size` (an int or a pair) when it divides the input's spatial size."""
+    """Average pooling to `output_size` (an int or a pair; None keeps that input size), any input size, with
+    torch's windows [floor(i * H / oh), ceil((i + 1) * H / oh))."""
     h, w = input.shape[-2:]
-    oh, ow = _pair(output_size, "output_size")
-    if h % oh or w % ow:
-        raise NotImplementedError("adaptive_avg_pool2d: output size %s does not divide the input size %s"
-                                  % ((oh, ow), (h, w)))
-    return avg_pool2d(input, (h // oh, w // ow))
+    if isinstance(output_size, int):
+        output_size = (output_size, output_size)
+    oh, ow = (h if s is None else s for s in output_size)
+    oh, ow = _pair((oh, ow), "output_size")
+    if input.ndim == 3:  # [C, H, W], as torch accepts
+        return adaptive_avg_pool2d(input.unsqueeze(0), (oh, ow)).squeeze(0)
+    return call(_lib.tensor_adaptive_avg_pool2d, input._h, oh, ow)
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,  # noqa: A002
@@ -297,6 +300,18 @@ def binary_cross_entropy_with_logits(input, target, reduction="mean", pos_weight
         log_weight = (pos_weight - 1.0) * target + 1.0
         loss = (1.0 - target) * input + log_weight * softplus_neg
     return _reduce(loss, reduction)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0):  # noqa: A002
+    """0.5 d^2 where |d| <= delta, else delta * (|d| - 0.5 delta), d = input - target (torch.nn.functional)."""
+    target = as_tensor_like(target, input)
+    if reduction == "none":
+        d = input - target
+        ad = d.abs()
+        return where(ad <= delta, d * d * 0.5, (ad - 0.5 * delta) * delta)
+    if reduction not in _REDUCTIONS:
+        raise ValueError("reduction must be 'mean', 'sum' or 'none', got %r" % (reduction,))
+    return call(_lib.loss_huber, input._h, target._h, _REDUCTIONS[reduction], float(delta))
 
 
 def smooth_l1_loss(input, target, reduction="mean", beta=1.0):  # noqa: A002

@@ -1,5 +1,5 @@
-"""Loss modules (torch.nn.CrossEntropyLoss, NLLLoss, MSELoss, L1Loss, BCELoss, BCEWithLogitsLoss, SmoothL1Loss):
-each calls its ember.nn.functional form with its reduction ('mean' | 'sum' | 'none')."""
+"""Loss modules (torch.nn.CrossEntropyLoss, NLLLoss, MSELoss, L1Loss, BCELoss, BCEWithLogitsLoss, SmoothL1Loss,
+HuberLoss): each calls its ember.nn.functional form with its reduction ('mean' | 'sum' | 'none')."""
 from . import functional as F
 from .module import Module
 
@@ -54,3 +54,12 @@ class SmoothL1Loss(_Loss):
 
     def forward(self, input, target):  # noqa: A002
         return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+
+
+class HuberLoss(_Loss):
+    def __init__(self, reduction="mean", delta=1.0):
+        super().__init__(reduction)
+        self.delta = delta
+
+    def forward(self, input, target):  # noqa: A002
+        return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
