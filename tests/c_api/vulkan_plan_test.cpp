@@ -325,6 +325,76 @@ TEST(VulkanPlan, EmbeddingPlanMatchesEagerAndPollsItsIndexCheck) {
   host.free_buffer(out);
 }
 
+// Integer division's zero-divisor check inside a captured plan: a replay dividing by zero is reported by the poll
+// with the op's message (CPU semantics otherwise), and the next good replay polls clean.
+TEST(VulkanPlan, CapturedIntegerDivisionPollsItsZeroCheck) {
+  VulkanHost host;
+  SKIP_WITHOUT_HOST(host);
+  Device dev = adopt(host);
+  ember_vulkan_plan* p = nullptr;
+  EMBER_ASSERT_OK(ember_vulkan_plan_capture_begin(dev.get(), &p));
+  Plan plan(p);
+  const int64_t s[] = {4};
+  ember_tensor *x = nullptr, *y = nullptr, *q = nullptr;
+  EMBER_ASSERT_OK(ember_vulkan_plan_add_input(p, EMBER_DTYPE_I64, s, 1, &x));
+  Tensor tx(x);
+  EMBER_ASSERT_OK(ember_vulkan_plan_add_input(p, EMBER_DTYPE_I64, s, 1, &y));
+  Tensor ty(y);
+  EMBER_ASSERT_OK(ember_tensor_div(x, y, &q));
+  Tensor tq(q);
+  const ember_tensor* outs[] = {q};
+  EMBER_ASSERT_OK(ember_vulkan_plan_capture_end(p, outs, 1));
+  ember_vulkan_plan_tensor_info in_info{}, out_info{};
+  in_info.struct_size = sizeof in_info;
+  out_info.struct_size = sizeof out_info;
+  EMBER_ASSERT_OK(ember_vulkan_plan_input_info(p, 0, &in_info));
+  EMBER_ASSERT_OK(ember_vulkan_plan_output_info(p, 0, &out_info));
+  ASSERT_EQ(in_info.bytes, out_info.bytes);
+  const bool wide = in_info.bytes == 4 * sizeof(int64_t);  // int32 words on a device without shaderInt64
+  HostBuffer bx = host.make_buffer(in_info.bytes), by = host.make_buffer(in_info.bytes),
+             bq = host.make_buffer(out_info.bytes);
+  EMBER_ASSERT_OK(ember_vulkan_plan_bind_input(p, 0, reinterpret_cast<uint64_t>(bx.buffer), 0));
+  EMBER_ASSERT_OK(ember_vulkan_plan_bind_input(p, 1, reinterpret_cast<uint64_t>(by.buffer), 0));
+  EMBER_ASSERT_OK(ember_vulkan_plan_bind_output(p, 0, reinterpret_cast<uint64_t>(bq.buffer), 0));
+  const auto put = [&](HostBuffer& b, const std::vector<int64_t>& v) {
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (wide) static_cast<int64_t*>(b.mapped)[i] = v[i];
+      else static_cast<int32_t*>(b.mapped)[i] = static_cast<int32_t>(v[i]);
+    }
+  };
+  const auto got = [&] {
+    std::vector<int64_t> v(4);
+    for (std::size_t i = 0; i < 4; ++i)
+      v[i] = wide ? static_cast<const int64_t*>(bq.mapped)[i] : static_cast<const int32_t*>(bq.mapped)[i];
+    return v;
+  };
+  const auto cpu_div = [&](const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+    ember_tensor *ta = nullptr, *tb = nullptr, *tr = nullptr;
+    EXPECT_EQ(ember_tensor_from_data(nullptr, EMBER_DTYPE_I64, a.data(), 32, s, 1, &ta), EMBER_OK);
+    EXPECT_EQ(ember_tensor_from_data(nullptr, EMBER_DTYPE_I64, b.data(), 32, s, 1, &tb), EMBER_OK);
+    Tensor ga(ta), gb(tb);
+    EXPECT_EQ(ember_tensor_div(ta, tb, &tr), EMBER_OK) << ember_last_error();
+    Tensor gr(tr);
+    return ints(tr);
+  };
+  const std::vector<int64_t> a = {7, 8, -9, -10}, good = {2, -3, 4, 5}, zero = {2, 0, 4, 5};
+  put(bx, a);
+  put(by, good);
+  host.run_frame([&](VkCommandBuffer cb) { EMBER_EXPECT_OK(ember_vulkan_plan_record(p, cb)); });
+  EMBER_EXPECT_OK(ember_vulkan_plan_poll_errors(p));
+  EXPECT_EQ(got(), cpu_div(a, good));
+  put(by, zero);
+  host.run_frame([&](VkCommandBuffer cb) { EMBER_EXPECT_OK(ember_vulkan_plan_record(p, cb)); });
+  EMBER_EXPECT_ERR(ember_vulkan_plan_poll_errors(p), EMBER_ERR_INVALID_ARGUMENT, "div: integer division by zero");
+  put(by, good);
+  host.run_frame([&](VkCommandBuffer cb) { EMBER_EXPECT_OK(ember_vulkan_plan_record(p, cb)); });
+  EMBER_EXPECT_OK(ember_vulkan_plan_poll_errors(p));
+  EXPECT_EQ(got(), cpu_div(a, good));
+  host.free_buffer(bx);
+  host.free_buffer(by);
+  host.free_buffer(bq);
+}
+
 // Building waits for the GPU: in host-record mode every build and warm-up is refused naming the mode, and nothing is
 // recorded into the host's frame (the frame then holds only Ember's record_begin / _end barriers and runs clean).
 TEST(VulkanPlan, BuildingInHostRecordModeIsRefused) {
