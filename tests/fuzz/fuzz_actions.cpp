@@ -773,7 +773,10 @@ void vulkan_embedding(Ctx& c) {
       CALL(ember_vulkan_record_pending, d, c.flag() ? &frames : nullptr, c.flag() ? &resources : nullptr);
       break;
     }
-    default: CALL(ember_vulkan_poll_errors, d);
+    default:
+      CALL(ember_vulkan_poll_errors, d);
+      // Plans' device-side checks (issue 17 part 3): no plan exists without the backend; NULL must be refused.
+      CALL(ember_vulkan_plan_poll_errors, static_cast<const ember_vulkan_plan*>(nullptr));
   }
 }
 

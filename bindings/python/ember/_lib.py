@@ -337,6 +337,7 @@ _SIGNATURES = {
     "ember_vulkan_plan_submit": (I32, [H, POINTER(U64)]),
     "ember_vulkan_plan_free": (I32, [H]),
     "ember_vulkan_warmup": (I32, [H, H, I32, PI64, SZ]),
+    "ember_vulkan_plan_poll_errors": (I32, [H]),  # plans' device-side checks (issue 17 part 3)
     # Vulkan: lower feature floor (issue 17 part 6)
     "ember_vulkan_requirements_query2": (I32, [c_void_p]),
     "ember_vulkan_feature_describe": (I32, [c_uint32, POINTER(c_char_p), POINTER(c_char_p)]),
