@@ -39,6 +39,16 @@ class SelectPathTest(unittest.TestCase):
             with self.subTest(key=key), self.assertRaisesRegex(IndexError, "out of bounds for dimension 0"):
                 x[key]
 
+    def test_int_keys_beyond_the_cached_indices_select_too(self):
+        # _tensor_index caches the index objects of -1024..1023; other ints make theirs per call
+        v = ember.arange(3000)
+        for key in (1023, 1024, 2999, -1024, -1025, -3000):
+            with self.subTest(key=key):
+                self.assertEqual(v[key].item(), key % 3000)
+        for key in (3000, -3001, 2**40):
+            with self.subTest(key=key), self.assertRaisesRegex(IndexError, "index %d is out of bounds" % key):
+                v[key]
+
     def test_rows_are_values_whose_storage_outlives_the_tensor(self):
         # libember shares x's storage with x[i] and x[a:b] (no copy) but keeps copy semantics, as this binding
         # always had (README: "Indexing copies"): writes through either are not seen in the other, unlike
