@@ -966,6 +966,13 @@ EMBER_API ember_status ember_vulkan_readback_poll(ember_vulkan_readback* ring, u
 /* Frees the ring without waiting: copies still in flight keep its memory until they have executed. NULL: no-op. */
 EMBER_API ember_status ember_vulkan_readback_free(ember_vulkan_readback* ring);
 
+/* ---- Issue 11: x[i] for bindings that pay for out parameters ----
+ * ember_tensor_select with the new tensor as the return value: NULL when ember_tensor_select would fail, its
+ * message then in ember_last_error() (for the status, call ember_tensor_select). For bindings in which an out
+ * parameter is a per-call cost (Python's ctypes: a pointer object and a reference to it per call, a tenth of x[i]);
+ * the result is freed with ember_tensor_free as any other. */
+EMBER_API ember_tensor* ember_tensor_select_or_null(const ember_tensor* x, int64_t dim, int64_t index);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
