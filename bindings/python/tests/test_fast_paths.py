@@ -8,6 +8,7 @@ import unittest
 
 import _support  # noqa: F401  (puts the package on sys.path)
 import ember
+from ember import _lib
 
 
 def _x():
@@ -23,6 +24,12 @@ class SelectPathTest(unittest.TestCase):
         v = ember.arange(5)
         self.assertEqual(list(v[3].shape), [])
         self.assertEqual(v[-1].item(), 4)
+
+    def test_int_key_takes_the_one_call_path(self):
+        # ember_tensor_select_or_null's returned handle (a _lib.Handle, made by ctypes), usable by every declared call
+        row = _x()[2]
+        self.assertIsInstance(row._h, _lib.Handle)
+        self.assertEqual((row * 2).tolist(), [16.0, 18.0, 20.0, 22.0])
 
     def test_int_key_errors_are_torchs(self):
         x = _x()
