@@ -15,6 +15,7 @@
 #include "backends/vulkan/interop.hpp"
 #include "backends/vulkan/memory.hpp"
 #include "backends/vulkan/pipelines.hpp"
+#include "backends/vulkan/resource_state.hpp"
 #include "backends/vulkan/vulkan_backend.hpp"
 #include "engine/ember.hpp"
 #include "engine/nn/nn.hpp"
@@ -322,6 +323,101 @@ TEST(VulkanHostRecord, TransientMemoryIsFreedOnlyAfterTheSafeFrame) {
   EXPECT_EQ(vulkan::pending_frames(dev).frames, 0u);
   fn.DestroyFence(c->device(), fence, nullptr);
   fn.DestroyCommandPool(c->device(), pool, nullptr);
+}
+
+// ---------------------------------------------------------------- issue 17 parts 4 and 5: memory the host
+// controls, resource states (the C ABI's side, with a host allocator: tests/c_api/vulkan_memory_test.cpp)
+vk::ContextOptions validated_options() {
+  vk::ContextOptions o;
+  o.validation = true;
+  o.on_validation_message = [](const std::string& m) { ADD_FAILURE() << m; };
+  return o;
+}
+
+// Ember's own device with a budget: staging blocks count too (device_local_tensors makes uploads use them), the
+// blocks shrink to fit, past the budget an allocation fails after empty blocks are released, and the device goes
+// on working once memory is freed.
+TEST(VulkanMemoryBudget, OwnDeviceHonoursTheBudget) {
+  vk::ContextOptions o = validated_options();
+  o.device_local_tensors = true;
+  o.memory_budget = 6 << 20;
+  const auto dev = vulkan::create(o);
+  auto& alloc = dev.get()->allocator();
+  std::vector<Tensor<Vulkan, 1>> held;
+  std::string failure;
+  try {
+    for (int i = 0; i < 100; ++i) {
+      const std::vector<float> mib(1 << 18, static_cast<float>(i));  // 1 MiB
+      held.push_back(Tensor<Vulkan, 1>::from_values(mib, {1 << 18}, dev));
+      EXPECT_LE(alloc.totals().reserved, o.memory_budget);
+    }
+  } catch (const DeviceOutOfMemory& e) {
+    failure = e.what();
+  }
+  ASSERT_FALSE(failure.empty()) << "100 MiB of tensors fit in a 6 MiB budget";
+  EXPECT_NE(failure.find("budget of 6291456 bytes"), std::string::npos) << failure;
+  EXPECT_GE(held.size(), 3u) << "the budget was wasted on block sizes";
+  EXPECT_EQ(held[1].into_data().to_vec<float>()[5], 1.0f);
+  const auto peak = alloc.totals().peak_reserved;
+  EXPECT_LE(peak, o.memory_budget);
+  held.clear();
+  dev.get()->synchronize();
+  alloc.release_unused();
+  EXPECT_LT(alloc.totals().reserved, peak);
+  EXPECT_EQ(alloc.totals().in_use, 256u) << "only the stream's scratch buffer is left";
+  const auto y = Tensor<Vulkan, 1>::from_values(std::vector<float>{1, 2}, {2}, dev).mul_scalar(3.0);
+  EXPECT_EQ(y.into_data().to_vec<float>(), (std::vector<float>{3, 6}));
+}
+
+TEST(VulkanMemoryBudget, TensorUsagesAreCheckedAndApplied) {
+  vk::ContextOptions o = validated_options();
+  o.tensor_buffer_usage = VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT;
+  const auto dev = vulkan::create(o);
+  const auto x = Tensor<Vulkan, 1>::from_values(std::vector<float>{1}, {1}, dev);
+  EXPECT_NE(x.primitive().alloc->usage() & VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT, 0u);
+  o.tensor_buffer_usage = VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
+  EXPECT_THROW(vulkan::create(o), ArgumentError);
+}
+
+// Ember's last write of a range: a dispatch (compute shader) or a copy (transfer), what a host's barrier starts
+// from; a read-only wrapped buffer refuses writes in the stream itself, before anything is recorded.
+TEST(VulkanResourceState, LastWriteAndReadOnlyWraps) {
+  const auto c = ctx();
+  auto& alloc = c->allocator();
+  const auto x = T2::from_values(std::vector<float>{1, 2, 3, 4}, {2, 2}).mul_scalar(2.0);
+  const auto& a = x.primitive().alloc;
+  EXPECT_EQ(vk::buffer_state(*c, *a).write_stage,
+            static_cast<VkPipelineStageFlags>(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT));
+  auto dst = alloc.allocate(16, vk::MemoryUse::Tensor);
+  {
+    std::lock_guard lock(c->mutex());
+    c->stream().copy(a, 0, dst, 0, 16);
+  }
+  const vk::BufferState s = vk::buffer_state(*c, *dst);
+  EXPECT_EQ(s.write_stage, static_cast<VkPipelineStageFlags>(VK_PIPELINE_STAGE_TRANSFER_BIT));
+  EXPECT_EQ(s.write_access, static_cast<VkAccessFlags>(VK_ACCESS_TRANSFER_WRITE_BIT));
+  EXPECT_FALSE(s.wrapped);
+  EXPECT_TRUE(s.writable);
+  // dst's buffer range, wrapped as the host's would be.
+  auto read_only = alloc.wrap(dst->buffer(), dst->offset(), 16, false);
+  auto writable = alloc.wrap(dst->buffer(), dst->offset(), 16, true);
+  EXPECT_TRUE(vk::buffer_state(*c, *read_only).wrapped);
+  EXPECT_FALSE(vk::buffer_state(*c, *read_only).writable);
+  const auto before = c->stream().stats().dispatches;
+  EXPECT_THROW(vk::write_wrapped(*c, read_only, a, 16), ArgumentError);
+  {
+    std::lock_guard lock(c->mutex());
+    EXPECT_THROW(c->stream().copy(a, 0, read_only, 0, 16), ArgumentError);
+  }
+  EXPECT_EQ(c->stream().stats().dispatches, before) << "a refused write was recorded";
+  vk::write_wrapped(*c, writable, a, 16);
+  EXPECT_EQ(vk::buffer_state(*c, *writable).write_stage,
+            static_cast<VkPipelineStageFlags>(VK_PIPELINE_STAGE_TRANSFER_BIT));
+  // The host's barriers: same family, so no ownership changes hands.
+  vk::acquire(*c, writable, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_WRITE_BIT, VK_QUEUE_FAMILY_IGNORED);
+  vk::release(*c, writable, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT, c->queue_family());
+  EXPECT_EQ(vk::buffer_state(*c, *writable).queue_family, c->queue_family());
+  c->synchronize();
 }
 
 }  // namespace

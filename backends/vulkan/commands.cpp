@@ -24,12 +24,16 @@ Stream::Stream(Context& ctx, uint32_t dispatches_per_submit)
   pi.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
   pi.queueFamilyIndex = ctx.queue_family();
   check(fn.CreateCommandPool(ctx.device(), &pi, nullptr, &command_pool_), "vkCreateCommandPool");
-  VkSemaphoreTypeCreateInfo ti{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
-  ti.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
-  ti.initialValue = 0;
-  VkSemaphoreCreateInfo si{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
-  si.pNext = &ti;
-  check(fn.CreateSemaphore(ctx.device(), &si, nullptr, &timeline_), "vkCreateSemaphore(timeline)");
+  // A device adopted without timeline semaphores gets none (creating one would be invalid there): Ember records
+  // but never submits on it (flush() refuses).
+  if (ctx.timeline_semaphores()) {
+    VkSemaphoreTypeCreateInfo ti{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
+    ti.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+    ti.initialValue = 0;
+    VkSemaphoreCreateInfo si{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
+    si.pNext = &ti;
+    check(fn.CreateSemaphore(ctx.device(), &si, nullptr, &timeline_), "vkCreateSemaphore(timeline)");
+  }
   dummy_ = ctx.allocator().allocate(256, MemoryUse::Tensor);
 }
 
@@ -158,9 +162,11 @@ bool Stream::overlaps(const std::vector<Range>& list, const Range& r) const {
 VkCommandBuffer Stream::begin_command(std::span<const BufferArg> args) {
   ctx_.ensure_alive();  // a lost device records nothing more
   // Memory of another context (another device, or another VkDevice handle of the same GPU) cannot be bound here.
-  for (const auto& a : args)
+  for (const auto& a : args) {
     if (a.alloc->owner() != &ctx_.allocator())
       throw ArgumentError("vulkan: an op mixes tensors of different devices (move them with to_device first)");
+    a.alloc->check_use(a.write, ctx_.queue_family());  // read-only wrapped buffers, ranges the host owns
+  }
   Batch& b = current();
   bool hazard = false;
   for (const auto& a : args) {
@@ -182,6 +188,8 @@ VkCommandBuffer Stream::begin_command(std::span<const BufferArg> args) {
     Range r{a.alloc->buffer(), a.alloc->offset(), a.alloc->offset() + a.alloc->size()};
     (a.write ? pending_writes_ : pending_reads_).push_back(r);
     b.keep.push_back(a.alloc);
+    // What a host barrier after Ember starts from (ember_vulkan_buffer_state); copy() re-notes its write as transfer.
+    if (a.write) a.alloc->note_write(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT);
   }
   return b.cb;
 }
@@ -198,6 +206,7 @@ void Stream::dispatch(VkPipeline pipeline, std::span<const BufferArg> args, cons
   if (args.size() > Pipelines::kBindings) throw VulkanError("vulkan: too many buffers for one dispatch");
   if (push_bytes > Pipelines::kPushBytes) throw VulkanError("vulkan: push constants over 128 bytes");
   if (gx == 0 || gy == 0 || gz == 0) return;
+  if (capture_) return capture_->dispatch(pipeline, args, push, push_bytes, gx, gy, gz);
   const auto& fn = ctx_.fn();
   VkCommandBuffer cb = begin_command(args);
   VkDescriptorSet set = allocate_set(*open_);
@@ -226,14 +235,19 @@ void Stream::dispatch(VkPipeline pipeline, std::span<const BufferArg> args, cons
 void Stream::copy(const std::shared_ptr<Allocation>& src, VkDeviceSize src_offset,
                   const std::shared_ptr<Allocation>& dst, VkDeviceSize dst_offset, VkDeviceSize bytes) {
   if (bytes == 0) return;
+  if (capture_) return capture_->copy(src, src_offset, dst, dst_offset, bytes);
   const std::array<BufferArg, 2> args{BufferArg{src, false}, BufferArg{dst, true}};
   VkCommandBuffer cb = begin_command(args);
   VkBufferCopy region{src->offset() + src_offset, dst->offset() + dst_offset, bytes};
   ctx_.fn().CmdCopyBuffer(cb, src->buffer(), dst->buffer(), 1, &region);
+  dst->note_write(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
   end_command(args);
 }
 
-void Stream::retain(std::shared_ptr<void> obj) { current().keep.push_back(std::move(obj)); }
+void Stream::retain(std::shared_ptr<void> obj) {
+  if (capture_) return capture_->keep(std::move(obj));
+  current().keep.push_back(std::move(obj));
+}
 
 void Stream::wait_for(VkSemaphore timeline, uint64_t value) {
   ctx_.ensure_alive();
@@ -250,9 +264,14 @@ void Stream::refuse_in_record_mode(const char* what) const {
 }
 
 uint64_t Stream::flush() {
+  if (capture_) {
+    capture_->reject("a submit or a CPU round trip (it waits for the GPU, e.g. to read a result back)");
+    return submitted_;
+  }
   ctx_.ensure_alive();  // never submits to, or waits on, a lost device
   refuse_in_record_mode("a flush (a submit of Ember's own, a read of a tensor to the CPU, or a wait)");
   if (!open_ && host_waits_.empty()) return submitted_;
+  if (!ctx_.timeline_semaphores()) throw DeviceError(kNoTimelineMessage);
   Batch& b = current();
   const auto& fn = ctx_.fn();
   // Make every write of this batch visible to the host (reads of mapped memory after the fence) and to later work.
@@ -309,12 +328,14 @@ uint64_t Stream::flush() {
 }
 
 void Stream::wait(uint64_t v) {
+  if (capture_) return capture_->reject("a CPU round trip (it waits for the GPU)");
   ctx_.ensure_alive();
   refuse_in_record_mode("a wait for Ember's timeline");
   while (!in_flight_.empty() && in_flight_.front().value <= v) recycle(true);
 }
 
 void Stream::finish() {
+  if (capture_) return capture_->reject("a CPU round trip (it waits for the GPU, e.g. to read a result back)");
   flush();  // refuses in record mode
   ++stats_.waits;
   while (!in_flight_.empty()) recycle(true);
@@ -428,6 +449,9 @@ std::shared_ptr<Allocation> Stream::new_check_flag() {
 }
 
 void Stream::defer_check(DeferredCheck check) {
+  if (capture_)
+    return capture_->reject("a check whose error word is read later by ember_vulkan_poll_errors (a replayed plan "
+                            "has nobody to read it)");
   check.recorded = recording();
   check.tag = recording() ? *recording_frame_ : submitted_ + 1;  // the open batch's timeline value once submitted
   current().keep.push_back(check.flag);
@@ -442,7 +466,9 @@ void Stream::poll_errors() {
   recycle(false);
   const uint64_t oldest_running = in_flight_.empty() ? submitted_ + 1 : in_flight_.front().value;
   uint64_t reached = 0;
-  ctx_.check(ctx_.fn().GetSemaphoreCounterValue(ctx_.device(), timeline_, &reached), "vkGetSemaphoreCounterValue");
+  // No timeline semaphore (adopted without them): Ember never submits there, so the fences say everything.
+  if (timeline_)
+    ctx_.check(ctx_.fn().GetSemaphoreCounterValue(ctx_.device(), timeline_, &reached), "vkGetSemaphoreCounterValue");
   auto completed = [&](const DeferredCheck& c) {
     if (c.recorded) return safe_frame_ && c.tag <= *safe_frame_;
     return c.tag <= submitted_ && (c.tag < oldest_running || c.tag <= reached);
@@ -460,8 +486,16 @@ void Stream::poll_errors() {
       range.size = VK_WHOLE_SIZE;
       check(ctx_.fn().InvalidateMappedMemoryRanges(ctx_.device(), 1, &range), "vkInvalidateMappedMemoryRanges");
     }
+    // Two Int elements: int64, or int32 on a device without shaderInt64 (shaders/check_indices.comp).
     int64_t words[2];
-    std::memcpy(words, c.flag->mapped(), sizeof words);
+    if (ctx_.int64()) {
+      std::memcpy(words, c.flag->mapped(), sizeof words);
+    } else {
+      int32_t narrow[2];
+      std::memcpy(narrow, c.flag->mapped(), sizeof narrow);
+      words[0] = narrow[0];
+      words[1] = narrow[1];
+    }
     if (words[0] == 0) continue;
     const std::string where =
         c.recorded ? fmt::format("recorded in frame {}", c.tag) : fmt::format("submitted as timeline value {}", c.tag);

@@ -34,6 +34,22 @@ struct BufferArg {
   bool write = false;
 };
 
+// Where commands go while a plan captures them (plan.hpp): instead of being recorded and submitted, dispatches and
+// copies are handed to the sink; anything that would need the GPU to finish (a flush, a wait, a read back) or that
+// records commands Ember cannot replay goes to reject(), which throws CaptureError naming it.
+class CaptureSink {
+ public:
+  virtual ~CaptureSink() = default;
+  virtual void dispatch(VkPipeline pipeline, std::span<const BufferArg> args, const void* push, uint32_t push_bytes,
+                        uint32_t gx, uint32_t gy, uint32_t gz) = 0;
+  virtual void copy(const std::shared_ptr<Allocation>& src, VkDeviceSize src_offset,
+                    const std::shared_ptr<Allocation>& dst, VkDeviceSize dst_offset, VkDeviceSize bytes) = 0;
+  // Objects the captured commands need alive (Stream::retain).
+  virtual void keep(std::shared_ptr<void> obj) = 0;
+  // Throws CaptureError (callers return after it only to satisfy the compiler).
+  virtual void reject(const char* what) = 0;
+};
+
 struct StreamStats {
   uint64_t dispatches = 0, barriers = 0, submits = 0, waits = 0;
 };
@@ -68,6 +84,7 @@ class Stream {
   // Records arbitrary commands (VkFFT appends its own dispatches) after the barriers `args` need.
   template <class F>
   void record(std::span<const BufferArg> args, F&& f) {
+    if (capture_) return capture_->reject("recording commands of its own (VkFFT's transforms cannot be replayed)");
     VkCommandBuffer cb = begin_command(args);
     f(cb);
     end_command(args);
@@ -110,6 +127,10 @@ class Stream {
   VkSemaphore timeline() const { return timeline_; }
   uint64_t last_submitted() const { return submitted_; }
   const StreamStats& stats() const { return stats_; }
+  // Plans (plan.hpp): while a sink is set, commands go to it instead of a command buffer (call with the context's
+  // mutex held; nullptr ends the capture).
+  void set_capture(CaptureSink* sink) { capture_ = sink; }
+  CaptureSink* capture() const { return capture_; }
 
  private:
   struct Batch {
@@ -156,6 +177,7 @@ class Stream {
   std::optional<uint64_t> last_frame_, safe_frame_;
   std::deque<Batch> frames_;  // recorded frames awaiting safe_frame (value: frame index)
   std::deque<DeferredCheck> checks_;
+  CaptureSink* capture_ = nullptr;
 };
 
 }  // namespace ember::vk

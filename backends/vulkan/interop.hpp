@@ -11,7 +11,8 @@
 // Synchronization is a pair of timeline semaphores: Ember's (signalled by every submit with an increasing value)
 // and, optionally, the host's, which Ember's next submit waits for (wait_for): the host writes its input buffer
 // in its own submission, signals its semaphore, Ember's work waits for it on the GPU, no host round trip.
-// Ember never destroys objects it did not create, and never writes a wrapped buffer (ops write fresh outputs).
+// Ember never destroys objects it did not create, and never writes a wrapped buffer (ops write fresh outputs) unless
+// it was wrapped writable; then write_wrapped (resource_state.hpp) copies an output into it.
 #include <vulkan/vulkan.h>
 
 #include <array>
@@ -56,15 +57,16 @@ BufferView buffer_of(const Tensor<Vulkan, D, K>& t) {
 // without copying. offset must be a multiple of minStorageBufferOffsetAlignment. The host keeps the buffer alive
 // while the tensor and the work reading it live.
 template <class T>
-vk::VulkanTensor<T> wrap_buffer(const VulkanDevice& dev, VkBuffer buffer, VkDeviceSize offset, const Shape& shape) {
+vk::VulkanTensor<T> wrap_buffer(const VulkanDevice& dev, VkBuffer buffer, VkDeviceSize offset, const Shape& shape,
+                                bool writable = false) {
   auto ctx = dev.get();
-  const auto bytes = static_cast<VkDeviceSize>(shape.num_elements()) * sizeof(T);
+  const auto bytes = static_cast<VkDeviceSize>(shape.num_elements()) * vk::element_bytes<T>(*ctx);
   if (offset % ctx->info().min_storage_buffer_offset_alignment != 0)
     throw ArgumentError("vulkan wrap_buffer: offset " + std::to_string(offset) +
                         " is not a multiple of minStorageBufferOffsetAlignment");
   if (bytes > ctx->info().max_storage_buffer_range)
     throw ArgumentError("vulkan wrap_buffer: the tensor exceeds maxStorageBufferRange");
-  return {ctx, ctx->allocator().wrap(buffer, offset, bytes ? bytes : 4), shape};
+  return {ctx, ctx->allocator().wrap(buffer, offset, bytes ? bytes : 4, writable), shape};
 }
 template <class K, std::size_t D>
 Tensor<Vulkan, D, K> wrap_buffer(const VulkanDevice& dev, VkBuffer buffer, VkDeviceSize offset,
@@ -97,5 +99,10 @@ vk::PendingFrames pending_frames(const VulkanDevice& dev);
 // Throws the first failed device-side check (index range, integer division by zero) of completed work: Ember's
 // submits whose timeline value was reached, recorded frames up to the last safe frame. Never waits.
 void poll_errors(const VulkanDevice& dev);
+
+// Memory the host controls (issue 17): what Ember holds, releasing its empty blocks, changing its budget.
+vk::MemoryTotals memory_stats(const VulkanDevice& dev);
+void memory_trim(const VulkanDevice& dev);
+void set_memory_budget(const VulkanDevice& dev, VkDeviceSize budget);
 
 }  // namespace ember::vulkan

@@ -1,10 +1,12 @@
 #include "backends/vulkan/pipelines.hpp"
 
 #include "backends/vulkan/context.hpp"
+#include "backends/vulkan/shader_variants.hpp"
 
 namespace ember::vk {
 
-Pipelines::Pipelines(Context& ctx, const std::vector<uint8_t>& initial_cache) : ctx_(ctx) {
+Pipelines::Pipelines(Context& ctx, const std::vector<uint8_t>& initial_cache, VkPipelineCache host_cache)
+    : ctx_(ctx) {
   const auto& fn = ctx.fn();
   VkDevice dev = ctx.device();
   std::array<VkDescriptorSetLayoutBinding, kBindings> bindings{};
@@ -25,6 +27,13 @@ Pipelines::Pipelines(Context& ctx, const std::vector<uint8_t>& initial_cache) : 
   pl.pushConstantRangeCount = 1;
   pl.pPushConstantRanges = &push;
   check(fn.CreatePipelineLayout(dev, &pl, nullptr, &layout_), "vkCreatePipelineLayout");
+  if (host_cache) {
+    // Vulkan synchronizes a pipeline cache internally (unless the host created it EXTERNALLY_SYNCHRONIZED, which
+    // ember.h tells it not to), so Ember's pipeline creation may run beside the host's.
+    cache_ = host_cache;
+    own_cache_ = false;
+    return;
+  }
   VkPipelineCacheCreateInfo ci{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
   ci.initialDataSize = initial_cache.size();
   ci.pInitialData = initial_cache.empty() ? nullptr : initial_cache.data();
@@ -41,25 +50,27 @@ Pipelines::~Pipelines() {
   VkDevice dev = ctx_.device();
   for (auto& [k, p] : pipelines_) fn.DestroyPipeline(dev, p, nullptr);
   for (auto& [k, m] : modules_) fn.DestroyShaderModule(dev, m, nullptr);
-  if (cache_) fn.DestroyPipelineCache(dev, cache_, nullptr);
+  if (cache_ && own_cache_) fn.DestroyPipelineCache(dev, cache_, nullptr);
   if (layout_) fn.DestroyPipelineLayout(dev, layout_, nullptr);
   if (set_layout_) fn.DestroyDescriptorSetLayout(dev, set_layout_, nullptr);
 }
 
 VkPipeline Pipelines::get(const Shader& shader, std::array<uint32_t, kMaxSpec> spec) {
   std::lock_guard lock(mutex_);
-  const auto key = std::make_pair(shader.spirv.data(), spec);
+  // The context's variant of the shader (shader_variants.hpp: 32-bit Int data without shaderInt64).
+  const std::span<const uint32_t> code = spirv_for(ctx_, shader);
+  const auto key = std::make_pair(code.data(), spec);
   if (auto it = pipelines_.find(key); it != pipelines_.end()) return it->second;
   const auto& fn = ctx_.fn();
   VkDevice dev = ctx_.device();
-  VkShaderModule& module = modules_[shader.spirv.data()];
+  VkShaderModule& module = modules_[code.data()];
   if (!module) {
     VkShaderModuleCreateInfo mi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-    mi.codeSize = shader.spirv.size_bytes();
-    mi.pCode = shader.spirv.data();
+    mi.codeSize = code.size_bytes();
+    mi.pCode = code.data();
     VkResult r = fn.CreateShaderModule(dev, &mi, nullptr, &module);
     if (r != VK_SUCCESS) {
-      modules_.erase(shader.spirv.data());
+      modules_.erase(code.data());
       throw_result(r, (std::string("vkCreateShaderModule(") + shader.name + ")").c_str());
     }
   }

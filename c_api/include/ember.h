@@ -915,6 +915,74 @@ EMBER_API ember_status ember_loss_huber(const ember_tensor* input, const ember_t
  * log(1 + exp(-|x|)); logits and targets float, same shape. A scalar (rank 0). */
 EMBER_API ember_status ember_loss_bce_with_logits(const ember_tensor* logits, const ember_tensor* targets,
                                                   int32_t reduction, ember_tensor** out);
+/* ==== Vulkan: plans and warm-up (issue 17, parts 2 and 7)
+ * A plan is a forward pass captured once and replayed every frame into a command buffer the host records (a game
+ * engine's frame, Unity's native-plugin command buffer), with no allocation, descriptor update, pipeline creation
+ * or submit of Ember's: recording the digits MLP's plan takes a few microseconds.
+ *  - Build one from a module (ember_vulkan_plan_create: its eval forward over an input of a fixed dtype and shape)
+ *    or from any ops (ember_vulkan_plan_capture_begin, ember_vulkan_plan_add_input, the ops on those inputs,
+ *    ember_vulkan_plan_capture_end with the outputs). While capturing, the device's ops are recorded into the plan
+ *    instead of executing: their results hold no values, and no other thread may use the device. An op that
+ *    needs a CPU round trip (reading a tensor back, a check that reads a flag back, VkFFT's transforms) fails with
+ *    EMBER_ERR_UNSUPPORTED naming it, and the capture cannot be built.
+ *  - Building a module's plan warms up first (ember_vulkan_warmup), so every pipeline the plan needs exists (with
+ *    adopt option pipeline_cache, in the host's VkPipelineCache, which the host must not create
+ *    EXTERNALLY_SYNCHRONIZED): build plans during a loading screen and frame 0 costs what any frame costs.
+ *  - Memory is the plan's: inputs, intermediates and outputs have fixed storage (intermediates whose lifetimes do
+ *    not overlap share it), descriptor sets are written once. Build plans outside host-record mode.
+ *    Parameters are those of the module when the plan was built (rebuild it after training steps or a load).
+ *  - Per frame, the host binds its buffers (ember_vulkan_plan_bind_input / _output: VkBuffer + offset, created
+ *    with VK_BUFFER_USAGE_TRANSFER_SRC_BIT for inputs, TRANSFER_DST_BIT for outputs, of the sizes
+ *    ember_vulkan_plan_input_info / _output_info give) and records the plan (ember_vulkan_plan_record). The plan
+ *    copies the inputs in and the outputs out: its descriptor sets never change while earlier frames execute. Its
+ *    leading barrier orders it after everything recorded before it on the queue, its trailing barrier makes the
+ *    outputs visible to any later command (ALL_COMMANDS, MEMORY_READ).
+ *  - The host keeps a plan alive until every command buffer it was recorded into has executed. A plan keeps its
+ *    device (and the module's parameters) alive: free plan, module and device in any order. */
+typedef struct ember_vulkan_plan ember_vulkan_plan;
+typedef struct ember_vulkan_plan_tensor_info {
+  uint32_t struct_size;
+  int32_t dtype;                  /* ember_dtype */
+  uint32_t rank;
+  int64_t shape[EMBER_MAX_RANK];
+  uint64_t bytes;                 /* the size the host's buffer needs from its offset */
+} ember_vulkan_plan_tensor_info;
+/* The plan of module's eval forward over one input (dtype, shape[rank]) on a Vulkan device (the module's). */
+EMBER_API ember_status ember_vulkan_plan_create(ember_module* module, const ember_device* device, int32_t dtype,
+                                                const int64_t* shape, size_t rank, ember_vulkan_plan** out);
+/* Starts capturing the ops run on device (a Vulkan device). End with ember_vulkan_plan_capture_end, or free the
+ * plan to abandon the capture. */
+EMBER_API ember_status ember_vulkan_plan_capture_begin(const ember_device* device, ember_vulkan_plan** out);
+/* While capturing: the plan's next input, a tensor of (dtype, shape) to run the captured ops on (the caller frees
+ * it; the plan keeps its storage). */
+EMBER_API ember_status ember_vulkan_plan_add_input(ember_vulkan_plan* plan, int32_t dtype, const int64_t* shape,
+                                                   size_t rank, ember_tensor** input);
+/* Ends the capture and builds the plan with these outputs (tensors computed by the captured ops). */
+EMBER_API ember_status ember_vulkan_plan_capture_end(ember_vulkan_plan* plan, const ember_tensor* const* outputs,
+                                                     size_t count);
+EMBER_API ember_status ember_vulkan_plan_counts(const ember_vulkan_plan* plan, size_t* inputs, size_t* outputs);
+EMBER_API ember_status ember_vulkan_plan_input_info(const ember_vulkan_plan* plan, size_t index,
+                                                    ember_vulkan_plan_tensor_info* info);
+EMBER_API ember_status ember_vulkan_plan_output_info(const ember_vulkan_plan* plan, size_t index,
+                                                     ember_vulkan_plan_tensor_info* info);
+/* This frame's buffers (VkBuffer handles of the plan's device). A binding stays until rebound. */
+EMBER_API ember_status ember_vulkan_plan_bind_input(ember_vulkan_plan* plan, size_t index, uint64_t vk_buffer,
+                                                    uint64_t offset);
+EMBER_API ember_status ember_vulkan_plan_bind_output(ember_vulkan_plan* plan, size_t index, uint64_t vk_buffer,
+                                                     uint64_t offset);
+/* Appends the plan to vk_command_buffer (a VkCommandBuffer in the recording state, outside a render pass, of a
+ * queue family with compute). Every input and output must be bound. */
+EMBER_API ember_status ember_vulkan_plan_record(const ember_vulkan_plan* plan, void* vk_command_buffer);
+/* Records the plan on Ember's own stream and submits it; *timeline_value signals on Ember's timeline semaphore
+ * when it has executed (ember_vulkan_host_wait). */
+EMBER_API ember_status ember_vulkan_plan_submit(ember_vulkan_plan* plan, uint64_t* timeline_value);
+EMBER_API ember_status ember_vulkan_plan_free(ember_vulkan_plan* plan);
+/* Warm-up for eager use (during a loading screen): runs module's eval forward once over zeros of (dtype, shape) and
+ * waits for it, so every pipeline and VkFFT plan it needs exists, its memory is allocated and the driver's
+ * first-execution work is done: the first real forward costs what any forward costs. ember_vulkan_plan_create
+ * does the same before it captures. */
+EMBER_API ember_status ember_vulkan_warmup(ember_module* module, const ember_device* device, int32_t dtype,
+                                           const int64_t* shape, size_t rank);
 
 /* ==== Vulkan: failure, readback and queue choice (issue 17 part 8)
  * Device lost. When the GPU is lost (a driver reset, a GPU hang, a removed GPU: VK_ERROR_DEVICE_LOST from a submit or
@@ -965,6 +1033,152 @@ EMBER_API ember_status ember_vulkan_readback_poll(ember_vulkan_readback* ring, u
                                                   size_t capacity, size_t* size, int32_t* ready);
 /* Frees the ring without waiting: copies still in flight keep its memory until they have executed. NULL: no-op. */
 EMBER_API ember_status ember_vulkan_readback_free(ember_vulkan_readback* ring);
+
+/* ================================================================ Vulkan: memory the host controls, resource
+ * states for host buffers (issue 17 parts 4 and 5)
+ *
+ * Memory. Ember sub-allocates its tensors from VkDeviceMemory blocks (64 MiB by default, fewer bytes under a small
+ * budget; one block per tensor larger than half a block). With ember_vulkan_adopt_options.allocator set, every block
+ * comes from the host's allocator (its VMA, its heaps) instead of vkAllocateMemory: Ember creates one VkBuffer per
+ * block, asks the host for memory fitting vkGetBufferMemoryRequirements, binds it at the returned offset and hands
+ * it back through free_memory when the block is released (trim, budget pressure, the device's last handle). */
+typedef struct ember_vulkan_memory_request {
+  uint32_t struct_size;
+  uint64_t size;              /* bytes (VkMemoryRequirements.size) */
+  uint64_t alignment;         /* the offset returned must be a multiple of this */
+  uint32_t memory_type_bits;  /* the memory types Ember can use: the buffer's memoryTypeBits & Ember's choice */
+  uint32_t required_flags;    /* VkMemoryPropertyFlags the memory type must have (HOST_VISIBLE for staging) */
+  uint32_t preferred_flags;   /* VkMemoryPropertyFlags Ember would like (DEVICE_LOCAL for tensors) */
+  int32_t mapped;             /* 1: map a HOST_VISIBLE type and return its pointer (VMA MAPPED_BIT); used if coherent */
+  int32_t staging;            /* 1: a staging block (uploads / reads), 0: tensor memory */
+} ember_vulkan_memory_request;
+/* What the host's allocator returns for one request. */
+typedef struct ember_vulkan_memory_block {
+  uint32_t struct_size;
+  uint64_t memory;      /* VkDeviceMemory the block is bound to (the host may share one among many blocks) */
+  uint64_t offset;      /* where the block starts in `memory` (a multiple of the request's alignment) */
+  void* mapped;         /* host pointer to memory + offset (required when the request asked for it), else NULL */
+  uint32_t memory_type; /* the memory type index of `memory` (one of the request's memory_type_bits) */
+  uint64_t allocation;  /* the host's handle of this allocation (e.g. a VmaAllocation), passed back to free */
+} ember_vulkan_memory_block;
+/* Host allocator callbacks (ember_vulkan_adopt_options.allocator). Called with Ember's device lock held, from
+ * whichever thread runs the op; the host's allocator must be thread-safe against its own other users. */
+struct ember_vulkan_allocator {
+  uint32_t struct_size;
+  void* user;  /* passed to both callbacks */
+  /* Fills *out (struct_size set by Ember) and returns 0 (VK_SUCCESS), or a negative VkResult
+   * (VK_ERROR_OUT_OF_DEVICE_MEMORY = -2: Ember releases its unused blocks, retries once, then reports
+   * EMBER_ERR_OUT_OF_MEMORY). */
+  int32_t (*allocate_memory)(void* user, const ember_vulkan_memory_request* request, ember_vulkan_memory_block* out);
+  /* Frees what allocate_memory returned (after the GPU finished with it). */
+  void (*free_memory)(void* user, const ember_vulkan_memory_block* block);
+};
+/* Sets struct_size; the rest zero (both callbacks are required when the struct is passed). */
+EMBER_API ember_status ember_vulkan_allocator_init(ember_vulkan_allocator* allocator);
+
+/* Memory statistics of a Vulkan device (all of Ember's blocks, tensor and staging). */
+typedef struct ember_vulkan_memory_stats {
+  uint32_t struct_size;
+  uint64_t reserved;      /* bytes in Ember's blocks (what counts against the budget) */
+  uint64_t in_use;        /* bytes of those handed to live tensors and in-flight work */
+  uint64_t peak_reserved; /* the most `reserved` has been since the device was made */
+  uint64_t budget;        /* the budget (0: none) */
+  uint32_t blocks;        /* blocks held */
+  uint32_t host_blocks;   /* of which from the host's allocator */
+} ember_vulkan_memory_stats;
+EMBER_API ember_status ember_vulkan_memory_stats_query(const ember_device* device, ember_vulkan_memory_stats* out);
+/* Releases every block with nothing allocated in it (to the host's allocator, or vkFreeMemory). Memory still used
+ * by submitted work is kept until that work has executed. */
+EMBER_API ember_status ember_vulkan_memory_trim(const ember_device* device);
+/* Changes the budget (bytes; 0: none) of any Vulkan device, Ember's own included. A budget is a hard limit on
+ * `reserved`: an allocation that would exceed it first releases unused blocks, then waits for Ember's recorded work
+ * (whose staging and temporaries it holds) and releases again, then fails with
+ * EMBER_ERR_OUT_OF_MEMORY and a message giving the budget, the bytes held and the request; nothing is leaked and
+ * the device stays usable. A budget below what is held now only stops growth. */
+EMBER_API ember_status ember_vulkan_memory_set_budget(const ember_device* device, uint64_t budget);
+
+/* Resource states. A wrapped buffer is read-only unless wrapped with EMBER_VULKAN_WRAP_WRITABLE; Ember then writes
+ * into it only through ember_vulkan_tensor_write_wrapped (ops never write their inputs).
+ * Barriers: Ember orders its own commands. When the host's work on a buffer and Ember's are ordered by a semaphore
+ * (ember_vulkan_wait_semaphore / Ember's timeline) nothing more is needed. Otherwise, or to move an
+ * EXCLUSIVE-sharing buffer between the host's queue family and Ember's, the host declares the state a buffer is in
+ * before Ember uses it (acquire) and the state it wants afterwards (release); each records one
+ * VkBufferMemoryBarrier over the tensor's range into Ember's command stream, in order with Ember's work. A queue
+ * family ownership transfer needs the matching half on the host's queue (a release before Ember's acquire, an
+ * acquire after Ember's release), ordered by the semaphores; pass VK_QUEUE_FAMILY_IGNORED (~0u) or Ember's own
+ * family for no transfer. Stages and accesses are VkPipelineStageFlags / VkAccessFlags. */
+enum ember_vulkan_wrap_flags {
+  EMBER_VULKAN_WRAP_WRITABLE = 1 /* Ember may write the buffer (ember_vulkan_tensor_write_wrapped) */
+};
+/* ember_vulkan_tensor_wrap_buffer with flags (ember_vulkan_wrap_flags; 0: the same as ember_vulkan_tensor_wrap_buffer).
+ * A writable buffer also needs VK_BUFFER_USAGE_TRANSFER_DST_BIT. */
+EMBER_API ember_status ember_vulkan_tensor_wrap_buffer_ex(const ember_device* device, uint64_t vk_buffer,
+                                                          uint64_t offset, int32_t dtype, const int64_t* shape,
+                                                          size_t rank, uint32_t flags, ember_tensor** out);
+/* Records a copy of src's elements into the host buffer that `wrapped` wraps (writable, same device, same dtype and
+ * element count): how an op's output lands in the host's buffer. Every tensor over that range sees the new values
+ * in later work. Complete once the next ember_vulkan_submit value is reached (or in the host's command buffer). */
+EMBER_API ember_status ember_vulkan_tensor_write_wrapped(const ember_tensor* wrapped, const ember_tensor* src);
+/* The host's last use of tensor's buffer range was at src_stage / src_access (on src_queue_family): Ember's later
+ * commands wait for it. With another family than Ember's, this is the acquire half of an ownership transfer. */
+EMBER_API ember_status ember_vulkan_buffer_acquire(const ember_tensor* tensor, uint32_t src_stage, uint32_t src_access,
+                                                   uint32_t src_queue_family);
+/* The host will next use tensor's buffer range at dst_stage / dst_access (on dst_queue_family): Ember's earlier
+ * commands on it are made available and visible to that use. With another family than Ember's, this is the
+ * release half of an ownership transfer (the host then records the acquire on its queue). */
+EMBER_API ember_status ember_vulkan_buffer_release(const ember_tensor* tensor, uint32_t dst_stage, uint32_t dst_access,
+                                                   uint32_t dst_queue_family);
+/* What a host needs to consume a tensor's buffer. */
+typedef struct ember_vulkan_buffer_state {
+  uint32_t struct_size;
+  uint32_t write_stage;  /* the VkPipelineStageFlags of Ember's last write of the range (0: never written by Ember,
+                            e.g. a read-only wrapped buffer) — the srcStageMask for the host's barrier */
+  uint32_t write_access; /* the VkAccessFlags of that write (SHADER_WRITE or TRANSFER_WRITE), the srcAccessMask */
+  uint32_t usage;        /* VkBufferUsageFlags of the VkBuffer (Ember's memory: storage | transfer | the adopt
+                            option tensor_buffer_usage; a wrapped buffer: 0, the host knows its own) */
+  uint32_t queue_family; /* the family that owns the range now (after a release to another family: that family) */
+  int32_t wrapped;       /* 1: a host buffer */
+  int32_t writable;      /* 1: Ember may write it (its own memory, or wrapped with EMBER_VULKAN_WRAP_WRITABLE) */
+} ember_vulkan_buffer_state;
+EMBER_API ember_status ember_vulkan_buffer_state_query(const ember_tensor* tensor, ember_vulkan_buffer_state* out);
+/* ==== Vulkan: lower feature floor (issue 17 part 6)
+ * Ember runs on Vulkan 1.1 devices (its shaders are SPIR-V 1.3) with no feature beyond a compute queue. Optional
+ * features widen what it does; the host tells Ember which ones it enabled with ember_vulkan_adopt_options:
+ *  - shaderInt64 (adopt option shader_int64): Int tensors are int64 on the device. Without it they are stored and
+ *    computed as int32: uploads (ember_tensor_from_data, fills, scalar operands) refuse values outside
+ *    [-2^31, 2^31) with EMBER_ERR_INVALID_ARGUMENT, reads widen to int64, and arithmetic wraps around at 32 bits
+ *    (a sum or product beyond int32 wraps like a 32-bit device int; the CPU backend would wrap at 64 bits).
+ *    Wrapped Int buffers (ember_vulkan_tensor_wrap_buffer, EMBER_DTYPE_I64) then hold int32 elements, and
+ *    ember_vulkan_tensor_buffer's Int ranges and ember_vulkan_readback copies of Int tensors are 4 bytes per
+ *    element. Float-to-Int casts of values outside int32 give unspecified results there.
+ *  - timelineSemaphore (adopt option timeline_semaphore; core in 1.2, VK_KHR_timeline_semaphore in 1.1): Ember
+ *    submits on its own and signals its timeline. Without it Ember never submits: every path that would
+ *    (ember_vulkan_submit, reading a tensor back, a full batch) fails with EMBER_ERR_UNSUPPORTED and the message
+ *    "this device was adopted without timeline semaphores: use host-record mode".
+ *  - shaderFloat16 (adopt option shader_float16 = 1, which also says the host accepts f16 precision there): the
+ *    f16 variant of Ember's GEMM, behind matmul, linear layers and conv2d, holds its operands as f16 and multiplies
+ *    in f16, summing in f32: inputs rounded to f16 (range +-65504) and about three significant digits in the
+ *    results. Every other op computes in f32. Off by default; without the feature, everything is f32. */
+#define EMBER_VULKAN_FEATURE_SHADER_INT64 0x1u      /* VkPhysicalDeviceFeatures.shaderInt64 */
+#define EMBER_VULKAN_FEATURE_TIMELINE_SEMAPHORE 0x2u /* VkPhysicalDeviceTimelineSemaphoreFeatures.timelineSemaphore */
+#define EMBER_VULKAN_FEATURE_FLOAT16 0x4u /* VkPhysicalDeviceShaderFloat16Int8Features.shaderFloat16 */
+typedef struct ember_vulkan_requirements2 {
+  uint32_t struct_size;
+  uint32_t api_version;       /* minimum device API version: VK_API_VERSION_1_1 */
+  uint32_t spirv_version;     /* SPIR-V version of Ember's shaders: 0x00010300 (1.3) */
+  uint32_t queue_flags;       /* VkQueueFlags the queue needs: VK_QUEUE_COMPUTE_BIT */
+  uint32_t required_features; /* EMBER_VULKAN_FEATURE_* bits that must be enabled: 0 (none) */
+  uint32_t optional_features; /* EMBER_VULKAN_FEATURE_* bits Ember uses when the host enabled them */
+  uint32_t device_extension_count;      /* device extensions that must be enabled (none today) */
+  const char* const* device_extensions; /* [device_extension_count] names, static storage; NULL when none */
+} ember_vulkan_requirements2;
+/* Fills *out (struct_size set by the caller). Needs no device. ember_vulkan_requirements_query still describes
+ * the full-featured setup (Vulkan 1.2, shaderInt64, timelineSemaphore). */
+EMBER_API ember_status ember_vulkan_requirements_query2(ember_vulkan_requirements2* out);
+/* What one EMBER_VULKAN_FEATURE_* bit is and what Ember does with it: *name is the Vulkan feature name(s), *gives
+ * one sentence (both static storage; either pointer may be NULL). An unknown or multi-bit value is
+ * EMBER_ERR_INVALID_ARGUMENT. */
+EMBER_API ember_status ember_vulkan_feature_describe(uint32_t feature, const char** name, const char** gives);
 
 /* ---- Issue 11: x[i] for bindings that pay for out parameters ----
  * ember_tensor_select with the new tensor as the return value: NULL when ember_tensor_select would fail, its

@@ -17,6 +17,39 @@ namespace {
 constexpr std::size_t kRequirementsV1 = EMBER_STRUCT_END(ember_vulkan_requirements, device_extensions);
 constexpr std::size_t kDeviceDescV1 = EMBER_STRUCT_END(ember_vulkan_device_desc, pipeline_cache_size);
 constexpr std::size_t kAdoptOptionsV1 = EMBER_STRUCT_END(ember_vulkan_adopt_options, pipeline_cache);
+constexpr std::size_t kAllocatorV1 = EMBER_STRUCT_END(ember_vulkan_allocator, free_memory);
+constexpr std::size_t kMemoryStatsV1 = EMBER_STRUCT_END(ember_vulkan_memory_stats, host_blocks);
+constexpr std::size_t kBufferStateV1 = EMBER_STRUCT_END(ember_vulkan_buffer_state, writable);
+
+// ember_vulkan_requirements2 (issue 17 part 6). VK_API_VERSION_1_1 and VK_QUEUE_COMPUTE_BIT spelled out: this
+// file includes no Vulkan header.
+constexpr std::size_t kRequirements2V1 = EMBER_STRUCT_END(ember_vulkan_requirements2, device_extensions);
+constexpr uint32_t kVulkanApi11 = (1u << 22) | (1u << 12);
+constexpr uint32_t kQueueComputeBit = 0x2u;
+constexpr uint32_t kOptionalFeatures =
+    EMBER_VULKAN_FEATURE_SHADER_INT64 | EMBER_VULKAN_FEATURE_TIMELINE_SEMAPHORE | EMBER_VULKAN_FEATURE_FLOAT16;
+
+struct FeatureText {
+  uint32_t bit;
+  const char* name;
+  const char* gives;
+};
+const FeatureText* feature_text(uint32_t feature) {
+  static const FeatureText texts[] = {
+      {EMBER_VULKAN_FEATURE_SHADER_INT64, "shaderInt64",
+       "Int tensors are int64 on the device; without it they are int32 (values outside the int32 range are refused "
+       "on upload, arithmetic wraps at 32 bits)"},
+      {EMBER_VULKAN_FEATURE_TIMELINE_SEMAPHORE, "timelineSemaphore",
+       "Ember submits its own work and signals a timeline semaphore the host waits on; without it Ember never "
+       "submits and is usable only by recording into the host's command buffers (host-record mode)"},
+      {EMBER_VULKAN_FEATURE_FLOAT16, "shaderFloat16",
+       "with adopt option shader_float16 = 1, the GEMM behind matmul, linear and conv2d runs its f16 variant (f16 "
+       "operands and products, f32 sums: about three significant digits); without it every Float op is f32"},
+  };
+  for (const auto& t : texts)
+    if (t.bit == feature) return &t;
+  return nullptr;
+}
 
 ember_vulkan_adopt_options adopt_defaults() {
   ember_vulkan_adopt_options o{};
@@ -43,8 +76,15 @@ ember_status adopt_with(const char* fn, const ember_vulkan_device_desc* desc,
     if (!d.pipeline_cache_data && d.pipeline_cache_size > 0)
       throw ArgumentError("desc: pipeline_cache_data is NULL with pipeline_cache_size " +
                           std::to_string(d.pipeline_cache_size));
-    const ember_vulkan_adopt_options opts =
+    ember_vulkan_adopt_options opts =
         options ? read_struct(options, adopt_defaults(), kAdoptOptionsV1, "options") : adopt_defaults();
+    ember_vulkan_allocator allocator{};
+    if (opts.allocator) {  // copied: the host's struct need not outlive the call
+      allocator = read_struct(opts.allocator, ember_vulkan_allocator{}, kAllocatorV1, "options.allocator");
+      if (!allocator.allocate_memory || !allocator.free_memory)
+        throw ArgumentError("options.allocator: allocate_memory and free_memory are both required");
+      opts.allocator = &allocator;
+    }
     check_flag(opts.shader_int64, "shader_int64");
     check_flag(opts.timeline_semaphore, "timeline_semaphore");
     check_flag(opts.shader_float16, "shader_float16");
@@ -65,6 +105,25 @@ const DynTensor& vulkan_tensor_of(const ember_tensor* tensor) {
   if (t.runtime->id() != BackendId::Vulkan)
     throw ArgumentError("tensor lives on " + device_name(device(t)) + ", not on a Vulkan device");
   return t;
+}
+
+ember_status wrap_with(const char* fn, const ember_device* device, uint64_t vk_buffer, uint64_t offset, int32_t dtype,
+                       const int64_t* shape, size_t rank, uint32_t flags, ember_tensor** out) {
+  return guard(fn, [&] {
+    auto& o = out_handle(out);  // *out is NULL on failure, UNSUPPORTED included
+    const VulkanInterop& vk = vulkan_interop();
+    const DynDevice& dev = vulkan_of(device);
+    if (!vk_buffer) throw ArgumentError("vk_buffer is VK_NULL_HANDLE");
+    if (flags & ~uint32_t{EMBER_VULKAN_WRAP_WRITABLE})
+      throw ArgumentError(fmt::format("flags {:#x}: unknown bits (ember_vulkan_wrap_flags)", flags));
+    const DType dt = to_dtype(dtype);
+    if (rank == 0) throw ShapeError("shape: rank 0: a wrapped buffer has rank 1.." + std::to_string(kMaxRank));
+    const Shape s = to_shape(shape, rank);
+    check_shape("shape", s);
+    const bool writable = (flags & EMBER_VULKAN_WRAP_WRITABLE) != 0;
+    o = make_handle<ember_tensor>(writable ? vk.wrap_buffer_writable(dev, vk_buffer, offset, dt, s)
+                                           : vk.wrap_buffer(dev, vk_buffer, offset, dt, s));
+  });
 }
 
 }  // namespace
@@ -100,17 +159,7 @@ ember_status ember_vulkan_tensor_buffer(const ember_tensor* tensor, uint64_t* vk
 
 ember_status ember_vulkan_tensor_wrap_buffer(const ember_device* device, uint64_t vk_buffer, uint64_t offset,
                                              int32_t dtype, const int64_t* shape, size_t rank, ember_tensor** out) {
-  return guard(__func__, [&] {
-    auto& o = out_handle(out);  // *out is NULL on failure, UNSUPPORTED included
-    const VulkanInterop& vk = vulkan_interop();
-    const DynDevice& dev = vulkan_of(device);
-    if (!vk_buffer) throw ArgumentError("vk_buffer is VK_NULL_HANDLE");
-    const DType dt = to_dtype(dtype);
-    if (rank == 0) throw ShapeError("shape: rank 0: a wrapped buffer has rank 1.." + std::to_string(kMaxRank));
-    const Shape s = to_shape(shape, rank);
-    check_shape("shape", s);
-    o = make_handle<ember_tensor>(vk.wrap_buffer(dev, vk_buffer, offset, dt, s));
-  });
+  return wrap_with(__func__, device, vk_buffer, offset, dtype, shape, rank, 0, out);
 }
 
 ember_status ember_vulkan_submit(const ember_device* device, uint64_t* timeline_value) {
@@ -294,5 +343,104 @@ ember_status ember_vulkan_readback_poll(ember_vulkan_readback* ring, uint64_t ti
 }
 
 ember_status ember_vulkan_readback_free(ember_vulkan_readback* ring) { return free_handle(ring, __func__); }
+
+// ---------------------------------------------------------------- issue 17 parts 4 and 5: memory the host
+// controls, resource states for host buffers
+ember_status ember_vulkan_allocator_init(ember_vulkan_allocator* allocator) {
+  return guard(__func__, [&] {
+    if (!allocator) throw ArgumentError("allocator is NULL");
+    *allocator = ember_vulkan_allocator{};
+    allocator->struct_size = sizeof *allocator;
+  });
+}
+
+ember_status ember_vulkan_memory_stats_query(const ember_device* device, ember_vulkan_memory_stats* out) {
+  return guard(__func__, [&] {
+    const VulkanInterop& vk = vulkan_interop();
+    const DynDevice& dev = vulkan_of(device);
+    write_struct(out, vk.memory_stats(dev), kMemoryStatsV1, "out");
+  });
+}
+
+ember_status ember_vulkan_memory_trim(const ember_device* device) {
+  return guard(__func__, [&] {
+    const VulkanInterop& vk = vulkan_interop();
+    vk.memory_trim(vulkan_of(device));
+  });
+}
+
+ember_status ember_vulkan_memory_set_budget(const ember_device* device, uint64_t budget) {
+  return guard(__func__, [&] {
+    const VulkanInterop& vk = vulkan_interop();
+    vk.set_memory_budget(vulkan_of(device), budget);
+  });
+}
+
+ember_status ember_vulkan_tensor_wrap_buffer_ex(const ember_device* device, uint64_t vk_buffer, uint64_t offset,
+                                                int32_t dtype, const int64_t* shape, size_t rank, uint32_t flags,
+                                                ember_tensor** out) {
+  return wrap_with(__func__, device, vk_buffer, offset, dtype, shape, rank, flags, out);
+}
+
+ember_status ember_vulkan_tensor_write_wrapped(const ember_tensor* wrapped, const ember_tensor* src) {
+  return guard(__func__, [&] {
+    const VulkanInterop& vk = vulkan_interop();
+    const DynTensor& dst = vulkan_tensor_of(wrapped);
+    const DynTensor& from = use(src, "src");
+    if (from.runtime->id() != BackendId::Vulkan)
+      throw ArgumentError("src lives on " + device_name(device(from)) + ", not on a Vulkan device");
+    vk.write_wrapped(dst, from);
+  });
+}
+
+ember_status ember_vulkan_buffer_acquire(const ember_tensor* tensor, uint32_t src_stage, uint32_t src_access,
+                                         uint32_t src_queue_family) {
+  return guard(__func__, [&] {
+    const VulkanInterop& vk = vulkan_interop();
+    vk.buffer_acquire(vulkan_tensor_of(tensor), src_stage, src_access, src_queue_family);
+  });
+}
+
+ember_status ember_vulkan_buffer_release(const ember_tensor* tensor, uint32_t dst_stage, uint32_t dst_access,
+                                         uint32_t dst_queue_family) {
+  return guard(__func__, [&] {
+    const VulkanInterop& vk = vulkan_interop();
+    vk.buffer_release(vulkan_tensor_of(tensor), dst_stage, dst_access, dst_queue_family);
+  });
+}
+
+ember_status ember_vulkan_buffer_state_query(const ember_tensor* tensor, ember_vulkan_buffer_state* out) {
+  return guard(__func__, [&] {
+    const VulkanInterop& vk = vulkan_interop();
+    const DynTensor& t = vulkan_tensor_of(tensor);
+    write_struct(out, vk.buffer_state(t), kBufferStateV1, "out");
+// ---------------------------------------------------------------- issue 17 part 6: lower feature floor
+// A static description (the floor is a property of Ember's shaders and code, not of any device); the interop is
+// still loaded first so that a build without the Vulkan backend answers UNSUPPORTED like every function here.
+ember_status ember_vulkan_requirements_query2(ember_vulkan_requirements2* out) {
+  return guard(__func__, [&] {
+    (void)vulkan_interop();
+    ember_vulkan_requirements2 v{};
+    v.api_version = kVulkanApi11;
+    v.spirv_version = 0x00010300u;
+    v.queue_flags = kQueueComputeBit;
+    v.required_features = 0;
+    v.optional_features = kOptionalFeatures;
+    v.device_extension_count = 0;
+    v.device_extensions = nullptr;
+    write_struct(out, v, kRequirements2V1, "out");
+  });
+}
+
+ember_status ember_vulkan_feature_describe(uint32_t feature, const char** name, const char** gives) {
+  return guard(__func__, [&] {
+    const FeatureText* text = feature_text(feature);
+    if (!text)
+      throw ArgumentError(fmt::format("feature {:#x} is not one EMBER_VULKAN_FEATURE_* bit (known: {:#x})", feature,
+                                      kOptionalFeatures));
+    if (name) *name = text->name;
+    if (gives) *gives = text->gives;
+  });
+}
 
 }  // extern "C"

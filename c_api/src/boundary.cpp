@@ -76,6 +76,7 @@ const char* handle_type_name(HandleKind k) {
     case HandleKind::LoadReport: return "ember_load_report";
     case HandleKind::Scheduler: return "ember_scheduler";
     case HandleKind::VulkanReadback: return "ember_vulkan_readback";
+    case HandleKind::VulkanPlan: return "ember_vulkan_plan";
   }
   return "handle";
 }

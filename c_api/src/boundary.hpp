@@ -27,6 +27,7 @@ struct ember_record {};
 struct ember_load_report {};
 struct ember_scheduler {};
 struct ember_vulkan_readback {};
+struct ember_vulkan_plan {};  // issue 17: Vulkan plans
 
 namespace ember::capi {
 
@@ -53,10 +54,12 @@ ember_status guard(const char* fn, F&& body) noexcept {
 enum class HandleKind : uint8_t {
   Device = 1, Tensor, Grads, Module, Optimizer, Record, LoadReport, Scheduler,
   VulkanReadback,  // issue 17 part 8
+  VulkanPlan,  // issue 17: Vulkan plans
 };
 
 struct SchedulerState;  // api_scheduler.cpp
 class VulkanReadback;   // runtime/vulkan_interop.hpp
+struct VulkanPlanState;  // api_vulkan_plan.cpp
 
 template <class H> struct HandleTraits;
 template <> struct HandleTraits<ember_device> { using Value = DynDevice; static constexpr HandleKind kind = HandleKind::Device; };
@@ -82,6 +85,10 @@ template <> struct HandleTraits<ember_scheduler> {
 template <> struct HandleTraits<ember_vulkan_readback> {
   using Value = std::shared_ptr<VulkanReadback>;
   static constexpr HandleKind kind = HandleKind::VulkanReadback;
+};
+template <> struct HandleTraits<ember_vulkan_plan> {
+  using Value = std::shared_ptr<VulkanPlanState>;
+  static constexpr HandleKind kind = HandleKind::VulkanPlan;
 };
 template <class H> constexpr HandleKind kind_of() { return HandleTraits<H>::kind; }
 

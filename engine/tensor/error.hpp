@@ -51,6 +51,14 @@ class DeviceLostError : public DeviceError {
   using DeviceError::DeviceError;
 };
 
+// An op cannot be captured into a recorded plan (issue 17: Vulkan plans): it needs a CPU round trip (a read back to
+// the host, a check that reads a flag) or records commands Ember cannot replay. Raised while a plan captures; the
+// runtime Sequential prefixes the layer that ran it, so the message names the op.
+class CaptureError : public DeviceError {
+ public:
+  using DeviceError::DeviceError;
+};
+
 // A device backend ran out of device or host memory (or a tensor exceeds what the device can address).
 class OutOfMemoryError : public DeviceError {
  public:

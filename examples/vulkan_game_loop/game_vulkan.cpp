@@ -25,14 +25,21 @@ GameVulkan::GameVulkan(bool validation, uint32_t api_version) {
   app.pApplicationName = "vulkan_game_loop";
   app.apiVersion = api_version;
   const char* layer = "VK_LAYER_KHRONOS_validation";
-  const char* ext = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
+  const char* exts[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME, VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME};
   VkInstanceCreateInfo ci{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
   ci.pApplicationInfo = &app;
+  // With validation: the layer's synchronization validation too, so a missing barrier between the game's commands
+  // and Ember's (which lavapipe's in-order execution would hide) is reported.
+  const VkValidationFeatureEnableEXT sync = VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT;
+  VkValidationFeaturesEXT features{VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT};
+  features.enabledValidationFeatureCount = 1;
+  features.pEnabledValidationFeatures = &sync;
   if (validation) {
+    ci.pNext = &features;
     ci.enabledLayerCount = 1;
     ci.ppEnabledLayerNames = &layer;
-    ci.enabledExtensionCount = 1;
-    ci.ppEnabledExtensionNames = &ext;
+    ci.enabledExtensionCount = 2;
+    ci.ppEnabledExtensionNames = exts;
   }
   check(vkCreateInstance(&ci, nullptr, &instance), "vkCreateInstance");
   if (validation) {
@@ -200,8 +207,17 @@ void GameVulkan::create_consume_pipeline() {
   check(vkCreateFence(device, &fi, nullptr, &fence_), "vkCreateFence");
 }
 
-void GameVulkan::submit_consume(VkBuffer logits, VkDeviceSize offset, VkDeviceSize size, const HostBuffer& decisions,
-                                uint32_t rows, uint32_t classes, VkSemaphore wait_sem, uint64_t wait_value) {
+VkCommandBuffer GameVulkan::begin_frame() {
+  check(vkResetCommandBuffer(cb_, 0), "vkResetCommandBuffer");
+  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  check(vkBeginCommandBuffer(cb_, &bi), "vkBeginCommandBuffer");
+  return cb_;
+}
+
+void GameVulkan::record_consume(VkCommandBuffer cb, VkBuffer logits, VkDeviceSize offset, VkDeviceSize size,
+                                const HostBuffer& decisions, uint32_t rows, uint32_t classes) {
+  // The set is rewritten per frame: the previous frame's command buffer has completed (one frame in flight).
   VkDescriptorBufferInfo infos[2] = {{logits, offset, size}, {decisions.buffer, 0, decisions.size}};
   VkWriteDescriptorSet writes[2]{};
   for (uint32_t i = 0; i < 2; ++i) {
@@ -213,15 +229,34 @@ void GameVulkan::submit_consume(VkBuffer logits, VkDeviceSize offset, VkDeviceSi
     writes[i].pBufferInfo = &infos[i];
   }
   vkUpdateDescriptorSets(device, 2, writes, 0, nullptr);
-  check(vkResetCommandBuffer(cb_, 0), "vkResetCommandBuffer");
-  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  check(vkBeginCommandBuffer(cb_, &bi), "vkBeginCommandBuffer");
-  vkCmdBindPipeline(cb_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline_);
-  vkCmdBindDescriptorSets(cb_, VK_PIPELINE_BIND_POINT_COMPUTE, layout_, 0, 1, &set_, 0, nullptr);
+  vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline_);
+  vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, layout_, 0, 1, &set_, 0, nullptr);
   const uint32_t push[2] = {rows, classes};
-  vkCmdPushConstants(cb_, layout_, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(push), push);
-  vkCmdDispatch(cb_, (rows + 63) / 64, 1, 1);
+  vkCmdPushConstants(cb, layout_, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(push), push);
+  vkCmdDispatch(cb, (rows + 63) / 64, 1, 1);
+}
+
+void GameVulkan::end_frame() {
+  VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  mb.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
+  mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+  vkCmdPipelineBarrier(cb_, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr, 0,
+                       nullptr);
+  check(vkEndCommandBuffer(cb_), "vkEndCommandBuffer");
+  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &cb_;
+  {
+    std::lock_guard lock(queue_mutex);
+    check(vkQueueSubmit(queue, 1, &si, fence_), "vkQueueSubmit");
+  }
+  wait_consume();
+}
+
+void GameVulkan::submit_consume(VkBuffer logits, VkDeviceSize offset, VkDeviceSize size, const HostBuffer& decisions,
+                                uint32_t rows, uint32_t classes, VkSemaphore wait_sem, uint64_t wait_value) {
+  begin_frame();
+  record_consume(cb_, logits, offset, size, decisions, rows, classes);
   VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
   mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;

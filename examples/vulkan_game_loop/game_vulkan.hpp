@@ -40,6 +40,14 @@ class GameVulkan {
                       uint32_t rows, uint32_t classes, VkSemaphore wait_sem, uint64_t wait_value);
   void wait_consume();
 
+  // A frame recorded into one command buffer and submitted once (the plugin-style example, examples/vulkan_plugin):
+  // begin_frame() returns the frame's command buffer in the recording state; record_consume() appends the consume
+  // pass; end_frame() ends it with a barrier to host reads, submits it and waits for it.
+  VkCommandBuffer begin_frame();
+  void record_consume(VkCommandBuffer cb, VkBuffer logits, VkDeviceSize offset, VkDeviceSize size,
+                      const HostBuffer& decisions, uint32_t rows, uint32_t classes);
+  void end_frame();
+
   VkInstance instance = VK_NULL_HANDLE;
   VkPhysicalDevice physical = VK_NULL_HANDLE;
   VkDevice device = VK_NULL_HANDLE;

@@ -258,6 +258,16 @@ _SIGNATURES = {
     "ember_vulkan_readback_enqueue": (I32, [H, H, POINTER(U64)]),
     "ember_vulkan_readback_poll": (I32, [H, U64, c_void_p, SZ, PSZ, PI32]),
     "ember_vulkan_readback_free": (I32, [H]),
+    # Vulkan: memory the host controls, resource states for host buffers (issue 17 parts 4, 5; structs as raw pointers)
+    "ember_vulkan_allocator_init": (I32, [c_void_p]),
+    "ember_vulkan_memory_stats_query": (I32, [H, c_void_p]),
+    "ember_vulkan_memory_trim": (I32, [H]),
+    "ember_vulkan_memory_set_budget": (I32, [H, U64]),
+    "ember_vulkan_tensor_wrap_buffer_ex": (I32, [H, U64, U64, I32, PI64, SZ, c_uint32, OUT]),
+    "ember_vulkan_tensor_write_wrapped": (I32, [H, H]),
+    "ember_vulkan_buffer_acquire": (I32, [H, c_uint32, c_uint32, c_uint32]),
+    "ember_vulkan_buffer_release": (I32, [H, c_uint32, c_uint32, c_uint32]),
+    "ember_vulkan_buffer_state_query": (I32, [H, c_void_p]),
     # autograd core (issue 11): .grad, backward_ex (retain_graph), autograd.grad, in-place updates
     "ember_backward_options_init": (I32, [POINTER(BackwardOptions)]),
     "ember_tensor_backward_ex": (I32, [H, H, POINTER(BackwardOptions), OUT]),
@@ -313,6 +323,23 @@ _SIGNATURES = {
     "ember_tensor_adaptive_avg_pool2d": (I32, [H, I64, I64, OUT]),
     "ember_loss_huber": (I32, [H, H, I32, F64, OUT]),
     "ember_loss_bce_with_logits": (I32, [H, H, I32, OUT]),
+    # Vulkan plans and warm-up (issue 17, parts 2 and 7); structs pass as raw pointers, as for the interop above
+    "ember_vulkan_plan_create": (I32, [H, H, I32, PI64, SZ, OUT]),
+    "ember_vulkan_plan_capture_begin": (I32, [H, OUT]),
+    "ember_vulkan_plan_add_input": (I32, [H, I32, PI64, SZ, OUT]),
+    "ember_vulkan_plan_capture_end": (I32, [H, POINTER(c_void_p), SZ]),
+    "ember_vulkan_plan_counts": (I32, [H, PSZ, PSZ]),
+    "ember_vulkan_plan_input_info": (I32, [H, SZ, c_void_p]),
+    "ember_vulkan_plan_output_info": (I32, [H, SZ, c_void_p]),
+    "ember_vulkan_plan_bind_input": (I32, [H, SZ, U64, U64]),
+    "ember_vulkan_plan_bind_output": (I32, [H, SZ, U64, U64]),
+    "ember_vulkan_plan_record": (I32, [H, c_void_p]),
+    "ember_vulkan_plan_submit": (I32, [H, POINTER(U64)]),
+    "ember_vulkan_plan_free": (I32, [H]),
+    "ember_vulkan_warmup": (I32, [H, H, I32, PI64, SZ]),
+    # Vulkan: lower feature floor (issue 17 part 6)
+    "ember_vulkan_requirements_query2": (I32, [c_void_p]),
+    "ember_vulkan_feature_describe": (I32, [c_uint32, POINTER(c_char_p), POINTER(c_char_p)]),
     # x[i] with the result returned (issue 11's overhead bar; the binding calls it through quick, below)
     "ember_tensor_select_or_null": (H, [H, I64, I64]),
 }

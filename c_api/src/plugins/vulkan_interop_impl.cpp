@@ -9,6 +9,9 @@
 
 #include "backends/vulkan/interop.hpp"
 #include "backends/vulkan/readback.hpp"
+#include "backends/vulkan/resource_state.hpp"
+#include "backends/vulkan/kernels.hpp"
+#include "backends/vulkan/plan.hpp"
 #include "c_api/src/runtime/backend_tensor.hpp"
 
 namespace ember::capi {
@@ -65,6 +68,64 @@ class Readback final : public VulkanReadback {
   vk::ReadbackRing ring_;
 };
 
+// The host's C callbacks as the backend's HostAllocator; the struct is copied at adopt, so the host's copy need not
+// outlive the call.
+vk::HostAllocator host_allocator_of(const ember_vulkan_allocator& a) {
+  vk::HostAllocator h;
+  h.allocate = [a](const vk::HostAllocator::Request& r, vk::HostAllocator::Grant& g) {
+    ember_vulkan_memory_request req{};
+    req.struct_size = sizeof req;
+    req.size = r.size;
+    req.alignment = r.alignment;
+    req.memory_type_bits = r.memory_type_bits;
+    req.required_flags = r.required;
+    req.preferred_flags = r.preferred;
+    req.mapped = r.mapped ? 1 : 0;
+    req.staging = r.staging ? 1 : 0;
+    ember_vulkan_memory_block out{};
+    out.struct_size = sizeof out;
+    const int32_t result = a.allocate_memory(a.user, &req, &out);
+    if (result != 0) return result < 0 ? static_cast<VkResult>(result) : VK_ERROR_UNKNOWN;
+    g.memory = handle_from_u64<VkDeviceMemory>(out.memory);
+    g.offset = out.offset;
+    g.mapped = out.mapped;
+    g.memory_type = out.memory_type;
+    g.allocation = out.allocation;
+    return VK_SUCCESS;
+  };
+  h.release = [a](const vk::HostAllocator::Grant& g) {
+    ember_vulkan_memory_block b{};
+    b.struct_size = sizeof b;
+    b.memory = handle_to_u64(g.memory);
+    b.offset = g.offset;
+    b.mapped = g.mapped;
+    b.memory_type = g.memory_type;
+    b.allocation = g.allocation;
+    a.free_memory(a.user, &b);
+  };
+  return h;
+}
+
+// A Vulkan tensor's context, storage, element size and kind (an autodiff float tensor: its value).
+struct Storage {
+  std::shared_ptr<vk::Context> ctx;
+  std::shared_ptr<vk::Allocation> alloc;
+  uint64_t bytes = 0;
+  Kind kind = Kind::Float;
+};
+Storage storage_of(const DynTensor& t) {
+  return visit_kind(as_backend<VulkanAd>(t, "tensor"), [](auto k, const auto& p) {
+    const auto& v = [&]() -> const auto& {
+      if constexpr (std::is_same_v<decltype(k), Float>) return p.value;
+      else return p;
+    }();
+    const Kind kind = std::is_same_v<decltype(k), Float> ? Kind::Float
+                      : std::is_same_v<decltype(k), Int> ? Kind::Int
+                                                         : Kind::Bool;
+    return Storage{v.ctx, v.alloc, v.bytes(), kind};
+vk::Plan& plan_of(const std::shared_ptr<void>& p) { return *static_cast<vk::Plan*>(p.get()); }
+
+
 class VulkanInteropImpl final : public VulkanInterop {
  public:
   ember_vulkan_requirements requirements() const override {
@@ -96,7 +157,7 @@ class VulkanInteropImpl final : public VulkanInterop {
       options.pipeline_cache.assign(bytes, bytes + d.pipeline_cache_size);
     }
     options.dispatches_per_submit = o.max_dispatches_per_submit;
-    options.host_allocator = o.allocator != nullptr;
+    if (o.allocator) options.host_allocator = host_allocator_of(*o.allocator);
     options.memory_budget = o.memory_budget;
     options.tensor_buffer_usage = o.tensor_buffer_usage;
     options.shader_int64 = o.shader_int64 != 0;
@@ -116,13 +177,22 @@ class VulkanInteropImpl final : public VulkanInterop {
 
   DynTensor wrap_buffer(const DynDevice& d, uint64_t buffer_u64, uint64_t offset, DType dtype,
                         const Shape& s) const override {
+    return wrap_any(d, buffer_u64, offset, dtype, s, false);
+  }
+  DynTensor wrap_buffer_writable(const DynDevice& d, uint64_t buffer_u64, uint64_t offset, DType dtype,
+                                 const Shape& s) const override {
+    return wrap_any(d, buffer_u64, offset, dtype, s, true);
+  }
+  DynTensor wrap_any(const DynDevice& d, uint64_t buffer_u64, uint64_t offset, DType dtype, const Shape& s,
+                     bool writable) const {
     const VulkanDevice& dev = vulkan_of(d);
     const auto buffer = handle_from_u64<VkBuffer>(buffer_u64);
     switch (dtype) {
       case DType::F32:
-        return wrap<VulkanAd, Float>(VulkanAd::from_inner(vulkan::wrap_buffer<float>(dev, buffer, offset, s)));
-      case DType::I64: return wrap<VulkanAd, Int>(vulkan::wrap_buffer<int64_t>(dev, buffer, offset, s));
-      case DType::Bool: return wrap<VulkanAd, Bool>(vulkan::wrap_buffer<uint32_t>(dev, buffer, offset, s));
+        return wrap<VulkanAd, Float>(
+            VulkanAd::from_inner(vulkan::wrap_buffer<float>(dev, buffer, offset, s, writable)));
+      case DType::I64: return wrap<VulkanAd, Int>(vulkan::wrap_buffer<int64_t>(dev, buffer, offset, s, writable));
+      case DType::Bool: return wrap<VulkanAd, Bool>(vulkan::wrap_buffer<uint32_t>(dev, buffer, offset, s, writable));
       default: break;
     }
     throw KindError(fmt::format("dtype {} cannot be wrapped: Vulkan tensors store F32, I64 and BOOL (as 32-bit words)",
@@ -169,6 +239,94 @@ class VulkanInteropImpl final : public VulkanInterop {
                                                   uint32_t slots) const override {
     return std::make_shared<Readback>(vulkan_of(d).get(), slot_bytes, slots);
   }
+
+  // --- issue 17 parts 4 and 5
+  ember_vulkan_memory_stats memory_stats(const DynDevice& d) const override {
+    const vk::MemoryTotals t = vulkan::memory_stats(vulkan_of(d));
+    ember_vulkan_memory_stats s{};
+    s.reserved = t.reserved;
+    s.in_use = t.in_use;
+    s.peak_reserved = t.peak_reserved;
+    s.budget = t.budget;
+    s.blocks = static_cast<uint32_t>(t.blocks);
+    s.host_blocks = static_cast<uint32_t>(t.host_blocks);
+    return s;
+  }
+  void memory_trim(const DynDevice& d) const override { vulkan::memory_trim(vulkan_of(d)); }
+  void set_memory_budget(const DynDevice& d, uint64_t budget) const override {
+    vulkan::set_memory_budget(vulkan_of(d), budget);
+  }
+  void write_wrapped(const DynTensor& wrapped, const DynTensor& src) const override {
+    const Storage dst = storage_of(wrapped), from = storage_of(src);
+    if (dst.ctx != from.ctx) throw ArgumentError("src lives on another device than the wrapped buffer");
+    if (dst.kind != from.kind)
+      throw KindError(fmt::format("src is a {} tensor, the wrapped buffer holds {} elements", kind_name(from.kind),
+                                  kind_name(dst.kind)));
+    if (dst.bytes != from.bytes)
+      throw ShapeError(fmt::format("src has {} bytes of elements, the wrapped buffer range {}", from.bytes, dst.bytes));
+    vk::write_wrapped(*dst.ctx, dst.alloc, from.alloc, dst.bytes);
+  }
+  void buffer_acquire(const DynTensor& t, uint32_t stage, uint32_t access, uint32_t family) const override {
+    const Storage s = storage_of(t);
+    vk::acquire(*s.ctx, s.alloc, stage, access, family);
+  }
+  void buffer_release(const DynTensor& t, uint32_t stage, uint32_t access, uint32_t family) const override {
+    const Storage s = storage_of(t);
+    vk::release(*s.ctx, s.alloc, stage, access, family);
+  }
+  ember_vulkan_buffer_state buffer_state(const DynTensor& t) const override {
+    const Storage s = storage_of(t);
+    const vk::BufferState b = vk::buffer_state(*s.ctx, *s.alloc);
+    ember_vulkan_buffer_state out{};
+    out.write_stage = b.write_stage;
+    out.write_access = b.write_access;
+    out.usage = b.usage;
+    out.queue_family = b.queue_family;
+    out.wrapped = b.wrapped ? 1 : 0;
+    out.writable = b.writable ? 1 : 0;
+    return out;
+  }
+  // --- issue 17 parts 2 and 7: plans and warm-up
+  std::shared_ptr<void> plan_begin(const DynDevice& d) const override {
+    auto plan = std::make_shared<vk::Plan>(vulkan_of(d).get());
+    plan->begin();
+    return plan;
+  }
+  DynTensor plan_add_input(const std::shared_ptr<void>& p, const DynDevice& d, DType dtype,
+                           const Shape& s) const override {
+    const auto ctx = vulkan_of(d).get();
+    auto make = [&]<class T>(T*) {
+      vk::VulkanTensor<T> t{ctx, nullptr, s};
+      t.alloc = plan_of(p).add_input(t.bytes());
+      return t;
+    };
+    switch (dtype) {
+      case DType::F32: return wrap<VulkanAd, Float>(VulkanAd::from_inner(make(static_cast<float*>(nullptr))));
+      case DType::I64: return wrap<VulkanAd, Int>(make(static_cast<int64_t*>(nullptr)));
+      case DType::Bool: return wrap<VulkanAd, Bool>(make(static_cast<uint32_t*>(nullptr)));
+      default: break;
+    }
+    throw KindError(fmt::format("dtype {}: plan inputs are F32, I64 or BOOL (what Vulkan tensors store)",
+                                dtype_name(dtype)));
+  }
+  void plan_end(const std::shared_ptr<void>& p, const std::vector<DynTensor>& outputs) const override {
+    std::vector<std::pair<std::shared_ptr<vk::Allocation>, VkDeviceSize>> storage;
+    for (const auto& t : outputs) {
+      const Storage s = storage_of(t);
+      storage.emplace_back(s.alloc, VkDeviceSize{s.bytes});
+    }
+    plan_of(p).end(storage);
+  }
+  void plan_abort(const std::shared_ptr<void>& p) const override { plan_of(p).abort(); }
+  void plan_bind(const std::shared_ptr<void>& p, bool output, std::size_t index, uint64_t buffer,
+                 uint64_t offset) const override {
+    if (output) plan_of(p).bind_output(index, handle_from_u64<VkBuffer>(buffer), offset);
+    else plan_of(p).bind_input(index, handle_from_u64<VkBuffer>(buffer), offset);
+  }
+  void plan_record(const std::shared_ptr<void>& p, void* command_buffer) const override {
+    plan_of(p).record(static_cast<VkCommandBuffer>(command_buffer));
+  }
+  uint64_t plan_submit(const std::shared_ptr<void>& p) const override { return plan_of(p).submit(); }
 };
 
 }  // namespace

@@ -220,6 +220,12 @@ DynTensor forward(ModuleState& m, const DynTensor& x, bool train) {
             throw KindError("layer " + std::to_string(i) + ": " + e.what());
           } catch (const IndexError& e) {
             throw IndexError("layer " + std::to_string(i) + ": " + e.what());
+          } catch (const CaptureError& e) {  // a Vulkan plan rejects the op: name it ("layer 0 (embedding): ...")
+            static constexpr const char* kNames[] = {
+#define EMBER_LAYER(id, value, name, type) name,
+#include "c_api/src/layers.def"
+            };
+            throw CaptureError("layer " + std::to_string(i) + " (" + kNames[seq.layers[i].index()] + "): " + e.what());
           }
         }
         return h;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <utility>
+#include <memory>
 #include <vector>
 
 #include "c_api/src/runtime/dyn.hpp"
@@ -67,6 +68,28 @@ class VulkanInterop {
   // slot_bytes and slots were range-checked by the caller.
   virtual std::shared_ptr<VulkanReadback> readback_create(const DynDevice& d, uint64_t slot_bytes,
                                                           uint32_t slots) const = 0;
+
+  // --- issue 17 parts 4 and 5: memory the host controls, resource states for host buffers
+  virtual ember_vulkan_memory_stats memory_stats(const DynDevice& d) const = 0;  // every field but struct_size
+  virtual void memory_trim(const DynDevice& d) const = 0;
+  virtual void set_memory_budget(const DynDevice& d, uint64_t budget) const = 0;
+  virtual DynTensor wrap_buffer_writable(const DynDevice& d, uint64_t buffer, uint64_t offset, DType dtype,
+                                         const Shape& shape) const = 0;
+  virtual void write_wrapped(const DynTensor& wrapped, const DynTensor& src) const = 0;
+  virtual void buffer_acquire(const DynTensor& t, uint32_t stage, uint32_t access, uint32_t family) const = 0;
+  virtual void buffer_release(const DynTensor& t, uint32_t stage, uint32_t access, uint32_t family) const = 0;
+  virtual ember_vulkan_buffer_state buffer_state(const DynTensor& t) const = 0;  // every field but struct_size
+  // --- issue 17 parts 2 and 7: plans and warm-up. A plan is the plugin's object (vk::Plan), type-erased; the
+  // caller (api_vulkan_plan.cpp) checked indices, dtypes and shapes and keeps the plan's capture state.
+  virtual std::shared_ptr<void> plan_begin(const DynDevice& d) const = 0;
+  virtual DynTensor plan_add_input(const std::shared_ptr<void>& plan, const DynDevice& d, DType dtype,
+                                   const Shape& s) const = 0;
+  virtual void plan_end(const std::shared_ptr<void>& plan, const std::vector<DynTensor>& outputs) const = 0;
+  virtual void plan_abort(const std::shared_ptr<void>& plan) const = 0;
+  virtual void plan_bind(const std::shared_ptr<void>& plan, bool output, std::size_t index, uint64_t buffer,
+                         uint64_t offset) const = 0;
+  virtual void plan_record(const std::shared_ptr<void>& plan, void* command_buffer) const = 0;
+  virtual uint64_t plan_submit(const std::shared_ptr<void>& plan) const = 0;
 };
 
 }  // namespace ember::capi

@@ -1,0 +1,332 @@
+#include "backends/vulkan/plan.hpp"
+
+#include "backends/vulkan/plan_memory.hpp"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <map>
+#include <mutex>
+
+namespace ember::vk {
+namespace {
+
+constexpr VkPipelineStageFlags kWork = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+constexpr VkAccessFlags kWorkWrites = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+constexpr VkAccessFlags kWorkAccess =
+    VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+
+void barrier(const Functions& fn, VkCommandBuffer cb, VkPipelineStageFlags src_stage, VkAccessFlags src_access,
+             VkPipelineStageFlags dst_stage, VkAccessFlags dst_access) {
+  VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  mb.srcAccessMask = src_access;
+  mb.dstAccessMask = dst_access;
+  fn.CmdPipelineBarrier(cb, src_stage, dst_stage, 0, 1, &mb, 0, nullptr, 0, nullptr);
+}
+
+}  // namespace
+
+Plan::Plan(std::shared_ptr<Context> ctx) : ctx_(std::move(ctx)) {}
+
+Plan::~Plan() {
+  abort();
+  if (pool_) ctx_->fn().DestroyDescriptorPool(ctx_->device(), pool_, nullptr);  // frees the sets
+}
+
+void Plan::begin() {
+  std::lock_guard lock(ctx_->mutex());
+  if (ctx_->stream().capture())
+    throw ArgumentError("vulkan plan: the device is already capturing a plan (end that capture first)");
+  ctx_->stream().finish();
+  dummy_ = ctx_->allocator().allocate(256, MemoryUse::Tensor);
+  ctx_->stream().set_capture(this);
+  capturing_ = true;
+}
+
+void Plan::check_capturing(const char* what) const {
+  if (!capturing_) throw ArgumentError(fmt::format("vulkan plan: {} outside a capture", what));
+}
+
+std::shared_ptr<Allocation> Plan::add_input(VkDeviceSize bytes) {
+  check_capturing("adding an input");
+  auto a = ctx_->allocator().allocate(bytes ? bytes : 4, MemoryUse::Tensor);
+  inputs_.push_back({a, bytes});
+  return a;
+}
+
+void Plan::abort() noexcept {
+  if (!capturing_) return;
+  std::lock_guard lock(ctx_->mutex());
+  if (ctx_->stream().capture() == this) ctx_->stream().set_capture(nullptr);
+  capturing_ = false;
+}
+
+void Plan::reject(const char* what) {
+  const std::string msg = fmt::format("cannot be captured into a Vulkan plan: it needs {}", what);
+  if (rejected_.empty()) rejected_ = msg;
+  throw CaptureError(msg);
+}
+
+Plan::Arg Plan::arg_of(const BufferArg& a) {
+  return {a.alloc, a.alloc->buffer(), a.alloc->offset(), a.alloc->size(), a.write};
+}
+
+void Plan::dispatch(VkPipeline pipeline, std::span<const BufferArg> args, const void* push, uint32_t push_bytes,
+                    uint32_t gx, uint32_t gy, uint32_t gz) {
+  Command c{Kind::Dispatch};
+  c.pipeline = pipeline;
+  c.push_bytes = push_bytes;
+  if (push_bytes) std::memcpy(c.push.data(), push, push_bytes);
+  c.groups = {gx, gy, gz};
+  for (const auto& a : args) c.args.push_back(arg_of(a));
+  commands_.push_back(std::move(c));
+  ++dispatch_count_;
+}
+
+void Plan::copy(const std::shared_ptr<Allocation>& src, VkDeviceSize src_offset,
+                const std::shared_ptr<Allocation>& dst, VkDeviceSize dst_offset, VkDeviceSize bytes) {
+  Command c{Kind::Copy};
+  c.args = {arg_of({src, false}), arg_of({dst, true})};
+  c.src_offset = src_offset;
+  c.dst_offset = dst_offset;
+  c.bytes = bytes;
+  commands_.push_back(std::move(c));
+}
+
+void Plan::end(const std::vector<std::pair<std::shared_ptr<Allocation>, VkDeviceSize>>& outputs) {
+  check_capturing("ending the capture");
+  abort();
+  if (!rejected_.empty())
+    throw CaptureError(fmt::format("vulkan plan: an op of the capture {} (the plan was not built)", rejected_));
+  if (outputs.empty()) throw ArgumentError("vulkan plan: no outputs (a plan needs at least one)");
+  for (const auto& [storage, bytes] : outputs) {
+    if (storage->owner() != &ctx_->allocator())
+      throw ArgumentError("vulkan plan: an output lives on another device than the plan");
+    outputs_.push_back({storage, bytes});
+  }
+  share_intermediates();
+  insert_barriers();
+  for (auto& c : commands_)
+    if (c.kind == Kind::Copy)
+      c.region = {c.args[0].offset + c.src_offset, c.args[1].offset + c.dst_offset, c.bytes};
+  write_descriptors();
+  built_ = true;
+  warm_record();
+}
+
+void Plan::warm_record() const {
+  const auto& fn = ctx_->fn();
+  VkDevice dev = ctx_->device();
+  VkCommandPoolCreateInfo pi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  pi.flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT;
+  pi.queueFamilyIndex = ctx_->queue_family();
+  VkCommandPool pool = VK_NULL_HANDLE;
+  check(fn.CreateCommandPool(dev, &pi, nullptr, &pool), "vkCreateCommandPool");
+  VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  ai.commandPool = pool;
+  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  ai.commandBufferCount = 1;
+  VkCommandBuffer cb = VK_NULL_HANDLE;
+  VkResult r = fn.AllocateCommandBuffers(dev, &ai, &cb);
+  if (r == VK_SUCCESS) {
+    VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    r = fn.BeginCommandBuffer(cb, &bi);
+    if (r == VK_SUCCESS) {
+      record_commands(cb);
+      r = fn.EndCommandBuffer(cb);
+    }
+  }
+  fn.DestroyCommandPool(dev, pool, nullptr);  // frees cb, never submitted
+  check(r, "vulkan plan: warm-up recording");
+}
+
+void Plan::share_intermediates() {
+  // An intermediate: held by nothing but the captured commands (not an input, an output, a parameter, nor kept by
+  // anyone else) and first used as a command's output. Tensor storage is never written after the op that made it
+  // returns, so such a buffer holds nothing from before the capture: its contents are what the commands write.
+  struct Use {
+    std::size_t refs = 0, first = 0, last = 0;
+    bool first_write = false;
+  };
+  std::map<const Allocation*, Use> uses;
+  for (std::size_t i = 0; i < commands_.size(); ++i)
+    for (const auto& a : commands_[i].args) {
+      auto [it, fresh] = uses.try_emplace(a.alloc.get());
+      Use& u = it->second;
+      if (fresh) {
+        u.first = i;
+        u.first_write = a.write;
+      }
+      u.last = i;
+      ++u.refs;
+    }
+  std::vector<const Allocation*> shared;
+  std::vector<Lifetime> lifetimes;
+  for (const auto& [alloc, u] : uses) {
+    // use_count: the commands' references plus one (the look-up below goes through a command's shared_ptr).
+    const Arg* any = nullptr;
+    for (const auto& a : commands_[u.first].args)
+      if (a.alloc.get() == alloc) any = &a;
+    if (!u.first_write || any->alloc.use_count() != static_cast<long>(u.refs)) continue;
+    shared.push_back(alloc);
+    lifetimes.push_back({alloc->size(), u.first, u.last});
+    intermediate_bytes_ += alloc->size();
+  }
+  if (shared.size() < 2) return;
+  const VkDeviceSize alignment = std::max<VkDeviceSize>(256, ctx_->info().min_storage_buffer_offset_alignment);
+  std::vector<VkDeviceSize> offsets;
+  const VkDeviceSize arena = place_in_arena(lifetimes, alignment, offsets);
+  if (arena >= intermediate_bytes_ || arena > ctx_->info().max_storage_buffer_range) return;  // nothing to gain
+  arena_ = ctx_->allocator().allocate(arena, MemoryUse::Tensor);
+  std::map<const Allocation*, VkDeviceSize> moved;
+  for (std::size_t i = 0; i < shared.size(); ++i) moved.emplace(shared[i], offsets[i]);
+  for (auto& c : commands_)
+    for (auto& a : c.args)
+      if (auto it = moved.find(a.alloc.get()); it != moved.end()) {
+        a.buffer = arena_->buffer();
+        a.offset = arena_->offset() + it->second;
+        a.alloc = arena_;  // the intermediate's own allocation goes back to Ember once the last command lets go
+      }
+}
+
+void Plan::insert_barriers() {
+  struct Range {
+    VkBuffer buffer;
+    VkDeviceSize begin, end;
+  };
+  std::vector<Range> writes, reads;
+  auto overlaps = [](const std::vector<Range>& list, const Range& r) {
+    for (const auto& x : list)
+      if (x.buffer == r.buffer && x.begin < r.end && r.begin < x.end) return true;
+    return false;
+  };
+  std::vector<Command> out;
+  out.reserve(commands_.size() * 2);
+  for (auto& c : commands_) {
+    bool hazard = false;
+    for (const auto& a : c.args) {
+      const Range r{a.buffer, a.offset, a.offset + a.size};
+      if (overlaps(writes, r) || (a.write && overlaps(reads, r))) hazard = true;
+    }
+    if (hazard) {
+      out.push_back(Command{Kind::Barrier});
+      ++barrier_count_;
+      writes.clear();
+      reads.clear();
+    }
+    for (const auto& a : c.args) (a.write ? writes : reads).push_back({a.buffer, a.offset, a.offset + a.size});
+    out.push_back(std::move(c));
+  }
+  commands_ = std::move(out);
+}
+
+void Plan::write_descriptors() {
+  if (dispatch_count_ == 0) return;
+  const auto& fn = ctx_->fn();
+  VkDevice dev = ctx_->device();
+  const auto sets = static_cast<uint32_t>(dispatch_count_);
+  VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, sets * Pipelines::kBindings};
+  VkDescriptorPoolCreateInfo pi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+  pi.maxSets = sets;
+  pi.poolSizeCount = 1;
+  pi.pPoolSizes = &size;
+  check(fn.CreateDescriptorPool(dev, &pi, nullptr, &pool_), "vkCreateDescriptorPool");
+  std::vector<VkDescriptorSetLayout> layouts(sets, ctx_->pipelines().set_layout());
+  std::vector<VkDescriptorSet> handles(sets);
+  VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+  ai.descriptorPool = pool_;
+  ai.descriptorSetCount = sets;
+  ai.pSetLayouts = layouts.data();
+  check(fn.AllocateDescriptorSets(dev, &ai, handles.data()), "vkAllocateDescriptorSets");
+  std::vector<VkDescriptorBufferInfo> infos(std::size_t{sets} * Pipelines::kBindings);
+  std::vector<VkWriteDescriptorSet> writes(infos.size(), VkWriteDescriptorSet{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET});
+  std::size_t k = 0, w = 0;
+  for (auto& c : commands_) {
+    if (c.kind != Kind::Dispatch) continue;
+    c.set = handles[k++];
+    for (uint32_t i = 0; i < Pipelines::kBindings; ++i, ++w) {
+      infos[w] = i < c.args.size() ? VkDescriptorBufferInfo{c.args[i].buffer, c.args[i].offset, c.args[i].size}
+                                   : VkDescriptorBufferInfo{dummy_->buffer(), dummy_->offset(), dummy_->size()};
+      writes[w].dstSet = c.set;
+      writes[w].dstBinding = i;
+      writes[w].descriptorCount = 1;
+      writes[w].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      writes[w].pBufferInfo = &infos[w];
+    }
+  }
+  fn.UpdateDescriptorSets(dev, static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
+}
+
+void Plan::bind_input(std::size_t i, VkBuffer buffer, VkDeviceSize offset) {
+  if (i >= inputs_.size())
+    throw IndexError(fmt::format("vulkan plan: input {} out of range (the plan has {})", i, inputs_.size()));
+  inputs_[i].host = buffer;
+  inputs_[i].offset = offset;
+}
+
+void Plan::bind_output(std::size_t i, VkBuffer buffer, VkDeviceSize offset) {
+  if (i >= outputs_.size())
+    throw IndexError(fmt::format("vulkan plan: output {} out of range (the plan has {})", i, outputs_.size()));
+  outputs_[i].host = buffer;
+  outputs_[i].offset = offset;
+}
+
+void Plan::record(VkCommandBuffer cb) const {
+  if (!built_) throw ArgumentError("vulkan plan: not built (its capture has not ended successfully)");
+  for (std::size_t i = 0; i < inputs_.size(); ++i)
+    if (!inputs_[i].host) throw ArgumentError(fmt::format("vulkan plan: input {} is not bound", i));
+  for (std::size_t i = 0; i < outputs_.size(); ++i)
+    if (!outputs_[i].host) throw ArgumentError(fmt::format("vulkan plan: output {} is not bound", i));
+  const auto& fn = ctx_->fn();
+  // Whatever the host wrote before (its inputs), and the previous frame's use of the plan's storage (a queue
+  // keeps executing earlier frames), happen before this frame's copies and dispatches.
+  barrier(fn, cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_ACCESS_MEMORY_WRITE_BIT, kWork, kWorkAccess);
+  for (const auto& in : inputs_) {
+    if (in.bytes == 0) continue;
+    const VkBufferCopy region{in.offset, in.storage->offset(), in.bytes};
+    fn.CmdCopyBuffer(cb, in.host, in.storage->buffer(), 1, &region);
+  }
+  if (!inputs_.empty()) barrier(fn, cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, kWork, kWorkAccess);
+  record_commands(cb);
+  barrier(fn, cb, kWork, kWorkWrites, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
+  for (const auto& out : outputs_) {
+    if (out.bytes == 0) continue;
+    const VkBufferCopy region{out.storage->offset(), out.offset, out.bytes};
+    fn.CmdCopyBuffer(cb, out.storage->buffer(), out.host, 1, &region);
+  }
+  // The outputs are visible to whatever the host records next (its own pass reading them, a copy, a host read
+  // after its fence), at any stage.
+  barrier(fn, cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+          VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT);
+}
+
+void Plan::record_commands(VkCommandBuffer cb) const {
+  const auto& fn = ctx_->fn();
+  VkPipeline bound = VK_NULL_HANDLE;
+  const VkPipelineLayout layout = ctx_->pipelines().layout();
+  for (const auto& c : commands_) {
+    switch (c.kind) {
+      case Kind::Barrier: barrier(fn, cb, kWork, kWorkWrites, kWork, kWorkAccess); break;
+      case Kind::Copy: fn.CmdCopyBuffer(cb, c.args[0].buffer, c.args[1].buffer, 1, &c.region); break;
+      case Kind::Dispatch:
+        if (c.pipeline != bound) fn.CmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, bound = c.pipeline);
+        fn.CmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &c.set, 0, nullptr);
+        if (c.push_bytes)
+          fn.CmdPushConstants(cb, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, c.push_bytes, c.push.data());
+        fn.CmdDispatch(cb, c.groups[0], c.groups[1], c.groups[2]);
+        break;
+    }
+  }
+}
+
+uint64_t Plan::submit() {
+  std::lock_guard lock(ctx_->mutex());
+  Stream& s = ctx_->stream();
+  if (s.capture()) throw ArgumentError("vulkan plan: cannot submit a plan while the device captures one");
+  s.record({}, [&](VkCommandBuffer cb) { record(cb); });
+  s.retain(shared_from_this());  // the batch keeps the plan (its descriptor sets, its storage) until executed
+  return s.flush();
+}
+
+}  // namespace ember::vk

@@ -1,0 +1,135 @@
+#pragma once
+// Plans (issue 17): a forward pass captured once and replayed every frame into a command buffer the caller owns
+// (a game engine's frame), in microseconds.
+//
+//  * Capture: while a plan captures, the context's Stream hands every dispatch and copy to the plan (commands.hpp,
+//    CaptureSink) instead of recording it. The plan keeps the pipeline, the push constants, the group counts and
+//    the buffers; when the capture ends it inserts the barriers the Stream's hazard tracking would (a global
+//    barrier before a command that touches a range an earlier command wrote, or writes one it read). Anything needing the GPU to finish
+//    (a read back, a check reading a flag, a submit) or recording commands of its own (VkFFT) throws CaptureError:
+//    such an op cannot be replayed without a CPU round trip, so the plan is refused when it is built.
+//  * Memory: every buffer the commands touch (inputs, outputs, parameters) is held by the plan, so its storage is
+//    fixed for the plan's life. Intermediates (buffers only the captured commands use, first written by one of
+//    them) move into one arena the plan owns, where buffers whose lifetimes do not overlap share memory
+//    (plan_memory.hpp); the barriers are placed after that, so reuse is ordered like any other hazard.
+//  * Descriptors: one set per dispatch, allocated and written when the capture ends, never updated afterwards
+//    (a set may not change while a command buffer using it is pending, and a host keeps frames in flight).
+//  * Inputs and outputs: the caller binds its buffers per frame (bind_input / bind_output); record() copies the
+//    bound inputs into the plan's input storage and the outputs out to the bound buffers. Copies rather than
+//    descriptor updates: the sets stay immutable while earlier frames execute, and a copy of a network's
+//    input/output is a few hundred bytes.
+//  * Replay: record() appends a leading barrier (the host's earlier writes, and the previous frame's use of the
+//    plan's storage), the input copies, the captured commands, the output copies and a trailing barrier that makes
+//    the outputs visible to any later command of the host's. Nothing is allocated or written on the host.
+// The caller keeps a plan alive until every command buffer it was recorded into has executed.
+#include <vulkan/vulkan.h>
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/vulkan/commands.hpp"
+#include "backends/vulkan/context.hpp"
+#include "backends/vulkan/memory.hpp"
+#include "backends/vulkan/pipelines.hpp"
+
+namespace ember::vk {
+
+class Plan final : public CaptureSink, public std::enable_shared_from_this<Plan> {
+ public:
+  explicit Plan(std::shared_ptr<Context> ctx);
+  ~Plan() override;
+  Plan(const Plan&) = delete;
+  Plan& operator=(const Plan&) = delete;
+
+  // Starts capturing the context's commands. Waits for Ember's earlier work first (a load-time call), so the
+  // captured commands depend on nothing still pending. Other threads must not use the device until end().
+  void begin();
+  // Storage for the next input (bytes of it); each frame's bound input is copied into it.
+  std::shared_ptr<Allocation> add_input(VkDeviceSize bytes);
+  // Stops capturing and builds the plan with these outputs (storage, bytes from its start); CaptureError when an
+  // op of the capture was rejected.
+  void end(const std::vector<std::pair<std::shared_ptr<Allocation>, VkDeviceSize>>& outputs);
+  // Stops capturing without building (an error during the forward); safe to call when not capturing.
+  void abort() noexcept;
+  bool capturing() const { return capturing_; }
+  bool built() const { return built_; }
+
+  std::size_t inputs() const { return inputs_.size(); }
+  std::size_t outputs() const { return outputs_.size(); }
+  // The host's buffer for input / output i this frame (VK_BUFFER_USAGE_TRANSFER_SRC_BIT / _DST_BIT).
+  void bind_input(std::size_t i, VkBuffer buffer, VkDeviceSize offset);
+  void bind_output(std::size_t i, VkBuffer buffer, VkDeviceSize offset);
+  // Appends the plan to cb (recording, outside a render pass, on a queue family with compute).
+  void record(VkCommandBuffer cb) const;
+  // Records the plan on Ember's own stream and submits it; returns the timeline value that signals completion.
+  uint64_t submit();
+
+  std::size_t dispatches() const { return dispatch_count_; }
+  std::size_t barriers() const { return barrier_count_; }
+  // Bytes of the intermediates before and after sharing memory (the arena's size).
+  VkDeviceSize intermediate_bytes() const { return intermediate_bytes_; }
+  VkDeviceSize arena_bytes() const { return arena_ ? arena_->size() : 0; }
+
+  // CaptureSink
+  void dispatch(VkPipeline pipeline, std::span<const BufferArg> args, const void* push, uint32_t push_bytes,
+                uint32_t gx, uint32_t gy, uint32_t gz) override;
+  void copy(const std::shared_ptr<Allocation>& src, VkDeviceSize src_offset, const std::shared_ptr<Allocation>& dst,
+            VkDeviceSize dst_offset, VkDeviceSize bytes) override;
+  void keep(std::shared_ptr<void> obj) override { kept_.push_back(std::move(obj)); }
+  void reject(const char* what) override;
+
+ private:
+  enum class Kind : uint8_t { Dispatch, Copy, Barrier };
+  // A buffer a command uses: the allocation while capturing; the range it is bound as once the plan is built
+  // (an intermediate's range is in the arena, and its allocation is then released).
+  struct Arg {
+    std::shared_ptr<Allocation> alloc;
+    VkBuffer buffer = VK_NULL_HANDLE;
+    VkDeviceSize offset = 0, size = 0;
+    bool write = false;
+  };
+  struct Command {
+    Kind kind = Kind::Dispatch;
+    VkPipeline pipeline = VK_NULL_HANDLE;
+    VkDescriptorSet set = VK_NULL_HANDLE;
+    uint32_t push_bytes = 0;
+    std::array<uint32_t, 3> groups{};
+    std::array<uint8_t, Pipelines::kPushBytes> push{};
+    std::vector<Arg> args;  // dispatch: bindings 0..n-1; copy: src, dst
+    VkDeviceSize src_offset = 0, dst_offset = 0, bytes = 0;  // copy, relative to its args
+    VkBufferCopy region{};  // copy, once built
+  };
+  struct Binding {
+    std::shared_ptr<Allocation> storage;  // the plan's own
+    VkDeviceSize bytes = 0;               // copied per frame (0: nothing)
+    VkBuffer host = VK_NULL_HANDLE;       // bound for this frame
+    VkDeviceSize offset = 0;
+  };
+  static Arg arg_of(const BufferArg& a);
+  void share_intermediates();
+  void insert_barriers();
+  void write_descriptors();
+  // The captured commands (barriers, copies, dispatches) into cb.
+  void record_commands(VkCommandBuffer cb) const;
+  // Records the commands once into a throwaway command buffer (never submitted), so the first frame's record runs
+  // through code (Ember's and the driver's command entry points) that has run before.
+  void warm_record() const;
+  void check_capturing(const char* what) const;
+
+  std::shared_ptr<Context> ctx_;
+  bool capturing_ = false, built_ = false;
+  std::string rejected_;  // the first rejected request
+  std::vector<Command> commands_;
+  std::vector<Binding> inputs_, outputs_;
+  std::vector<std::shared_ptr<void>> kept_;
+  std::shared_ptr<Allocation> arena_;  // the intermediates' shared memory (null: none)
+  VkDeviceSize intermediate_bytes_ = 0;
+  std::shared_ptr<Allocation> dummy_;  // bound to a dispatch's unused bindings
+  VkDescriptorPool pool_ = VK_NULL_HANDLE;
+  std::size_t dispatch_count_ = 0, barrier_count_ = 0;
+};
+
+}  // namespace ember::vk
