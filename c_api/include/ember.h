@@ -1141,6 +1141,7 @@ typedef struct ember_vulkan_buffer_state {
   int32_t writable;      /* 1: Ember may write it (its own memory, or wrapped with EMBER_VULKAN_WRAP_WRITABLE) */
 } ember_vulkan_buffer_state;
 EMBER_API ember_status ember_vulkan_buffer_state_query(const ember_tensor* tensor, ember_vulkan_buffer_state* out);
+
 /* ==== Vulkan: lower feature floor (issue 17 part 6)
  * Ember runs on Vulkan 1.1 devices (its shaders are SPIR-V 1.3) with no feature beyond a compute queue. Optional
  * features widen what it does; the host tells Ember which ones it enabled with ember_vulkan_adopt_options:
