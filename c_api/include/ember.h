@@ -1197,6 +1197,13 @@ EMBER_API ember_status ember_vulkan_requirements_query2(ember_vulkan_requirement
  * EMBER_ERR_INVALID_ARGUMENT. */
 EMBER_API ember_status ember_vulkan_feature_describe(uint32_t feature, const char** name, const char** gives);
 
+/* ---- Issue 11: x[i] for bindings that pay for out parameters ----
+ * ember_tensor_select with the new tensor as the return value: NULL when ember_tensor_select would fail, its
+ * message then in ember_last_error() (for the status, call ember_tensor_select). For bindings in which an out
+ * parameter is a per-call cost (Python's ctypes: a pointer object and a reference to it per call, a tenth of x[i]);
+ * the result is freed with ember_tensor_free as any other. */
+EMBER_API ember_tensor* ember_tensor_select_or_null(const ember_tensor* x, int64_t dim, int64_t index);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
