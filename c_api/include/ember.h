@@ -1175,7 +1175,9 @@ EMBER_API ember_status ember_vulkan_buffer_state_query(const ember_tensor* tenso
  *  - shaderFloat16 (adopt option shader_float16 = 1, which also says the host accepts f16 precision there): the
  *    f16 variant of Ember's GEMM, behind matmul, linear layers and conv2d, holds its operands as f16 and multiplies
  *    in f16, summing in f32: inputs rounded to f16 (range +-65504) and about three significant digits in the
- *    results. Every other op computes in f32. Off by default; without the feature, everything is f32. */
+ *    results (normalized error within 8 * 2^-11 in Ember's op suite, op_suite_vulkan_f16; inputs exact in f16,
+ *    such as small multiples of 1/16, give the f32 results). Every other op computes in f32. Off by default;
+ *    without the feature, everything is f32. */
 #define EMBER_VULKAN_FEATURE_SHADER_INT64 0x1u      /* VkPhysicalDeviceFeatures.shaderInt64 */
 #define EMBER_VULKAN_FEATURE_TIMELINE_SEMAPHORE 0x2u /* VkPhysicalDeviceTimelineSemaphoreFeatures.timelineSemaphore */
 #define EMBER_VULKAN_FEATURE_FLOAT16 0x4u /* VkPhysicalDeviceShaderFloat16Int8Features.shaderFloat16 */

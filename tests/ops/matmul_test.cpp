@@ -1,7 +1,8 @@
 // matmul on every backend: 2-D, batched 3-D and 4-D, batch broadcasting on either side, k = 0 and other empty
 // shapes, non-square and large operands; against numpy values (tests/reference/math_reference.hpp) and a naive
 // double loop here. Inputs are multiples of 1/16 in [-2, 2], so every product and partial sum is exact in f32 and
-// the result does not depend on the summation order. Shape errors name the op and both shapes.
+// the result does not depend on the summation order. Products of such values are exact in f16 too, so the f16 GEMM
+// variant (op_suite_vulkan_f16) must reproduce them at the f32 tolerance. Shape errors name the op and both shapes.
 #include <cstdint>
 #include <string>
 #include <vector>
