@@ -24,12 +24,16 @@ Stream::Stream(Context& ctx, uint32_t dispatches_per_submit)
   pi.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
   pi.queueFamilyIndex = ctx.queue_family();
   check(fn.CreateCommandPool(ctx.device(), &pi, nullptr, &command_pool_), "vkCreateCommandPool");
-  VkSemaphoreTypeCreateInfo ti{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
-  ti.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
-  ti.initialValue = 0;
-  VkSemaphoreCreateInfo si{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
-  si.pNext = &ti;
-  check(fn.CreateSemaphore(ctx.device(), &si, nullptr, &timeline_), "vkCreateSemaphore(timeline)");
+  // A device adopted without timeline semaphores gets none (creating one would be invalid there): Ember records
+  // but never submits on it (flush() refuses).
+  if (ctx.timeline_semaphores()) {
+    VkSemaphoreTypeCreateInfo ti{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
+    ti.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+    ti.initialValue = 0;
+    VkSemaphoreCreateInfo si{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
+    si.pNext = &ti;
+    check(fn.CreateSemaphore(ctx.device(), &si, nullptr, &timeline_), "vkCreateSemaphore(timeline)");
+  }
   dummy_ = ctx.allocator().allocate(256, MemoryUse::Tensor);
 }
 
@@ -267,6 +271,7 @@ uint64_t Stream::flush() {
   ctx_.ensure_alive();  // never submits to, or waits on, a lost device
   refuse_in_record_mode("a flush (a submit of Ember's own, a read of a tensor to the CPU, or a wait)");
   if (!open_ && host_waits_.empty()) return submitted_;
+  if (!ctx_.timeline_semaphores()) throw DeviceError(kNoTimelineMessage);
   Batch& b = current();
   const auto& fn = ctx_.fn();
   // Make every write of this batch visible to the host (reads of mapped memory after the fence) and to later work.
@@ -461,7 +466,9 @@ void Stream::poll_errors() {
   recycle(false);
   const uint64_t oldest_running = in_flight_.empty() ? submitted_ + 1 : in_flight_.front().value;
   uint64_t reached = 0;
-  ctx_.check(ctx_.fn().GetSemaphoreCounterValue(ctx_.device(), timeline_, &reached), "vkGetSemaphoreCounterValue");
+  // No timeline semaphore (adopted without them): Ember never submits there, so the fences say everything.
+  if (timeline_)
+    ctx_.check(ctx_.fn().GetSemaphoreCounterValue(ctx_.device(), timeline_, &reached), "vkGetSemaphoreCounterValue");
   auto completed = [&](const DeferredCheck& c) {
     if (c.recorded) return safe_frame_ && c.tag <= *safe_frame_;
     return c.tag <= submitted_ && (c.tag < oldest_running || c.tag <= reached);
@@ -479,8 +486,16 @@ void Stream::poll_errors() {
       range.size = VK_WHOLE_SIZE;
       check(ctx_.fn().InvalidateMappedMemoryRanges(ctx_.device(), 1, &range), "vkInvalidateMappedMemoryRanges");
     }
+    // Two Int elements: int64, or int32 on a device without shaderInt64 (shaders/check_indices.comp).
     int64_t words[2];
-    std::memcpy(words, c.flag->mapped(), sizeof words);
+    if (ctx_.int64()) {
+      std::memcpy(words, c.flag->mapped(), sizeof words);
+    } else {
+      int32_t narrow[2];
+      std::memcpy(narrow, c.flag->mapped(), sizeof narrow);
+      words[0] = narrow[0];
+      words[1] = narrow[1];
+    }
     if (words[0] == 0) continue;
     const std::string where =
         c.recorded ? fmt::format("recorded in frame {}", c.tag) : fmt::format("submitted as timeline value {}", c.tag);

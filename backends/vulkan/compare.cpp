@@ -12,19 +12,31 @@ namespace {
 EMBER_SHADER_WORDS(kCompareF32)
 #include "compare_f32.spv.inc"
 ;
-EMBER_SHADER_DEF(kCompareF32)
+EMBER_SHADER_WORDS_NO_INT64(kCompareF32)
+#include "compare_f32_no_int64.spv.inc"
+;
+EMBER_SHADER_DEF_INT(kCompareF32)
 EMBER_SHADER_WORDS(kCompareI64)
 #include "compare_i64.spv.inc"
 ;
-EMBER_SHADER_DEF(kCompareI64)
+EMBER_SHADER_WORDS_NO_INT64(kCompareI64)
+#include "compare_i64_no_int64.spv.inc"
+;
+EMBER_SHADER_DEF_INT(kCompareI64)
 EMBER_SHADER_WORDS(kCompareU32)
 #include "compare_u32.spv.inc"
 ;
-EMBER_SHADER_DEF(kCompareU32)
+EMBER_SHADER_WORDS_NO_INT64(kCompareU32)
+#include "compare_u32_no_int64.spv.inc"
+;
+EMBER_SHADER_DEF_INT(kCompareU32)
 EMBER_SHADER_WORDS(kLogicU32)
 #include "logic_u32.spv.inc"
 ;
-EMBER_SHADER_DEF(kLogicU32)
+EMBER_SHADER_WORDS_NO_INT64(kLogicU32)
+#include "logic_u32_no_int64.spv.inc"
+;
+EMBER_SHADER_DEF_INT(kLogicU32)
 
 template <class T>
 const Shader& compare_shader() {
@@ -47,8 +59,10 @@ Mask compare_scalar(const VulkanTensor<T>& a, CompareOp op, double s) {
   } else {
     // x (op) s for integer x and real s, as an integer comparison with c = floor(s).
     if (std::isnan(s)) return full<uint32_t>(a.ctx, a.shape, op == CompareOp::Ne ? 1.0 : 0.0);
-    const double lo = -9.2233720368547758e18, hi = 9.2233720368547758e18;
-    if (s < lo || s >= hi) {  // beyond every int64: the answer is the same for every element
+    // Int elements are int64, or int32 on a device without shaderInt64 (Context::int64()).
+    const double lo = a.ctx->int64() ? -9.2233720368547758e18 : -2147483648.0;
+    const double hi = a.ctx->int64() ? 9.2233720368547758e18 : 2147483648.0;
+    if (s < lo || s >= hi) {  // beyond every Int value: the answer is the same for every element
       const bool above = s >= hi;  // s greater than any x
       bool v = false;
       switch (op) {

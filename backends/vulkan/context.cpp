@@ -55,18 +55,9 @@ int type_rank(VkPhysicalDeviceType t) {
 
 Requirements requirements() { return Requirements{}; }
 
-void check_options_supported(const ContextOptions& o) {
-  // One line per issue-17 part still missing; each part removes its line when its option works.
-  auto refuse = [](const char* what) {
-    throw DeviceError(std::string("vulkan: ") + what + " is not implemented yet");
-  };
-  if (!o.shader_int64) refuse("a device without shaderInt64 (adopt option shader_int64 = 0)");
-  if (!o.timeline_semaphore) refuse("a device without timeline semaphores (adopt option timeline_semaphore = 0)");
-  if (o.shader_float16) refuse("f16 variants (adopt option shader_float16 = 1)");
-}
+uint32_t int_element_bytes(const Context& ctx) { return ctx.int64() ? 8u : 4u; }
 
 Context::Context(const ContextOptions& options) {
-  check_options_supported(options);
   validation_ = options.validation || env_flag("EMBER_VULKAN_VALIDATION");
   const char* sync = std::getenv("EMBER_VULKAN_SYNC_VALIDATION");
   sync_validation_ = validation_ && (sync && *sync ? std::strcmp(sync, "0") != 0 : options.synchronization_validation);
@@ -76,7 +67,7 @@ Context::Context(const ContextOptions& options) {
   try {
     create_instance(options);
     pick_physical_device(options);
-    create_device();
+    create_device(options);
     read_info(options);
     create_subsystems(options);
   } catch (...) {
@@ -86,7 +77,10 @@ Context::Context(const ContextOptions& options) {
 }
 
 Context::Context(const ExternalDevice& external, const ContextOptions& options) : external_(external) {
-  check_options_supported(options);
+  // The host says which features it enabled on its device; Ember uses nothing else.
+  int64_ = options.shader_int64;
+  timeline_semaphores_ = options.timeline_semaphore;
+  float16_ = options.shader_float16;
   if (!external.instance || !external.physical_device || !external.device)
     throw ArgumentError("vulkan: an external device needs its VkInstance, VkPhysicalDevice and VkDevice");
   validation_ = false;  // the host owns the instance and its layers
@@ -264,20 +258,27 @@ void Context::pick_physical_device(const ContextOptions& options) {
   queue_index_ = q.index;
 }
 
-void Context::create_device() {
+void Context::create_device(const ContextOptions& options) {
   VkPhysicalDeviceVulkan12Features have12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   VkPhysicalDeviceFeatures2 have{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   have.pNext = &have12;
   fn_.GetPhysicalDeviceFeatures2(physical_, &have);
-  if (!have.features.shaderInt64)
-    throw VulkanError("vulkan: the device lacks shaderInt64 (Ember's Int tensors are 64-bit)");
+  // Without shaderInt64 (asked for, or missing) Int tensors are int32 on the device: a lower floor, not an error.
+  int64_ = options.shader_int64 && !env_flag("EMBER_VULKAN_NO_INT64") && have.features.shaderInt64;
+  // Ember's own device has no host command buffer to record into: it needs timeline semaphores to submit.
   if (!have12.timelineSemaphore) throw VulkanError("vulkan: the device lacks timelineSemaphore");
+  if (!options.timeline_semaphore)
+    throw ArgumentError("vulkan: Ember's own device always submits its work: timeline_semaphore = false applies to "
+                        "adopted devices only");
 
   VkPhysicalDeviceVulkan12Features want12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   want12.timelineSemaphore = VK_TRUE;
   VkPhysicalDeviceFeatures2 want{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   want.pNext = &want12;
-  want.features.shaderInt64 = VK_TRUE;
+  want.features.shaderInt64 = int64_ ? VK_TRUE : VK_FALSE;
+  // f16 variants only when asked for and where the device has them.
+  float16_ = (options.shader_float16 || env_flag("EMBER_VULKAN_FLOAT16")) && have12.shaderFloat16;
+  want12.shaderFloat16 = float16_ ? VK_TRUE : VK_FALSE;
 
   const std::vector<float> priorities(queue_index_ + 1, 1.0f);  // the queues up to the one Ember uses
   VkDeviceQueueCreateInfo q{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};

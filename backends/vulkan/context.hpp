@@ -51,14 +51,18 @@ struct ContextOptions {
   // and device-side checks are read later (Stream::poll_errors) instead of synchronously.
   uint32_t dispatches_per_submit = 64;
 
-  // Settings a host sets when adopting its device (ember.h's ember_vulkan_adopt_options; issue 17). Until the part
-  // that implements a field lands, check_options_supported() rejects a non-default value with "not implemented".
+  // Settings a host sets when adopting its device (ember.h's ember_vulkan_adopt_options; issue 17).
   HostAllocator host_allocator;             // set: the blocks' memory comes from the host (memory.hpp)
   VkDeviceSize memory_budget = 0;           // bytes Ember may hold; 0: no limit (own devices too)
   VkBufferUsageFlags tensor_buffer_usage = 0;  // extra usages of tensor memory (vertex, indirect; own devices too)
-  bool shader_int64 = true;                 // false: Int tensors as 32-bit words
+  // false: Int tensors are stored and computed as int32 (shaders/int64.glsl). Ember's own device also goes without
+  // shaderInt64 when EMBER_VULKAN_NO_INT64=1 or when the device lacks it.
+  bool shader_int64 = true;
   bool timeline_semaphore = true;           // false: only host-record mode (no submits of Ember's own)
-  bool shader_float16 = false;              // f16 storage and arithmetic variants
+  // true: f16 variants of the shaders that have one (today the GEMM behind matmul and conv2d: f16 operands and
+  // products, f32 sums; about three significant digits). Ember's own device also turns them on with
+  // EMBER_VULKAN_FLOAT16=1, in both cases only where the device has shaderFloat16.
+  bool shader_float16 = false;
   VkPipelineCache host_pipeline_cache = VK_NULL_HANDLE;  // the host's cache Ember compiles into
 
   // --- issue 17 part 8: the queue of Ember's own device (queue_choice.hpp; EMBER_VULKAN_QUEUE overrides).
@@ -67,8 +71,9 @@ struct ContextOptions {
   uint32_t queue_index = 0;  // the queue of the family Ember uses (it creates queue_index + 1 queues)
 };
 
-// Throws UnsupportedError naming the first option whose feature is not implemented yet.
-void check_options_supported(const ContextOptions& options);
+// The error of a submit on a context without timeline semaphores.
+inline constexpr const char* kNoTimelineMessage =
+    "vulkan: this device was adopted without timeline semaphores: use host-record mode";
 
 // A device the host application owns (interop.hpp, and ember.h's ember_vulkan_device_desc). Ember never destroys
 // these objects; it shares the queue, calling lock/unlock around each use when given.
@@ -130,6 +135,13 @@ class Context {
   const DeviceInfo& info() const { return info_; }
   const VkPhysicalDeviceMemoryProperties& memory_properties() const { return memory_props_; }
   bool owns_device() const { return owns_device_; }
+  // Int tensors are int64 on the device (shaderInt64 enabled); false: int32, wrapping around at 32 bits.
+  bool int64() const { return int64_; }
+  // Ember's timeline semaphore exists and Ember may submit; false: adopted without timeline semaphores, usable in
+  // host-record mode only (every submit path throws timeline_required_message()).
+  bool timeline_semaphores() const { return timeline_semaphores_; }
+  // f16 shader variants are used (ContextOptions::shader_float16 on a device with shaderFloat16).
+  bool float16() const { return float16_; }
 
   Allocator& allocator() { return *allocator_; }
   Pipelines& pipelines() { return *pipelines_; }
@@ -179,7 +191,7 @@ class Context {
   void release() noexcept;
   void create_instance(const ContextOptions& options);
   void pick_physical_device(const ContextOptions& options);
-  void create_device();
+  void create_device(const ContextOptions& options);
   void install_messenger();
   void read_info(const ContextOptions& options);
   void create_subsystems(const ContextOptions& options);
@@ -196,6 +208,9 @@ class Context {
   uint32_t queue_index_ = 0;
   bool owns_instance_ = false;
   bool owns_device_ = false;
+  bool int64_ = true;
+  bool timeline_semaphores_ = true;
+  bool float16_ = false;
   bool validation_ = false;
   bool sync_validation_ = false;
   ExternalDevice external_{};

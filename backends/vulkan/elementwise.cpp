@@ -15,31 +15,52 @@ namespace {
 EMBER_SHADER_WORDS(kUnaryF32)
 #include "unary_f32.spv.inc"
 ;
-EMBER_SHADER_DEF(kUnaryF32)
+EMBER_SHADER_WORDS_NO_INT64(kUnaryF32)
+#include "unary_f32_no_int64.spv.inc"
+;
+EMBER_SHADER_DEF_INT(kUnaryF32)
 EMBER_SHADER_WORDS(kUnaryI64)
 #include "unary_i64.spv.inc"
 ;
-EMBER_SHADER_DEF(kUnaryI64)
+EMBER_SHADER_WORDS_NO_INT64(kUnaryI64)
+#include "unary_i64_no_int64.spv.inc"
+;
+EMBER_SHADER_DEF_INT(kUnaryI64)
 EMBER_SHADER_WORDS(kScalarF32)
 #include "scalar_f32.spv.inc"
 ;
-EMBER_SHADER_DEF(kScalarF32)
+EMBER_SHADER_WORDS_NO_INT64(kScalarF32)
+#include "scalar_f32_no_int64.spv.inc"
+;
+EMBER_SHADER_DEF_INT(kScalarF32)
 EMBER_SHADER_WORDS(kScalarI64)
 #include "scalar_i64.spv.inc"
 ;
-EMBER_SHADER_DEF(kScalarI64)
+EMBER_SHADER_WORDS_NO_INT64(kScalarI64)
+#include "scalar_i64_no_int64.spv.inc"
+;
+EMBER_SHADER_DEF_INT(kScalarI64)
 EMBER_SHADER_WORDS(kBinaryF32)
 #include "binary_f32.spv.inc"
 ;
-EMBER_SHADER_DEF(kBinaryF32)
+EMBER_SHADER_WORDS_NO_INT64(kBinaryF32)
+#include "binary_f32_no_int64.spv.inc"
+;
+EMBER_SHADER_DEF_INT(kBinaryF32)
 EMBER_SHADER_WORDS(kBinaryI64)
 #include "binary_i64.spv.inc"
 ;
-EMBER_SHADER_DEF(kBinaryI64)
+EMBER_SHADER_WORDS_NO_INT64(kBinaryI64)
+#include "binary_i64_no_int64.spv.inc"
+;
+EMBER_SHADER_DEF_INT(kBinaryI64)
 EMBER_SHADER_WORDS(kPredicateF32)
 #include "predicate_f32.spv.inc"
 ;
-EMBER_SHADER_DEF(kPredicateF32)
+EMBER_SHADER_WORDS_NO_INT64(kPredicateF32)
+#include "predicate_f32_no_int64.spv.inc"
+;
+EMBER_SHADER_DEF_INT(kPredicateF32)
 
 struct UnaryPush {
   uint32_t n, op;
@@ -63,7 +84,7 @@ void refuse_zero_divisor(const Index& d, const char* op) {
     std::lock_guard lock(ctx.mutex());
     if (ctx.stream().defers_checks()) {
       auto flag = ctx.stream().new_check_flag();
-      ctx.stream().copy(any.alloc, 0, flag, 0, sizeof(int64_t));
+      ctx.stream().copy(any.alloc, 0, flag, 0, any.bytes());  // one Int: 4 bytes without shaderInt64
       ctx.stream().defer_check({flag, CheckKind::DivisionByZero, op});
       return;
     }
@@ -90,7 +111,7 @@ template <class T>
 VulkanTensor<T> scalar(const VulkanTensor<T>& x, ScalarOp op, double s) {
   ScalarPush p{static_cast<uint32_t>(x.numel()), static_cast<uint32_t>(op), static_cast<float>(s), 0, {0, 0}};
   if constexpr (std::is_same_v<T, int64_t>) {
-    const int64_t c = static_cast<int64_t>(s);
+    const int64_t c = device_int(*x.ctx, static_cast<int64_t>(s), "scalar op");
     if ((op == ScalarOp::Div || op == ScalarOp::Remainder) && c == 0)
       throw ArgumentError(fmt::format("{}: integer division by zero", op_name(op)));
     if (op == ScalarOp::RDiv) refuse_zero_divisor(x, "div");

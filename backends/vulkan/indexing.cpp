@@ -17,51 +17,87 @@ namespace {
 EMBER_SHADER_WORDS(kGatherW32)
 #include "gather_w32.spv.inc"
 ;
-EMBER_SHADER_DEF(kGatherW32)
+EMBER_SHADER_WORDS_NO_INT64(kGatherW32)
+#include "gather_w32_no_int64.spv.inc"
+;
+EMBER_SHADER_DEF_INT(kGatherW32)
 EMBER_SHADER_WORDS(kGatherW64)
 #include "gather_w64.spv.inc"
 ;
-EMBER_SHADER_DEF(kGatherW64)
+EMBER_SHADER_WORDS_NO_INT64(kGatherW64)
+#include "gather_w64_no_int64.spv.inc"
+;
+EMBER_SHADER_DEF_INT(kGatherW64)
 EMBER_SHADER_WORDS(kIndexSelectW32)
 #include "index_select_w32.spv.inc"
 ;
-EMBER_SHADER_DEF(kIndexSelectW32)
+EMBER_SHADER_WORDS_NO_INT64(kIndexSelectW32)
+#include "index_select_w32_no_int64.spv.inc"
+;
+EMBER_SHADER_DEF_INT(kIndexSelectW32)
 EMBER_SHADER_WORDS(kIndexSelectW64)
 #include "index_select_w64.spv.inc"
 ;
-EMBER_SHADER_DEF(kIndexSelectW64)
+EMBER_SHADER_WORDS_NO_INT64(kIndexSelectW64)
+#include "index_select_w64_no_int64.spv.inc"
+;
+EMBER_SHADER_DEF_INT(kIndexSelectW64)
 EMBER_SHADER_WORDS(kScatterAddF32)
 #include "scatter_add_f32.spv.inc"
 ;
-EMBER_SHADER_DEF(kScatterAddF32)
+EMBER_SHADER_WORDS_NO_INT64(kScatterAddF32)
+#include "scatter_add_f32_no_int64.spv.inc"
+;
+EMBER_SHADER_DEF_INT(kScatterAddF32)
 EMBER_SHADER_WORDS(kScatterAddI64)
 #include "scatter_add_i64.spv.inc"
 ;
-EMBER_SHADER_DEF(kScatterAddI64)
+EMBER_SHADER_WORDS_NO_INT64(kScatterAddI64)
+#include "scatter_add_i64_no_int64.spv.inc"
+;
+EMBER_SHADER_DEF_INT(kScatterAddI64)
 EMBER_SHADER_WORDS(kScatterAddU32)
 #include "scatter_add_u32.spv.inc"
 ;
-EMBER_SHADER_DEF(kScatterAddU32)
+EMBER_SHADER_WORDS_NO_INT64(kScatterAddU32)
+#include "scatter_add_u32_no_int64.spv.inc"
+;
+EMBER_SHADER_DEF_INT(kScatterAddU32)
 EMBER_SHADER_WORDS(kIndexSelectAddF32)
 #include "index_select_add_f32.spv.inc"
 ;
-EMBER_SHADER_DEF(kIndexSelectAddF32)
+EMBER_SHADER_WORDS_NO_INT64(kIndexSelectAddF32)
+#include "index_select_add_f32_no_int64.spv.inc"
+;
+EMBER_SHADER_DEF_INT(kIndexSelectAddF32)
 EMBER_SHADER_WORDS(kIndexSelectAddI64)
 #include "index_select_add_i64.spv.inc"
 ;
-EMBER_SHADER_DEF(kIndexSelectAddI64)
+EMBER_SHADER_WORDS_NO_INT64(kIndexSelectAddI64)
+#include "index_select_add_i64_no_int64.spv.inc"
+;
+EMBER_SHADER_DEF_INT(kIndexSelectAddI64)
 EMBER_SHADER_WORDS(kIndexSelectAddU32)
 #include "index_select_add_u32.spv.inc"
 ;
-EMBER_SHADER_DEF(kIndexSelectAddU32)
+EMBER_SHADER_WORDS_NO_INT64(kIndexSelectAddU32)
+#include "index_select_add_u32_no_int64.spv.inc"
+;
+EMBER_SHADER_DEF_INT(kIndexSelectAddU32)
 EMBER_SHADER_WORDS(kCheckIndicesFind)
 #include "check_indices_find.spv.inc"
 ;
-EMBER_SHADER_DEF(kCheckIndicesFind)
+EMBER_SHADER_WORDS_NO_INT64(kCheckIndicesFind)
+#include "check_indices_find_no_int64.spv.inc"
+;
+EMBER_SHADER_DEF_INT(kCheckIndicesFind)
 EMBER_SHADER_WORDS(kCheckIndicesReport)
 #include "check_indices_report.spv.inc"
 ;
-EMBER_SHADER_DEF(kCheckIndicesReport)
+EMBER_SHADER_WORDS_NO_INT64(kCheckIndicesReport)
+#include "check_indices_report_no_int64.spv.inc"
+;
+EMBER_SHADER_DEF_INT(kCheckIndicesReport)
 
 template <class T>
 const Shader& scatter_add_shader() {
@@ -188,7 +224,8 @@ VulkanTensor<T> gather(std::size_t dim, const VulkanTensor<T>& x, const Index& i
   if (y.numel() == 0) return y;
   const Index idx = checked_indices("gather", indices, dim, x.shape[dim]);
   const auto p = along_dim_push(along_dim(x.shape, indices.shape, dim, "gather"), static_cast<uint32_t>(y.numel()));
-  launch(*x.ctx, sizeof(T) == 8 ? kGatherW64 : kGatherW32, {in(x), in(idx), out(y)}, p, y.numel());
+  const Shader& shader = vk::element_bytes<T>(*x.ctx) == 8 ? kGatherW64 : kGatherW32;
+  launch(*x.ctx, shader, {in(x), in(idx), out(y)}, p, y.numel());
   return y;
 }
 
@@ -212,7 +249,8 @@ VulkanTensor<T> index_select(const VulkanTensor<T>& x, std::size_t dim, const In
   if (y.numel() == 0) return y;
   const Index idx = checked_indices("index_select", indices, dim, x.shape[dim]);
   const auto p = rows_push(x.shape, dim, y.numel(), indices.numel());
-  launch(*x.ctx, sizeof(T) == 8 ? kIndexSelectW64 : kIndexSelectW32, {in(x), in(idx), out(y)}, p, y.numel());
+  const Shader& shader = vk::element_bytes<T>(*x.ctx) == 8 ? kIndexSelectW64 : kIndexSelectW32;
+  launch(*x.ctx, shader, {in(x), in(idx), out(y)}, p, y.numel());
   return y;
 }
 

@@ -16,11 +16,16 @@ uint64_t submit(const VulkanDevice& dev) {
   return ctx->stream().flush();
 }
 
-VkSemaphore timeline(const VulkanDevice& dev) { return dev.get()->stream().timeline(); }
+VkSemaphore timeline(const VulkanDevice& dev) {
+  auto ctx = dev.get();
+  if (!ctx->timeline_semaphores()) throw DeviceError(vk::kNoTimelineMessage);
+  return ctx->stream().timeline();
+}
 
 void wait_for(const VulkanDevice& dev, VkSemaphore host_timeline, uint64_t value) {
   if (!host_timeline) throw ArgumentError("vulkan wait_for: null semaphore");
   auto ctx = dev.get();
+  if (!ctx->timeline_semaphores()) throw DeviceError(vk::kNoTimelineMessage);
   std::lock_guard lock(ctx->mutex());
   ctx->stream().wait_for(host_timeline, value);
 }

@@ -60,7 +60,7 @@ template <class T>
 vk::VulkanTensor<T> wrap_buffer(const VulkanDevice& dev, VkBuffer buffer, VkDeviceSize offset, const Shape& shape,
                                 bool writable = false) {
   auto ctx = dev.get();
-  const auto bytes = static_cast<VkDeviceSize>(shape.num_elements()) * sizeof(T);
+  const auto bytes = static_cast<VkDeviceSize>(shape.num_elements()) * vk::element_bytes<T>(*ctx);
   if (offset % ctx->info().min_storage_buffer_offset_alignment != 0)
     throw ArgumentError("vulkan wrap_buffer: offset " + std::to_string(offset) +
                         " is not a multiple of minStorageBufferOffsetAlignment");

@@ -9,6 +9,8 @@
 #include <mutex>
 #include <span>
 
+#include <fmt/format.h>
+
 #include "backends/vulkan/commands.hpp"
 #include "backends/vulkan/context.hpp"
 #include "backends/vulkan/kernels.hpp"
@@ -19,6 +21,12 @@
 #define EMBER_SHADER_WORDS(var) static const uint32_t var##_words[] =
 #define EMBER_SHADER_DEF(var) \
   static const ::ember::vk::Shader var{#var, std::span<const uint32_t>(var##_words)};
+// A shader that touches Int data also embeds its EMBER_NO_INT64 variant (name_no_int64.spv.inc, shaders/int64.glsl)
+// after EMBER_SHADER_WORDS_NO_INT64(var); EMBER_SHADER_DEF_INT(var) then describes both.
+#define EMBER_SHADER_WORDS_NO_INT64(var) static const uint32_t var##_no_int64_words[] =
+#define EMBER_SHADER_DEF_INT(var)                                                   \
+  static const ::ember::vk::Shader var{#var, std::span<const uint32_t>(var##_words), \
+                                       std::span<const uint32_t>(var##_no_int64_words)};
 
 namespace ember::vk {
 
@@ -30,6 +38,16 @@ constexpr int64_t kMaxShaderElements = int64_t{1} << 31;
 inline void check_elements(int64_t n, const char* op) {
   if (n >= kMaxShaderElements)
     throw DeviceOutOfMemory(std::string("vulkan ") + op + ": tensors of 2^31 or more elements are not supported");
+}
+
+// v as an Int value on ctx: unchanged with shaderInt64; without it Int tensors are int32 on the device, and a value
+// outside the int32 range (an upload, a fill, a scalar operand) is refused rather than silently truncated.
+inline int64_t device_int(const Context& ctx, int64_t v, const char* op) {
+  if (!ctx.int64() && (v < INT32_MIN || v > INT32_MAX))
+    throw ArgumentError(fmt::format("vulkan {}: Int value {} is outside the int32 range; this device runs without "
+                                    "shaderInt64, so its Int tensors are 32-bit",
+                                    op, v));
+  return v;
 }
 
 inline uint32_t groups_for(const Context& ctx, uint64_t n, uint32_t per_group = kWorkgroup) {

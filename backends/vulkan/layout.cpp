@@ -53,7 +53,7 @@ void copy_strided(const VulkanTensor<T>& src, int64_t src_off, const std::vector
     p.istride[d] = static_cast<int32_t>(s.strides[0][d]);
     p.ostride[d] = static_cast<int32_t>(s.strides[1][d]);
   }
-  const Shader& shader = sizeof(T) == 8 ? kCopyW64 : kCopyW32;
+  const Shader& shader = element_bytes<T>(*dst.ctx) == 8 ? kCopyW64 : kCopyW32;
   // dst may already hold data (slice_assign, cat): it is read-modify-written, so mark it written.
   launch(*dst.ctx, shader, {in(src), out(dst)}, p, static_cast<uint64_t>(n));
 }

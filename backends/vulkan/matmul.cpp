@@ -15,6 +15,11 @@ EMBER_SHADER_WORDS(kGemm)
 #include "gemm.spv.inc"
 ;
 EMBER_SHADER_DEF(kGemm)
+// f16 slabs and products (gemm.comp HALF), on contexts with f16 variants enabled (Context::float16()).
+EMBER_SHADER_WORDS(kGemmF16)
+#include "gemm_f16.spv.inc"
+;
+EMBER_SHADER_DEF(kGemmF16)
 
 // Mirrors the push constant block of gemm.comp (std430: 4-byte scalars and uint arrays).
 struct GemmPush {
@@ -82,7 +87,8 @@ void gemm(Context& ctx, const Gemm& g) {
           }
           const std::array<uint32_t, 3> groups{u32((cols + tile - 1) / tile), u32((rows + tile - 1) / tile),
                                                u32(outer * inner)};
-          launch_grid(ctx, kGemm, {{g.a.alloc, false}, {g.b.alloc, false}, {g.c.alloc, true}}, push, groups, spec);
+          launch_grid(ctx, ctx.float16() ? kGemmF16 : kGemm,
+                      {{g.a.alloc, false}, {g.b.alloc, false}, {g.c.alloc, true}}, push, groups, spec);
         }
       }
     }

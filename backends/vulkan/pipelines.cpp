@@ -1,6 +1,7 @@
 #include "backends/vulkan/pipelines.hpp"
 
 #include "backends/vulkan/context.hpp"
+#include "backends/vulkan/shader_variants.hpp"
 
 namespace ember::vk {
 
@@ -56,18 +57,20 @@ Pipelines::~Pipelines() {
 
 VkPipeline Pipelines::get(const Shader& shader, std::array<uint32_t, kMaxSpec> spec) {
   std::lock_guard lock(mutex_);
-  const auto key = std::make_pair(shader.spirv.data(), spec);
+  // The context's variant of the shader (shader_variants.hpp: 32-bit Int data without shaderInt64).
+  const std::span<const uint32_t> code = spirv_for(ctx_, shader);
+  const auto key = std::make_pair(code.data(), spec);
   if (auto it = pipelines_.find(key); it != pipelines_.end()) return it->second;
   const auto& fn = ctx_.fn();
   VkDevice dev = ctx_.device();
-  VkShaderModule& module = modules_[shader.spirv.data()];
+  VkShaderModule& module = modules_[code.data()];
   if (!module) {
     VkShaderModuleCreateInfo mi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-    mi.codeSize = shader.spirv.size_bytes();
-    mi.pCode = shader.spirv.data();
+    mi.codeSize = code.size_bytes();
+    mi.pCode = code.data();
     VkResult r = fn.CreateShaderModule(dev, &mi, nullptr, &module);
     if (r != VK_SUCCESS) {
-      modules_.erase(shader.spirv.data());
+      modules_.erase(code.data());
       throw_result(r, (std::string("vkCreateShaderModule(") + shader.name + ")").c_str());
     }
   }

@@ -22,6 +22,9 @@ class Context;
 struct Shader {
   const char* name;
   std::span<const uint32_t> spirv;
+  // The EMBER_NO_INT64 variant for devices without shaderInt64 (Int data as int32); empty for shaders that touch
+  // no Int data, whose one variant serves every device (shader_variants.hpp).
+  std::span<const uint32_t> spirv_no_int64 = {};
 };
 
 class Pipelines {

@@ -12,19 +12,31 @@ namespace {
 EMBER_SHADER_WORDS(kMaxPool2d)
 #include "max_pool2d.spv.inc"
 ;
-EMBER_SHADER_DEF(kMaxPool2d)
+EMBER_SHADER_WORDS_NO_INT64(kMaxPool2d)
+#include "max_pool2d_no_int64.spv.inc"
+;
+EMBER_SHADER_DEF_INT(kMaxPool2d)
 EMBER_SHADER_WORDS(kMaxPool2dBackwardBounds)
 #include "max_pool2d_backward_bounds.spv.inc"
 ;
-EMBER_SHADER_DEF(kMaxPool2dBackwardBounds)
+EMBER_SHADER_WORDS_NO_INT64(kMaxPool2dBackwardBounds)
+#include "max_pool2d_backward_bounds_no_int64.spv.inc"
+;
+EMBER_SHADER_DEF_INT(kMaxPool2dBackwardBounds)
 EMBER_SHADER_WORDS(kMaxPool2dBackwardRanges)
 #include "max_pool2d_backward_ranges.spv.inc"
 ;
-EMBER_SHADER_DEF(kMaxPool2dBackwardRanges)
+EMBER_SHADER_WORDS_NO_INT64(kMaxPool2dBackwardRanges)
+#include "max_pool2d_backward_ranges_no_int64.spv.inc"
+;
+EMBER_SHADER_DEF_INT(kMaxPool2dBackwardRanges)
 EMBER_SHADER_WORDS(kMaxPool2dBackward)
 #include "max_pool2d_backward.spv.inc"
 ;
-EMBER_SHADER_DEF(kMaxPool2dBackward)
+EMBER_SHADER_WORDS_NO_INT64(kMaxPool2dBackward)
+#include "max_pool2d_backward_no_int64.spv.inc"
+;
+EMBER_SHADER_DEF_INT(kMaxPool2dBackward)
 EMBER_SHADER_WORDS(kAvgPool2d)
 #include "avg_pool2d.spv.inc"
 ;
@@ -83,9 +95,9 @@ FloatT max_pool2d_backward(const FloatT& x, const FloatT& grad, const Index& ind
   if (grad.numel() == 0) return full<float>(x.ctx, x.shape, 0.0);
   Context& ctx = *x.ctx;
   const int64_t lines = grad.shape[2] + grad.shape[3], items = x.shape[2] + x.shape[3];
-  // bounds / ranges hold (first, last) int32 pairs, one per int64 element.
-  auto bounds = empty<int64_t>(x.ctx, Shape{lines});
-  auto ranges = empty<int64_t>(x.ctx, Shape{items});
+  // bounds / ranges hold (first, last) int32 pairs: two 32-bit words per line / item.
+  auto bounds = empty<uint32_t>(x.ctx, Shape{2 * lines});
+  auto ranges = empty<uint32_t>(x.ctx, Shape{2 * items});
   const Planes setup = planes(x.shape[0] * x.shape[1], x.shape, grad.shape);
   launch_grid(ctx, kMaxPool2dBackwardBounds, {in(indices), out(bounds)}, setup,
               {static_cast<uint32_t>(std::min<int64_t>(lines, 65535)), 1, 1}, {kWorkgroup, 0, 0, 0});

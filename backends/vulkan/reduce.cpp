@@ -21,19 +21,31 @@ namespace {
 EMBER_SHADER_WORDS(kReduceF32)
 #include "reduce_f32.spv.inc"
 ;
-EMBER_SHADER_DEF(kReduceF32)
+EMBER_SHADER_WORDS_NO_INT64(kReduceF32)
+#include "reduce_f32_no_int64.spv.inc"
+;
+EMBER_SHADER_DEF_INT(kReduceF32)
 EMBER_SHADER_WORDS(kReduceI64)
 #include "reduce_i64.spv.inc"
 ;
-EMBER_SHADER_DEF(kReduceI64)
+EMBER_SHADER_WORDS_NO_INT64(kReduceI64)
+#include "reduce_i64_no_int64.spv.inc"
+;
+EMBER_SHADER_DEF_INT(kReduceI64)
 EMBER_SHADER_WORDS(kArgReduceF32)
 #include "arg_reduce_f32.spv.inc"
 ;
-EMBER_SHADER_DEF(kArgReduceF32)
+EMBER_SHADER_WORDS_NO_INT64(kArgReduceF32)
+#include "arg_reduce_f32_no_int64.spv.inc"
+;
+EMBER_SHADER_DEF_INT(kArgReduceF32)
 EMBER_SHADER_WORDS(kArgReduceI64)
 #include "arg_reduce_i64.spv.inc"
 ;
-EMBER_SHADER_DEF(kArgReduceI64)
+EMBER_SHADER_WORDS_NO_INT64(kArgReduceI64)
+#include "arg_reduce_i64_no_int64.spv.inc"
+;
+EMBER_SHADER_DEF_INT(kArgReduceI64)
 
 struct ReducePush {
   uint32_t outer, r, inner, splits, chunk, op, mean_div, flags;

@@ -27,27 +27,45 @@ EMBER_SHADER_DEF(kMaskFillW64)
 EMBER_SHADER_WORDS(kCastF32I64)
 #include "cast_f32_i64.spv.inc"
 ;
-EMBER_SHADER_DEF(kCastF32I64)
+EMBER_SHADER_WORDS_NO_INT64(kCastF32I64)
+#include "cast_f32_i64_no_int64.spv.inc"
+;
+EMBER_SHADER_DEF_INT(kCastF32I64)
 EMBER_SHADER_WORDS(kCastF32U32)
 #include "cast_f32_u32.spv.inc"
 ;
-EMBER_SHADER_DEF(kCastF32U32)
+EMBER_SHADER_WORDS_NO_INT64(kCastF32U32)
+#include "cast_f32_u32_no_int64.spv.inc"
+;
+EMBER_SHADER_DEF_INT(kCastF32U32)
 EMBER_SHADER_WORDS(kCastI64F32)
 #include "cast_i64_f32.spv.inc"
 ;
-EMBER_SHADER_DEF(kCastI64F32)
+EMBER_SHADER_WORDS_NO_INT64(kCastI64F32)
+#include "cast_i64_f32_no_int64.spv.inc"
+;
+EMBER_SHADER_DEF_INT(kCastI64F32)
 EMBER_SHADER_WORDS(kCastI64U32)
 #include "cast_i64_u32.spv.inc"
 ;
-EMBER_SHADER_DEF(kCastI64U32)
+EMBER_SHADER_WORDS_NO_INT64(kCastI64U32)
+#include "cast_i64_u32_no_int64.spv.inc"
+;
+EMBER_SHADER_DEF_INT(kCastI64U32)
 EMBER_SHADER_WORDS(kCastU32F32)
 #include "cast_u32_f32.spv.inc"
 ;
-EMBER_SHADER_DEF(kCastU32F32)
+EMBER_SHADER_WORDS_NO_INT64(kCastU32F32)
+#include "cast_u32_f32_no_int64.spv.inc"
+;
+EMBER_SHADER_DEF_INT(kCastU32F32)
 EMBER_SHADER_WORDS(kCastU32I64)
 #include "cast_u32_i64.spv.inc"
 ;
-EMBER_SHADER_DEF(kCastU32I64)
+EMBER_SHADER_WORDS_NO_INT64(kCastU32I64)
+#include "cast_u32_i64_no_int64.spv.inc"
+;
+EMBER_SHADER_DEF_INT(kCastU32I64)
 
 struct SelectPush {
   uint32_t n, pad;
@@ -73,7 +91,7 @@ VulkanTensor<T> where(const Mask& cond, const VulkanTensor<T>& a, const VulkanTe
   const Shape shape = broadcast_shapes("where", broadcast_shapes("where", cond.shape, a.shape), b.shape);
   auto y = empty<T>(a.ctx, shape);
   const SelectPush p{static_cast<uint32_t>(shape.num_elements()), 0, {0, 0}};
-  launch(*a.ctx, sizeof(T) == 8 ? kSelectW64 : kSelectW32,
+  launch(*a.ctx, element_bytes<T>(*a.ctx) == 8 ? kSelectW64 : kSelectW32,
          {in(expand_to(cond, shape)), in(expand_to(a, shape)), in(expand_to(b, shape)), out(y)}, p, y.numel());
   return y;
 }
@@ -87,14 +105,14 @@ VulkanTensor<T> mask_fill(const VulkanTensor<T>& x, const Mask& mask, double val
     const float v = static_cast<float>(value);
     std::memcpy(p.value, &v, 4);
   } else if constexpr (std::is_same_v<T, int64_t>) {
-    const int64_t v = static_cast<int64_t>(value);
-    std::memcpy(p.value, &v, 8);
+    const int64_t v = device_int(*x.ctx, static_cast<int64_t>(value), "mask_fill");
+    std::memcpy(p.value, &v, 8);  // the low word first: all the 32-bit variant reads
   } else {
     p.value[0] = value != 0.0 ? 1u : 0u;
   }
   const auto xs = expand_to(x, shape);
-  launch(*x.ctx, sizeof(T) == 8 ? kMaskFillW64 : kMaskFillW32, {in(expand_to(mask, shape)), in(xs), in(xs), out(y)},
-         p, y.numel());
+  launch(*x.ctx, element_bytes<T>(*x.ctx) == 8 ? kMaskFillW64 : kMaskFillW32,
+         {in(expand_to(mask, shape)), in(xs), in(xs), out(y)}, p, y.numel());
   return y;
 }
 

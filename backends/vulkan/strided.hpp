@@ -25,7 +25,7 @@ MergedDims<N> merge_dims(const std::vector<int64_t>& shape, const std::array<std
 }
 
 // Raw strided copy between two allocations: dst[dst_off + sum idx*ostride] = src[src_off + sum idx*istride],
-// elements of sizeof(T) bytes (layout.cpp).
+// elements of element_bytes<T> bytes (layout.cpp).
 template <class T>
 void copy_strided(const VulkanTensor<T>& src, int64_t src_off, const std::vector<int64_t>& istride,
                   const VulkanTensor<T>& dst, int64_t dst_off, const std::vector<int64_t>& ostride,

@@ -1,6 +1,7 @@
 // Creation and host transfer. On unified-memory devices (integrated GPUs, lavapipe) tensor memory is host-visible:
 // uploads are a memcpy into a fresh allocation (the GPU cannot be using it) and reads wait for the stream, then
 // memcpy. On discrete GPUs both go through a staging allocation and a recorded copy.
+#include <algorithm>
 #include <cstring>
 
 #include "backends/vulkan/launch.hpp"
@@ -12,15 +13,24 @@ namespace {
 EMBER_SHADER_WORDS(kFillW32)
 #include "fill_w32.spv.inc"
 ;
-EMBER_SHADER_DEF(kFillW32)
+EMBER_SHADER_WORDS_NO_INT64(kFillW32)
+#include "fill_w32_no_int64.spv.inc"
+;
+EMBER_SHADER_DEF_INT(kFillW32)
 EMBER_SHADER_WORDS(kFillW64)
 #include "fill_w64.spv.inc"
 ;
-EMBER_SHADER_DEF(kFillW64)
+EMBER_SHADER_WORDS_NO_INT64(kFillW64)
+#include "fill_w64_no_int64.spv.inc"
+;
+EMBER_SHADER_DEF_INT(kFillW64)
 EMBER_SHADER_WORDS(kArangeI64)
 #include "arange_i64.spv.inc"
 ;
-EMBER_SHADER_DEF(kArangeI64)
+EMBER_SHADER_WORDS_NO_INT64(kArangeI64)
+#include "arange_i64_no_int64.spv.inc"
+;
+EMBER_SHADER_DEF_INT(kArangeI64)
 
 struct FillPush {
   uint32_t n, pad;
@@ -57,19 +67,62 @@ VulkanTensor<T> empty(const std::shared_ptr<Context>& ctx, const Shape& shape) {
   return t;
 }
 
+namespace {
+
+// Int values narrowed to the int32 a device without shaderInt64 stores, each checked (device_int).
+std::vector<int32_t> narrow_ints(const std::vector<int64_t>& values, const Context& ctx) {
+  std::vector<int32_t> narrow(values.size());
+  for (std::size_t i = 0; i < values.size(); ++i)
+    narrow[i] = static_cast<int32_t>(device_int(ctx, values[i], "upload"));
+  return narrow;
+}
+
+// Copies `bytes` of host memory into t (a fresh tensor nothing else uses yet).
+template <class T>
+void upload(const VulkanTensor<T>& t, const void* src, uint64_t bytes) {
+  if (void* dst = t.alloc->mapped()) {
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+  auto staging = t.ctx->allocator().allocate(bytes, MemoryUse::Staging);
+  std::memcpy(staging->mapped(), src, bytes);
+  std::lock_guard lock(t.ctx->mutex());
+  t.ctx->stream().copy(staging, 0, t.alloc, 0, bytes);
+}
+
+// Copies x's device bytes into dst (x.bytes() of them) once the work writing x has executed.
+template <class T>
+void download(const VulkanTensor<T>& x, void* dst) {
+  Context& ctx = *x.ctx;
+  std::lock_guard lock(ctx.mutex());
+  // Refused before anything is recorded: no stray copy in the host's command buffer.
+  ctx.stream().refuse_in_record_mode("a read of a tensor to the CPU (it needs a submit and a wait)");
+  if (const void* src = x.alloc->mapped()) {
+    ctx.stream().finish();
+    std::memcpy(dst, src, x.bytes());
+  } else {
+    auto staging = ctx.allocator().allocate(x.bytes(), MemoryUse::Staging);
+    ctx.stream().copy(x.alloc, 0, staging, 0, x.bytes());
+    ctx.stream().finish();
+    std::memcpy(dst, staging->mapped(), x.bytes());
+  }
+}
+
+}  // namespace
+
 template <class T>
 VulkanTensor<T> from_data(const TensorData& data, const std::shared_ptr<Context>& ctx) {
   auto t = empty<T>(ctx, data.shape);
   if (t.numel() == 0) return t;
   const auto values = host_values<T>(data);
-  if (void* dst = t.alloc->mapped()) {
-    std::memcpy(dst, values.data(), t.bytes());
-    return t;
+  if constexpr (std::is_same_v<T, int64_t>) {
+    if (!ctx->int64()) {
+      const auto narrow = narrow_ints(values, *ctx);
+      upload(t, narrow.data(), t.bytes());
+      return t;
+    }
   }
-  auto staging = ctx->allocator().allocate(t.bytes(), MemoryUse::Staging);
-  std::memcpy(staging->mapped(), values.data(), t.bytes());
-  std::lock_guard lock(ctx->mutex());
-  ctx->stream().copy(staging, 0, t.alloc, 0, t.bytes());
+  upload(t, values.data(), t.bytes());
   return t;
 }
 
@@ -77,18 +130,16 @@ template <class T>
 TensorData into_data(const VulkanTensor<T>& x, DType own) {
   std::vector<T> values(static_cast<std::size_t>(x.numel()));
   if (!values.empty()) {
-    Context& ctx = *x.ctx;
-    std::lock_guard lock(ctx.mutex());
-    // Refused before anything is recorded: no stray copy in the host's command buffer.
-    ctx.stream().refuse_in_record_mode("a read of a tensor to the CPU (it needs a submit and a wait)");
-    if (const void* src = x.alloc->mapped()) {
-      ctx.stream().finish();
-      std::memcpy(values.data(), src, x.bytes());
+    if constexpr (std::is_same_v<T, int64_t>) {
+      if (!x.ctx->int64()) {  // int32 on the device: widened here
+        std::vector<int32_t> narrow(values.size());
+        download(x, narrow.data());
+        std::copy(narrow.begin(), narrow.end(), values.begin());
+      } else {
+        download(x, values.data());
+      }
     } else {
-      auto staging = ctx.allocator().allocate(x.bytes(), MemoryUse::Staging);
-      ctx.stream().copy(x.alloc, 0, staging, 0, x.bytes());
-      ctx.stream().finish();
-      std::memcpy(values.data(), staging->mapped(), x.bytes());
+      download(x, values.data());
     }
   }
   if constexpr (std::is_same_v<T, uint32_t>) {
@@ -111,9 +162,9 @@ VulkanTensor<T> full(const std::shared_ptr<Context>& ctx, const Shape& shape, do
     std::memcpy(push.value, &f, 4);
     launch(*ctx, kFillW32, {out(t)}, push, t.numel());
   } else if constexpr (std::is_same_v<T, int64_t>) {
-    const int64_t v = static_cast<int64_t>(value);
-    std::memcpy(push.value, &v, 8);
-    launch(*ctx, kFillW64, {out(t)}, push, t.numel());
+    const int64_t v = device_int(*ctx, static_cast<int64_t>(value), "full");
+    std::memcpy(push.value, &v, 8);  // the low word first: all a 32-bit Int fill (kFillW32) reads
+    launch(*ctx, ctx->int64() ? kFillW64 : kFillW32, {out(t)}, push, t.numel());
   } else {
     push.value[0] = value != 0.0 ? 1u : 0u;
     launch(*ctx, kFillW32, {out(t)}, push, t.numel());
@@ -128,6 +179,8 @@ VulkanTensor<T> to_context(const VulkanTensor<T>& x, const std::shared_ptr<Conte
 }
 
 Index arange(const std::shared_ptr<Context>& ctx, int64_t start, int64_t end) {
+  device_int(*ctx, start, "arange");
+  device_int(*ctx, end, "arange");
   auto t = empty<int64_t>(ctx, Shape({end > start ? end - start : 0}));
   FillPush push{static_cast<uint32_t>(t.numel()), 0, {0, 0}};
   std::memcpy(push.value, &start, 8);

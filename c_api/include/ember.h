@@ -1141,6 +1141,44 @@ typedef struct ember_vulkan_buffer_state {
   int32_t writable;      /* 1: Ember may write it (its own memory, or wrapped with EMBER_VULKAN_WRAP_WRITABLE) */
 } ember_vulkan_buffer_state;
 EMBER_API ember_status ember_vulkan_buffer_state_query(const ember_tensor* tensor, ember_vulkan_buffer_state* out);
+/* ==== Vulkan: lower feature floor (issue 17 part 6)
+ * Ember runs on Vulkan 1.1 devices (its shaders are SPIR-V 1.3) with no feature beyond a compute queue. Optional
+ * features widen what it does; the host tells Ember which ones it enabled with ember_vulkan_adopt_options:
+ *  - shaderInt64 (adopt option shader_int64): Int tensors are int64 on the device. Without it they are stored and
+ *    computed as int32: uploads (ember_tensor_from_data, fills, scalar operands) refuse values outside
+ *    [-2^31, 2^31) with EMBER_ERR_INVALID_ARGUMENT, reads widen to int64, and arithmetic wraps around at 32 bits
+ *    (a sum or product beyond int32 wraps like a 32-bit device int; the CPU backend would wrap at 64 bits).
+ *    Wrapped Int buffers (ember_vulkan_tensor_wrap_buffer, EMBER_DTYPE_I64) then hold int32 elements, and
+ *    ember_vulkan_tensor_buffer's Int ranges and ember_vulkan_readback copies of Int tensors are 4 bytes per
+ *    element. Float-to-Int casts of values outside int32 give unspecified results there.
+ *  - timelineSemaphore (adopt option timeline_semaphore; core in 1.2, VK_KHR_timeline_semaphore in 1.1): Ember
+ *    submits on its own and signals its timeline. Without it Ember never submits: every path that would
+ *    (ember_vulkan_submit, reading a tensor back, a full batch) fails with EMBER_ERR_UNSUPPORTED and the message
+ *    "this device was adopted without timeline semaphores: use host-record mode".
+ *  - shaderFloat16 (adopt option shader_float16 = 1, which also says the host accepts f16 precision there): the
+ *    f16 variant of Ember's GEMM, behind matmul, linear layers and conv2d, holds its operands as f16 and multiplies
+ *    in f16, summing in f32: inputs rounded to f16 (range +-65504) and about three significant digits in the
+ *    results. Every other op computes in f32. Off by default; without the feature, everything is f32. */
+#define EMBER_VULKAN_FEATURE_SHADER_INT64 0x1u      /* VkPhysicalDeviceFeatures.shaderInt64 */
+#define EMBER_VULKAN_FEATURE_TIMELINE_SEMAPHORE 0x2u /* VkPhysicalDeviceTimelineSemaphoreFeatures.timelineSemaphore */
+#define EMBER_VULKAN_FEATURE_FLOAT16 0x4u /* VkPhysicalDeviceShaderFloat16Int8Features.shaderFloat16 */
+typedef struct ember_vulkan_requirements2 {
+  uint32_t struct_size;
+  uint32_t api_version;       /* minimum device API version: VK_API_VERSION_1_1 */
+  uint32_t spirv_version;     /* SPIR-V version of Ember's shaders: 0x00010300 (1.3) */
+  uint32_t queue_flags;       /* VkQueueFlags the queue needs: VK_QUEUE_COMPUTE_BIT */
+  uint32_t required_features; /* EMBER_VULKAN_FEATURE_* bits that must be enabled: 0 (none) */
+  uint32_t optional_features; /* EMBER_VULKAN_FEATURE_* bits Ember uses when the host enabled them */
+  uint32_t device_extension_count;      /* device extensions that must be enabled (none today) */
+  const char* const* device_extensions; /* [device_extension_count] names, static storage; NULL when none */
+} ember_vulkan_requirements2;
+/* Fills *out (struct_size set by the caller). Needs no device. ember_vulkan_requirements_query still describes
+ * the full-featured setup (Vulkan 1.2, shaderInt64, timelineSemaphore). */
+EMBER_API ember_status ember_vulkan_requirements_query2(ember_vulkan_requirements2* out);
+/* What one EMBER_VULKAN_FEATURE_* bit is and what Ember does with it: *name is the Vulkan feature name(s), *gives
+ * one sentence (both static storage; either pointer may be NULL). An unknown or multi-bit value is
+ * EMBER_ERR_INVALID_ARGUMENT. */
+EMBER_API ember_status ember_vulkan_feature_describe(uint32_t feature, const char** name, const char** gives);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -21,6 +21,36 @@ constexpr std::size_t kAllocatorV1 = EMBER_STRUCT_END(ember_vulkan_allocator, fr
 constexpr std::size_t kMemoryStatsV1 = EMBER_STRUCT_END(ember_vulkan_memory_stats, host_blocks);
 constexpr std::size_t kBufferStateV1 = EMBER_STRUCT_END(ember_vulkan_buffer_state, writable);
 
+// ember_vulkan_requirements2 (issue 17 part 6). VK_API_VERSION_1_1 and VK_QUEUE_COMPUTE_BIT spelled out: this
+// file includes no Vulkan header.
+constexpr std::size_t kRequirements2V1 = EMBER_STRUCT_END(ember_vulkan_requirements2, device_extensions);
+constexpr uint32_t kVulkanApi11 = (1u << 22) | (1u << 12);
+constexpr uint32_t kQueueComputeBit = 0x2u;
+constexpr uint32_t kOptionalFeatures =
+    EMBER_VULKAN_FEATURE_SHADER_INT64 | EMBER_VULKAN_FEATURE_TIMELINE_SEMAPHORE | EMBER_VULKAN_FEATURE_FLOAT16;
+
+struct FeatureText {
+  uint32_t bit;
+  const char* name;
+  const char* gives;
+};
+const FeatureText* feature_text(uint32_t feature) {
+  static const FeatureText texts[] = {
+      {EMBER_VULKAN_FEATURE_SHADER_INT64, "shaderInt64",
+       "Int tensors are int64 on the device; without it they are int32 (values outside the int32 range are refused "
+       "on upload, arithmetic wraps at 32 bits)"},
+      {EMBER_VULKAN_FEATURE_TIMELINE_SEMAPHORE, "timelineSemaphore",
+       "Ember submits its own work and signals a timeline semaphore the host waits on; without it Ember never "
+       "submits and is usable only by recording into the host's command buffers (host-record mode)"},
+      {EMBER_VULKAN_FEATURE_FLOAT16, "shaderFloat16",
+       "with adopt option shader_float16 = 1, the GEMM behind matmul, linear and conv2d runs its f16 variant (f16 "
+       "operands and products, f32 sums: about three significant digits); without it every Float op is f32"},
+  };
+  for (const auto& t : texts)
+    if (t.bit == feature) return &t;
+  return nullptr;
+}
+
 ember_vulkan_adopt_options adopt_defaults() {
   ember_vulkan_adopt_options o{};
   o.struct_size = sizeof o;
@@ -384,6 +414,32 @@ ember_status ember_vulkan_buffer_state_query(const ember_tensor* tensor, ember_v
     const VulkanInterop& vk = vulkan_interop();
     const DynTensor& t = vulkan_tensor_of(tensor);
     write_struct(out, vk.buffer_state(t), kBufferStateV1, "out");
+// ---------------------------------------------------------------- issue 17 part 6: lower feature floor
+// A static description (the floor is a property of Ember's shaders and code, not of any device); the interop is
+// still loaded first so that a build without the Vulkan backend answers UNSUPPORTED like every function here.
+ember_status ember_vulkan_requirements_query2(ember_vulkan_requirements2* out) {
+  return guard(__func__, [&] {
+    (void)vulkan_interop();
+    ember_vulkan_requirements2 v{};
+    v.api_version = kVulkanApi11;
+    v.spirv_version = 0x00010300u;
+    v.queue_flags = kQueueComputeBit;
+    v.required_features = 0;
+    v.optional_features = kOptionalFeatures;
+    v.device_extension_count = 0;
+    v.device_extensions = nullptr;
+    write_struct(out, v, kRequirements2V1, "out");
+  });
+}
+
+ember_status ember_vulkan_feature_describe(uint32_t feature, const char** name, const char** gives) {
+  return guard(__func__, [&] {
+    const FeatureText* text = feature_text(feature);
+    if (!text)
+      throw ArgumentError(fmt::format("feature {:#x} is not one EMBER_VULKAN_FEATURE_* bit (known: {:#x})", feature,
+                                      kOptionalFeatures));
+    if (name) *name = text->name;
+    if (gives) *gives = text->gives;
   });
 }
 

@@ -34,6 +34,11 @@ void VulkanHost::create() {
     why_ = std::string("ember_vulkan_requirements_query: ") + ember_last_error();
     return;
   }
+  if (features_.api_version) req.api_version = features_.api_version;
+  req.shader_int64 = req.shader_int64 && features_.shader_int64;
+  req.timeline_semaphore = req.timeline_semaphore && features_.timeline_semaphore;
+  // Vulkan 1.2 feature structs are invalid on a 1.1 instance: chained only from 1.2 on.
+  const bool vulkan12 = req.api_version >= VK_API_VERSION_1_2;
   validation_ = has_layer(kValidationLayer);
   VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
   app.pApplicationName = "ember_c_api_test_host";
@@ -81,7 +86,7 @@ void VulkanHost::create() {
     vkGetPhysicalDeviceProperties(d, &props);
     VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
     VkPhysicalDeviceFeatures2 f{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
-    f.pNext = &f12;
+    if (vulkan12) f.pNext = &f12;
     vkGetPhysicalDeviceFeatures2(d, &f);
     if (props.apiVersion < req.api_version || (req.shader_int64 && !f.features.shaderInt64) ||
         (req.timeline_semaphore && !f12.timelineSemaphore))
@@ -108,7 +113,7 @@ void VulkanHost::create() {
   VkPhysicalDeviceVulkan12Features want12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   want12.timelineSemaphore = req.timeline_semaphore ? VK_TRUE : VK_FALSE;
   VkPhysicalDeviceFeatures2 want{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
-  want.pNext = &want12;
+  if (vulkan12) want.pNext = &want12;
   want.features.shaderInt64 = req.shader_int64 ? VK_TRUE : VK_FALSE;
   queues_ = std::max(1u, std::min(queues_, family_queue_count_));
   const std::vector<float> priorities(queues_, 1.0f);
@@ -278,7 +283,7 @@ VkFence VulkanHost::submit_frame(VkCommandBuffer cb, VkSemaphore wait, uint64_t 
   tsi.waitSemaphoreValueCount = wait ? 1 : 0;
   tsi.pWaitSemaphoreValues = &value;
   VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-  si.pNext = &tsi;
+  si.pNext = wait ? &tsi : nullptr;  // no timeline struct without a wait: a Vulkan 1.1 host may lack them
   si.waitSemaphoreCount = wait ? 1 : 0;
   si.pWaitSemaphores = &wait;
   si.pWaitDstStageMask = &stage;

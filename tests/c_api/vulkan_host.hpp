@@ -26,11 +26,24 @@ struct HostBuffer {
   VkDeviceSize size = 0;
 };
 
+// What the host's device is created with. Default: ember_vulkan_requirements' full setup (Vulkan 1.2,
+// shaderInt64, timelineSemaphore). Issue 17's lower floor: an API version of 1.1 (instance and device use, so the
+// validation layer flags any 1.2 feature Ember would touch) and features left out.
+struct HostFeatures {
+  uint32_t api_version = 0;  // 0: ember_vulkan_requirements' version; VK_API_VERSION_1_1 excludes timelineSemaphore
+  bool shader_int64 = true;
+  bool timeline_semaphore = true;
+};
+
 class VulkanHost {
  public:
   // Empty when no suitable device exists (why() says why): tests skip then. `queues`: how many queues of the
   // family the device is created with (at most what the family has: family_queue_count()).
   explicit VulkanHost(uint32_t queues = 1) : queues_(queues) { create(); }
+  // A device with the given features (HostFeatures: issue 17's lower floor).
+  explicit VulkanHost(const HostFeatures& features, uint32_t queues = 1) : features_(features), queues_(queues) {
+    create();
+  }
   ~VulkanHost() { destroy(); }
   VulkanHost(const VulkanHost&) = delete;
   VulkanHost& operator=(const VulkanHost&) = delete;
@@ -98,6 +111,7 @@ class VulkanHost {
     return VK_FALSE;
   }
 
+  HostFeatures features_;
   std::string why_;
   bool validation_ = false;
   VkInstance instance_ = VK_NULL_HANDLE;

@@ -6,6 +6,7 @@
 #include <span>
 
 #include "tests/support/test_backends.hpp"
+#include "tests/support/int_width.hpp"
 
 namespace {
 
@@ -47,6 +48,7 @@ TYPED_TEST(CreationTest, ZerosOnesFullFloat) {
 
 TYPED_TEST(CreationTest, ZerosOnesFullIntAndBool) {
   using B = TypeParam;
+  SKIP_UNLESS_INT64(B);
   EXPECT_EQ(ints(Tensor<B, 2, Int>::zeros({2, 2})), (std::vector<int64_t>{0, 0, 0, 0}));
   EXPECT_EQ(ints(Tensor<B, 1, Int>::ones({3})), (std::vector<int64_t>{1, 1, 1}));
   EXPECT_EQ(ints(Tensor<B, 1, Int>::full({2}, -7)), (std::vector<int64_t>{-7, -7}));
@@ -340,6 +342,7 @@ TYPED_TEST(CreationTest, FromDataEveryDTypeIntoFloat) {
 
 TYPED_TEST(CreationTest, FromDataEveryDTypeIntoIntAndBool) {
   using B = TypeParam;
+  SKIP_UNLESS_INT64(B);
   auto as_int = [](const TensorData& d) { return ints(Tensor<B, 1, Int>::from_data(d)); };
   auto as_bool = [](const TensorData& d) { return ints(Tensor<B, 1, Bool>::from_data(d)); };
   EXPECT_EQ(as_int(data_of<float>({2.9f, -2.9f, 0.5f}, Shape{3})), (std::vector<int64_t>{2, -2, 0}));
@@ -369,6 +372,7 @@ TYPED_TEST(CreationTest, FromDataEveryDTypeIntoIntAndBool) {
 
 TYPED_TEST(CreationTest, IntoDataRoundTripsOwnDTypeBitExactly) {
   using B = TypeParam;
+  SKIP_UNLESS_INT64(B);
   using E = typename B::FloatElem;
   const std::vector<E> fv{E(1.25), -std::numeric_limits<E>::infinity(), std::numeric_limits<E>::quiet_NaN(), E(-0.0),
                           std::numeric_limits<E>::denorm_min(), std::numeric_limits<E>::max()};

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "tests/support/test_backends.hpp"
+#include "tests/support/int_width.hpp"
 
 namespace ember::test {
 namespace {
@@ -94,6 +95,7 @@ TYPED_TEST(ElementwiseInt, DivisionByZeroThrows) {
 
 TYPED_TEST(ElementwiseInt, IntegerPowers) {
   using B = TypeParam;
+  SKIP_UNLESS_INT64(B);
   const auto base = make_int<B, 1>({2, -3, 5, 0, 1, -1, -1, 2, 0, 7}, {10});
   const auto expo = make_int<B, 1>({10, 3, 0, 0, -5, -3, -2, -1, 3, 1}, {10});
   // Negative exponents truncate toward zero like the division they stand for: 1, +-1, and 0 otherwise.
@@ -109,6 +111,7 @@ TYPED_TEST(ElementwiseInt, IntegerPowers) {
 
 TYPED_TEST(ElementwiseInt, NegAbsSign) {
   using B = TypeParam;
+  SKIP_UNLESS_INT64(B);
   const auto a = make_int<B, 2>({-5, 0, 7, -1, 1, 123456789012LL}, {2, 3});
   EXPECT_TRUE(int_matches(a.neg(), Shape{2, 3}, {5, 0, -7, 1, -1, -123456789012LL}));
   EXPECT_TRUE(int_matches(-a, Shape{2, 3}, {5, 0, -7, 1, -1, -123456789012LL}));
@@ -146,6 +149,7 @@ TYPED_TEST(ElementwiseInt, ScalarFormsAndOperators) {
 // int64 arithmetic is exact beyond 2^53 (nothing goes through double).
 TYPED_TEST(ElementwiseInt, ExactBeyondDoublePrecision) {
   using B = TypeParam;
+  SKIP_UNLESS_INT64(B);
   const int64_t big = (int64_t{1} << 62) + 3;
   const auto a = make_int<B, 1>({big, -big}, {2});
   EXPECT_TRUE(int_matches(a.add(make_int<B, 1>({1, -1}, {2})), Shape{2}, {big + 1, -big - 1}));
@@ -185,6 +189,7 @@ TYPED_TEST(ElementwiseInt, EmptyAndLargeTensors) {
 // neg and abs of INT64_MIN.
 TYPED_TEST(ElementwiseInt, MostNegativeValueWrapsInsteadOfTrapping) {
   using B = TypeParam;
+  SKIP_UNLESS_INT64(B);
   const int64_t lo = std::numeric_limits<int64_t>::min();
   const auto a = Tensor<B, 1, Int>::from_values(std::vector<int64_t>{lo, 7}, {2});
   const auto minus_one = Tensor<B, 1, Int>::from_values(std::vector<int64_t>{-1, -1}, {2});

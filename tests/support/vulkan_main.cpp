@@ -5,11 +5,13 @@
 // Only a machine without any Vulkan physical device skips (exit 77, which meson reports as SKIP); any other failure
 // to create the context -- the validation layer missing, a device without Ember's features -- fails the binary with
 // the reason, so a broken setup can never pass as "skipped".
-// EMBER_VULKAN_DEVICE_LOCAL=1 runs the same tests with tensor memory the host never maps (the staging paths).
+// EMBER_VULKAN_DEVICE_LOCAL=1 runs the same tests with tensor memory the host never maps (the staging paths);
+// EMBER_VULKAN_NO_INT64=1 on a device created without shaderInt64 (Int tensors as int32, the EMBER_NO_INT64 shaders).
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <memory>
 #include <string>
@@ -48,6 +50,11 @@ int main(int argc, char** argv) {
               info.name.c_str(), VK_API_VERSION_MAJOR(info.api_version), VK_API_VERSION_MINOR(info.api_version),
               info.synchronization_validation ? "on" : "off",
               ctx->allocator().host_visible(ember::vk::MemoryUse::Tensor) ? "host-visible" : "device-local (staging)");
+  std::printf("Int tensors on the device: %s\n", ctx->int64() ? "int64 (shaderInt64)" : "int32 (no shaderInt64)");
+  if (std::getenv("EMBER_VULKAN_NO_INT64") && ctx->int64()) {
+    std::fprintf(stderr, "FAILED: EMBER_VULKAN_NO_INT64 is set but the device runs with shaderInt64\n");
+    return 1;
+  }
   if (info.device_local_tensors && ctx->allocator().host_visible(ember::vk::MemoryUse::Tensor)) {
     std::fprintf(stderr, "FAILED: EMBER_VULKAN_DEVICE_LOCAL is set but tensor memory is host-visible\n");
     return 1;

@@ -4,7 +4,7 @@
 // COMPARE (CompareOp codes, output Bool words), LOGIC (LogicOp codes on Bool words).
 #extension GL_GOOGLE_include_directive : require
 #if defined(TYPE_I64)
-#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#include "int64.glsl"
 #define T int64_t
 #elif defined(TYPE_U32)
 #define T uint

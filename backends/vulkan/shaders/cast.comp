@@ -2,7 +2,7 @@
 // Element type conversion: FROM_* / TO_* in {F32, I64, U32 (Bool words)}. Float to Int truncates toward zero,
 // anything to Bool is != 0 (NaN is true), Bool is 0/1.
 #extension GL_GOOGLE_include_directive : require
-#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#include "int64.glsl"
 #include "common.glsl"
 
 #if defined(FROM_F32)

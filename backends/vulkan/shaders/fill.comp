@@ -2,9 +2,9 @@
 // y[i] = value (raw words: WORD64 for int64, 32-bit for float / Bool) or, with ARANGE, y[i] = start + i (int64).
 #extension GL_GOOGLE_include_directive : require
 #if defined(ARANGE)
-#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#include "int64.glsl"
 #endif
-#if defined(WORD64) || defined(ARANGE)
+#if defined(WORD64) || (defined(ARANGE) && !defined(EMBER_NO_INT64))
 #define W uvec2
 #else
 #define W uint
@@ -16,8 +16,12 @@ layout(push_constant) uniform P { uint n; uint pad; uvec2 value; } p;
 
 void main() {
 #if defined(ARANGE)
-  const int64_t start = int64_t(packUint2x32(p.value));
+  const int64_t start = INT_FROM_WORDS(p.value);
+#ifdef EMBER_NO_INT64
+  FOR_EACH(i, p.n) y[i] = uint(start + int(i));
+#else
   FOR_EACH(i, p.n) y[i] = unpackUint2x32(uint64_t(start + int64_t(i)));
+#endif
 #elif defined(WORD64)
   FOR_EACH(i, p.n) y[i] = p.value;
 #else

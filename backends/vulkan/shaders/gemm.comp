@@ -14,8 +14,21 @@
 // Specialization constants: 0 = workgroup size (must be 256), 1 = R (4 or 8), 2 = BK, 3 = flags (bit 0: A is
 // stored transposed [K, M]; bit 1: B is stored transposed [N, K]).
 // Shared memory: 2 * BK * (BM + 4) floats (BK = 8, R = 8: 8.3 KiB; BK = 16, R = 4: 8.5 KiB).
+//
+// HALF (devices with shaderFloat16, when the context enables f16 variants): the slabs are held in shared memory as
+// f16 (half the shared memory and its bandwidth) and each product is an f16 multiply, accumulated in f32. Inputs
+// are rounded to f16 (relative error 2^-11 each, range +-65504) and so is each product: results carry about three
+// significant digits, so this variant is opt-in (ContextOptions::shader_float16, adopt option shader_float16).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require  // [[unroll]]: keep the register tile in registers
+#ifdef HALF
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#define SLAB_VEC f16vec4
+#define SLAB_SCALAR float16_t
+#else
+#define SLAB_VEC vec4
+#define SLAB_SCALAR float
+#endif
 #include "common.glsl"
 
 layout(constant_id = 1) const uint R = 8;
@@ -44,8 +57,8 @@ layout(push_constant) uniform P {
 
 // Row-major [k][m] (A) and [k][n] (B) slabs as vec4s; one padding vec4 per row spreads the transposing stores
 // of a non-transposed A (or a transposed B) over all banks.
-shared vec4 As[BK][BM / 4 + 1];
-shared vec4 Bs[BK][BM / 4 + 1];
+shared SLAB_VEC As[BK][BM / 4 + 1];
+shared SLAB_VEC Bs[BK][BM / 4 + 1];
 
 void main() {
   const uint tid = gl_LocalInvocationIndex;
@@ -83,15 +96,15 @@ void main() {
   LOAD_SLAB(0u)
   for (uint k0 = 0; k0 < p.k; k0 += BK) {
     [[unroll]] for (uint l = 0; l < LOADS; ++l) {
-      As[a_k[l]][a_m[l] / 4][a_m[l] % 4] = a_next[l];
-      Bs[b_k[l]][b_n[l] / 4][b_n[l] % 4] = b_next[l];
+      As[a_k[l]][a_m[l] / 4][a_m[l] % 4] = SLAB_SCALAR(a_next[l]);
+      Bs[b_k[l]][b_n[l] / 4][b_n[l] % 4] = SLAB_SCALAR(b_next[l]);
     }
     barrier();
     if (k0 + BK < p.k) {
       LOAD_SLAB(k0 + BK)
     }
     [[unroll]] for (uint kk = 0; kk < BK; ++kk) {
-      vec4 av[RV], bv[RV];
+      SLAB_VEC av[RV], bv[RV];
       [[unroll]] for (uint h = 0; h < RV; ++h) {
         av[h] = As[kk][ty + 16 * h];
         bv[h] = Bs[kk][tx + 16 * h];
@@ -99,7 +112,11 @@ void main() {
       [[unroll]] for (uint hi = 0; hi < RV; ++hi)
         [[unroll]] for (uint i = 0; i < 4; ++i)
           [[unroll]] for (uint hj = 0; hj < RV; ++hj)
+#ifdef HALF
+            acc[hi * 4 + i][hj] += vec4(av[hi][i] * bv[hj]);  // f16 products, f32 sums
+#else
             acc[hi * 4 + i][hj] = fma(vec4(av[hi][i]), bv[hj], acc[hi * 4 + i][hj]);
+#endif
     }
     barrier();  // everyone is done reading the slab before it is overwritten
   }

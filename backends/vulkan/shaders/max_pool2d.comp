@@ -4,7 +4,7 @@
 // first maximum in row-major tap order. indices = flat position in the input's H*W plane, -1 for an all-padding
 // window.
 #extension GL_GOOGLE_include_directive : require
-#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#include "int64.glsl"
 #include "common.glsl"
 #include "math.glsl"
 #include "pool.glsl"

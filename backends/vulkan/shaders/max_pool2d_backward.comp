@@ -4,7 +4,7 @@
 // and column. Outputs are visited in row-major order, the CPU's accumulation order, and nothing is written by two
 // invocations (no atomics).
 #extension GL_GOOGLE_include_directive : require
-#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#include "int64.glsl"
 #include "common.glsl"
 
 layout(std430, binding = 0) readonly buffer G { float g[]; };

@@ -9,7 +9,7 @@
 // Windows move monotonically with oh, so [first, last] lies within the rows whose windows cover h: the scan stays
 // as small as the windows, whatever the stride or dilation.
 #extension GL_GOOGLE_include_directive : require
-#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#include "int64.glsl"
 #include "common.glsl"
 
 layout(std430, binding = 0) readonly buffer I { int64_t indices[]; };

@@ -12,7 +12,7 @@
 // Variants: TYPE_F32 / TYPE_I64; ARG (argmax/argmin: values and first-occurrence indices travel together, NaN is
 // the extreme; with HAS_INDEX (flag) the values come with the indices an earlier pass found).
 #extension GL_GOOGLE_include_directive : require
-#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#include "int64.glsl"
 #if defined(TYPE_I64)
 #define T int64_t
 #else
@@ -52,8 +52,8 @@ shared uint idxs[gl_WorkGroupSize.x];
 #endif
 
 #if defined(TYPE_I64)
-const T kLowest = int64_t(0x8000000000000000ul);
-const T kHighest = int64_t(0x7FFFFFFFFFFFFFFFul);
+const T kLowest = INT64_MIN_VALUE;
+const T kHighest = INT64_MAX_VALUE;
 bool is_nan(T v) { return false; }
 #else
 #define kLowest uintBitsToFloat(0xFF800000u)   // -inf

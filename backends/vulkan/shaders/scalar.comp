@@ -3,7 +3,7 @@
 // into two words (TYPE_I64). Integer division by zero is refused on the host before dispatch.
 #extension GL_GOOGLE_include_directive : require
 #ifdef TYPE_I64
-#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#include "int64.glsl"
 #define T int64_t
 #else
 #define T float
@@ -57,7 +57,7 @@ float apply(float v, float s) {
 
 void main() {
 #ifdef TYPE_I64
-  const T s = int64_t(packUint2x32(p.s64));
+  const T s = INT_FROM_WORDS(p.s64);
 #else
   const T s = p.s;
 #endif

@@ -3,7 +3,7 @@
 // PREDICATE (with TYPE_F32): y = test(x) as Bool words, op codes PredicateOp (isnan, isinf).
 #extension GL_GOOGLE_include_directive : require
 #ifdef TYPE_I64
-#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#include "int64.glsl"
 #define T int64_t
 #else
 #define T float

@@ -337,6 +337,9 @@ _SIGNATURES = {
     "ember_vulkan_plan_submit": (I32, [H, POINTER(U64)]),
     "ember_vulkan_plan_free": (I32, [H]),
     "ember_vulkan_warmup": (I32, [H, H, I32, PI64, SZ]),
+    # Vulkan: lower feature floor (issue 17 part 6)
+    "ember_vulkan_requirements_query2": (I32, [c_void_p]),
+    "ember_vulkan_feature_describe": (I32, [c_uint32, POINTER(c_char_p), POINTER(c_char_p)]),
 }
 INPLACE_COPY, INPLACE_ADD, INPLACE_SUB, INPLACE_MUL, INPLACE_DIV, INPLACE_FILL = range(6)  # enum ember_inplace_op
 

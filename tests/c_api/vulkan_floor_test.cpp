@@ -1,0 +1,199 @@
+// Issue 17 part 6, the lower feature floor, from C: ember_vulkan_requirements_query2 / ember_vulkan_feature_describe,
+// a host device created without shaderInt64 (Int tensors as int32 on the device, with validation on: any use of the
+// Int64 capability Ember was not given is a validation error that fails the test), and a Vulkan 1.1 host device
+// without timeline semaphores (adopted, it records but never submits).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <vector>
+
+#include "tests/c_api/capi_support.hpp"
+#include "tests/c_api/vulkan_host.hpp"
+
+namespace ember::capi_test {
+namespace {
+
+struct DeviceFree {
+  void operator()(ember_device* d) const { ember_device_free(d); }
+};
+using Device = std::unique_ptr<ember_device, DeviceFree>;
+
+bool vulkan_usable() {
+  ember_backend_info info{};
+  info.struct_size = sizeof info;
+  return ember_backend_query(EMBER_BACKEND_VULKAN, &info) == EMBER_OK && info.compiled && info.usable;
+}
+
+Tensor ints_on(const ember_device* d, const std::vector<int64_t>& v) {
+  ember_tensor* t = nullptr;
+  const int64_t shape[] = {static_cast<int64_t>(v.size())};
+  EXPECT_EQ(ember_tensor_from_data(d, EMBER_DTYPE_I64, v.data(), v.size() * sizeof(int64_t), shape, 1, &t), EMBER_OK)
+      << ember_last_error();
+  return Tensor(t);
+}
+
+Tensor f32_on_device(const ember_device* d, const std::vector<float>& v) {
+  ember_tensor* t = nullptr;
+  const int64_t shape[] = {static_cast<int64_t>(v.size())};
+  EXPECT_EQ(ember_tensor_from_data(d, EMBER_DTYPE_F32, v.data(), v.size() * sizeof(float), shape, 1, &t), EMBER_OK)
+      << ember_last_error();
+  return Tensor(t);
+}
+
+Device adopt(VulkanHost& host, bool shader_int64, bool timeline_semaphore) {
+  ember_vulkan_adopt_options o{};
+  EXPECT_EQ(ember_vulkan_adopt_options_init(&o), EMBER_OK);
+  o.shader_int64 = shader_int64 ? 1 : 0;
+  o.timeline_semaphore = timeline_semaphore ? 1 : 0;
+  ember_vulkan_device_desc desc = host.desc();
+  ember_device* d = nullptr;
+  EXPECT_EQ(ember_vulkan_device_adopt_ex(&desc, &o, &d), EMBER_OK) << ember_last_error();
+  return Device(d);
+}
+
+TEST(VulkanFloor, RequirementsListRequiredAndOptionalFeatures) {
+  ember_vulkan_requirements2 r{};
+  r.struct_size = sizeof r;
+  const ember_status s = ember_vulkan_requirements_query2(&r);
+  ember_backend_info info{};
+  info.struct_size = sizeof info;
+  ASSERT_EQ(ember_backend_query(EMBER_BACKEND_VULKAN, &info), EMBER_OK);
+  if (!info.compiled) {
+    EXPECT_EQ(s, EMBER_ERR_UNSUPPORTED);
+    return;
+  }
+  ASSERT_EQ(s, EMBER_OK) << ember_last_error();
+  EXPECT_EQ(r.api_version, VK_API_VERSION_1_1);
+  EXPECT_EQ(r.spirv_version, 0x00010300u);
+  EXPECT_EQ(r.queue_flags, static_cast<uint32_t>(VK_QUEUE_COMPUTE_BIT));
+  EXPECT_EQ(r.required_features, 0u);
+  EXPECT_EQ(r.optional_features, EMBER_VULKAN_FEATURE_SHADER_INT64 | EMBER_VULKAN_FEATURE_TIMELINE_SEMAPHORE |
+                                     EMBER_VULKAN_FEATURE_FLOAT16);
+  EXPECT_EQ(r.device_extension_count, 0u);
+  EXPECT_EQ(r.device_extensions, nullptr);
+
+  const char* name = nullptr;
+  const char* gives = nullptr;
+  EMBER_ASSERT_OK(ember_vulkan_feature_describe(EMBER_VULKAN_FEATURE_SHADER_INT64, &name, &gives));
+  EXPECT_STREQ(name, "shaderInt64");
+  EXPECT_TRUE(has_phrase(gives, "int32"));
+  EMBER_ASSERT_OK(ember_vulkan_feature_describe(EMBER_VULKAN_FEATURE_TIMELINE_SEMAPHORE, &name, nullptr));
+  EXPECT_STREQ(name, "timelineSemaphore");
+  EMBER_ASSERT_OK(ember_vulkan_feature_describe(EMBER_VULKAN_FEATURE_FLOAT16, nullptr, &gives));
+  EXPECT_TRUE(has_phrase(gives, "f16"));
+  EMBER_EXPECT_ERR(ember_vulkan_feature_describe(EMBER_VULKAN_FEATURE_SHADER_INT64 | EMBER_VULKAN_FEATURE_FLOAT16,
+                                                 &name, &gives),
+                   EMBER_ERR_INVALID_ARGUMENT, "is not one EMBER_VULKAN_FEATURE_* bit");
+  EMBER_EXPECT_ERR(ember_vulkan_feature_describe(0, &name, &gives), EMBER_ERR_INVALID_ARGUMENT, "is not one");
+
+  ember_vulkan_requirements2 small{};
+  small.struct_size = 8;
+  EMBER_EXPECT_ERR(ember_vulkan_requirements_query2(&small), EMBER_ERR_INVALID_ARGUMENT, "struct_size 8");
+  EMBER_EXPECT_ERR(ember_vulkan_requirements_query2(nullptr), EMBER_ERR_INVALID_ARGUMENT, "out is NULL");
+}
+
+// A host device without shaderInt64: Int tensors are int32 on it. Values round-trip, arithmetic wraps at 32 bits
+// (documented in ember.h), values outside int32 are refused on upload and as scalars, and index ops (int indices)
+// work; the host's validation layer fails the test on any Int64 use.
+TEST(VulkanFloor, AdoptedDeviceWithoutShaderInt64) {
+  if (!vulkan_usable()) GTEST_SKIP() << "no Vulkan backend or device here";
+  HostFeatures features;
+  features.shader_int64 = false;
+  VulkanHost host(features);
+  if (!host.ok()) GTEST_SKIP() << "the host side cannot create its device: " << host.why();
+  Device d = adopt(host, /*shader_int64=*/false, /*timeline_semaphore=*/true);
+  ASSERT_TRUE(d);
+
+  constexpr int64_t kMax = std::numeric_limits<int32_t>::max(), kMin = std::numeric_limits<int32_t>::min();
+  Tensor a = ints_on(d.get(), {kMax, -5, 7, kMin});
+  EXPECT_EQ(ints(a.get()), (std::vector<int64_t>{kMax, -5, 7, kMin}));
+  Tensor one = ints_on(d.get(), {1, 1, 1, -1});
+  ember_tensor* sum = nullptr;
+  EMBER_ASSERT_OK(ember_tensor_add(a.get(), one.get(), &sum));
+  Tensor tsum(sum);
+  EXPECT_EQ(ints(sum), (std::vector<int64_t>{kMin, -4, 8, kMax}));  // wraps around at 32 bits
+
+  Tensor x = f32_on_device(d.get(), {10, 20, 30, 40});
+  Tensor idx = ints_on(d.get(), {3, 0, 3});
+  ember_tensor* picked = nullptr;
+  EMBER_ASSERT_OK(ember_tensor_index_select(x.get(), 0, idx.get(), &picked));
+  Tensor tpicked(picked);
+  EXPECT_EQ(floats(picked), (std::vector<float>{40, 10, 40}));
+  ember_tensor* arg = nullptr;
+  EMBER_ASSERT_OK(ember_tensor_argmax(x.get(), 0, 0, &arg));
+  Tensor targ(arg);
+  EXPECT_EQ(ints(arg), (std::vector<int64_t>{3}));
+  Tensor bad_idx = ints_on(d.get(), {4});
+  ember_tensor* none = nullptr;
+  EMBER_EXPECT_ERR(ember_tensor_index_select(x.get(), 0, bad_idx.get(), &none), EMBER_ERR_INDEX, "index 4");
+
+  const int64_t too_big[] = {int64_t{1} << 40};
+  const int64_t shape[] = {1};
+  ember_tensor* t = nullptr;
+  EMBER_EXPECT_ERR(ember_tensor_from_data(d.get(), EMBER_DTYPE_I64, too_big, sizeof too_big, shape, 1, &t),
+                   EMBER_ERR_INVALID_ARGUMENT, "outside the int32 range");
+  EXPECT_EQ(t, nullptr);
+}
+
+// A Vulkan 1.1 host device with none of the optional features, adopted with timeline_semaphore = 0: Ember creates
+// no semaphore (the host's validation layer would flag one), runs in host-record mode (its work recorded into the
+// host's command buffer, the result read by the host's own copy), and every path that would submit fails with the
+// message that names host-record mode.
+TEST(VulkanFloor, AdoptedVulkan11DeviceWithoutTimelineSemaphores) {
+  if (!vulkan_usable()) GTEST_SKIP() << "no Vulkan backend or device here";
+  HostFeatures features;
+  features.api_version = VK_API_VERSION_1_1;
+  features.shader_int64 = false;
+  features.timeline_semaphore = false;
+  VulkanHost host(features);
+  if (!host.ok()) GTEST_SKIP() << "the host side cannot create its device: " << host.why();
+  Device d = adopt(host, /*shader_int64=*/false, /*timeline_semaphore=*/false);
+  ASSERT_TRUE(d);
+  Tensor a = f32_on_device(d.get(), {1, 2, 3});
+  Tensor i = ints_on(d.get(), {5, -7, 9});
+
+  VkCommandBuffer cb = host.begin_frame();
+  EMBER_ASSERT_OK(ember_vulkan_record_begin(d.get(), cb, host.queue_family(), 1));
+  ember_tensor* doubled = nullptr;
+  EMBER_ASSERT_OK(ember_tensor_add(a.get(), a.get(), &doubled));
+  Tensor tdoubled(doubled);
+  ember_tensor* squared = nullptr;
+  EMBER_ASSERT_OK(ember_tensor_mul(i.get(), i.get(), &squared));  // Int arithmetic, int32 on this device
+  Tensor tsquared(squared);
+  uint64_t fbuf = 0, foff = 0, fsize = 0, ibuf = 0, ioff = 0, isize = 0;
+  EMBER_ASSERT_OK(ember_vulkan_tensor_buffer(doubled, &fbuf, &foff, &fsize));
+  EMBER_ASSERT_OK(ember_vulkan_tensor_buffer(squared, &ibuf, &ioff, &isize));
+  EMBER_ASSERT_OK(ember_vulkan_record_end(d.get()));
+  ASSERT_EQ(fsize, 3 * sizeof(float));
+  ASSERT_EQ(isize, 3 * sizeof(int32_t)) << "Int elements take 4 bytes without shaderInt64";
+  HostBuffer fread = host.make_buffer(fsize), iread = host.make_buffer(isize);
+  auto vk_buffer = [](uint64_t b) { return reinterpret_cast<VkBuffer>(static_cast<std::uintptr_t>(b)); };
+  host.record_copy(cb, vk_buffer(fbuf), foff, fread.buffer, fsize);
+  host.record_copy(cb, vk_buffer(ibuf), ioff, iread.buffer, isize);
+  host.finish_frame(host.submit_frame(cb), cb);
+  EMBER_ASSERT_OK(ember_vulkan_safe_frame(d.get(), 1));
+  const auto* f = static_cast<const float*>(fread.mapped);
+  EXPECT_EQ(std::vector<float>(f, f + 3), (std::vector<float>{2, 4, 6}));
+  const auto* n = static_cast<const int32_t*>(iread.mapped);
+  EXPECT_EQ(std::vector<int32_t>(n, n + 3), (std::vector<int32_t>{25, 49, 81}));
+  host.free_buffer(fread);
+  host.free_buffer(iread);
+
+  // Outside host-record mode Ember would have to submit on its own.
+  ember_tensor* y = nullptr;
+  EMBER_ASSERT_OK(ember_tensor_add(a.get(), a.get(), &y));
+  Tensor ty(y);
+  constexpr const char* kMessage = "this device was adopted without timeline semaphores: use host-record mode";
+  uint64_t value = 0;
+  EMBER_EXPECT_ERR(ember_vulkan_submit(d.get(), &value), EMBER_ERR_UNSUPPORTED, kMessage);
+  uint64_t semaphore = 0;
+  EMBER_EXPECT_ERR(ember_vulkan_timeline_semaphore(d.get(), &semaphore), EMBER_ERR_UNSUPPORTED, kMessage);
+  float out[3];
+  EMBER_EXPECT_ERR(ember_tensor_copy_to(y, EMBER_DTYPE_F32, out, sizeof out, nullptr), EMBER_ERR_UNSUPPORTED,
+                   kMessage);
+}
+
+}  // namespace
+}  // namespace ember::capi_test
