@@ -801,7 +801,7 @@ const Action kActions[] = {
   {"tensor_int_list_op", int_list_op},
   {"engine_ops", engine_ops},
   {"vulkan_embedding", vulkan_embedding},
-  // issue 17: memory the host controls, resource states, device loss, plans, readback rings (fuzz_actions_vulkan.cpp)
+  // issue 17: host memory, resource states, device loss, plans, readback rings, feature floor (fuzz_actions_vulkan.cpp)
   {"vulkan_memory", vulkan_memory},
   {"vulkan_resource_states", vulkan_resource_states},
   {"vulkan_device_lost", vulkan_device_lost},
@@ -810,6 +810,7 @@ const Action kActions[] = {
   {"vulkan_plan_free", vulkan_plan_free},
   {"vulkan_readback", vulkan_readback},
   {"vulkan_readback_free", vulkan_readback_free},
+  {"vulkan_floor", vulkan_floor},
 };
 // clang-format on
 const std::size_t kActionCount = sizeof kActions / sizeof kActions[0];

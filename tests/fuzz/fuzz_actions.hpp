@@ -16,8 +16,8 @@ extern const std::size_t kActionCount;
 
 constexpr int32_t kDtypes = 8;  // ember_dtype's count (valid values are 0..7)
 
-// The Vulkan rows (fuzz_actions_vulkan.cpp). The fuzz build has no Vulkan backend: each call must refuse cleanly
-// (EMBER_ERR_UNSUPPORTED, or the argument error found first) whatever it is given.
+// The Vulkan rows (fuzz_actions_vulkan.cpp). The fuzz build has no Vulkan backend: each call that needs it must
+// refuse cleanly (EMBER_ERR_UNSUPPORTED, or the argument error found first) whatever it is given.
 void vulkan(Ctx& c);
 void vulkan_timeline(Ctx& c);
 void vulkan_embedding(Ctx& c);
@@ -29,5 +29,6 @@ void vulkan_plan_use(Ctx& c);
 void vulkan_plan_free(Ctx& c);
 void vulkan_readback(Ctx& c);
 void vulkan_readback_free(Ctx& c);
+void vulkan_floor(Ctx& c);
 
 }  // namespace ember_fuzz

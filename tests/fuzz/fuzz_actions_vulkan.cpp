@@ -1,9 +1,10 @@
 // The fuzzer's Vulkan rows (declared in fuzz_actions.hpp, placed in kActions by fuzz_actions.cpp): interop, the
 // timeline, issue 17's embedding API (host-record mode, memory the host controls, resource states, device loss,
-// plans, readback rings). The fuzz build has no Vulkan backend, so every call must refuse cleanly whatever it is
-// given; the arguments are fuzzed all the same (NULL and padded structs with fuzzed struct_size, live / freed /
-// wrong-type / never-a-handle handles, any integers), so that a check ordered after a dereference, a struct
-// read past struct_size or a handle not looked up before use shows up as an ASan / UBSan report or a broken rule.
+// plans, readback rings, the feature floor). The fuzz build has no Vulkan backend, so every call that needs one
+// must refuse cleanly whatever it is given (the few that need none are checked for their answers); the arguments
+// are fuzzed all the same (NULL and padded structs with fuzzed struct_size, live / freed / wrong-type /
+// never-a-handle handles, any integers), so that a check ordered after a dereference, a struct read past
+// struct_size or a handle not looked up before use shows up as an ASan / UBSan report or a broken rule.
 //
 // Plans and readback rings: no call can make a live one without a Vulkan device, so their pool rows stay empty
 // here; their functions still meet NULL, freed, wrong-type and never-a-handle pointers, and their frees must refuse
@@ -357,5 +358,34 @@ void vulkan_readback(Ctx& c) {
 }
 
 void vulkan_readback_free(Ctx& c) { c.free_picked("ember_vulkan_readback_free", ember_vulkan_readback_free); }
+
+// ---------------------------------------------------------------- issue 17 part 6: the feature floor
+void vulkan_floor(Ctx& c) {
+  if (c.flag()) {
+    Padded<ember_vulkan_requirements2> r;
+    r.value.struct_size = c.struct_size(sizeof r.value);
+    CALL(ember_vulkan_requirements_query2, c.flag() ? &r.value : nullptr);
+    return;
+  }
+  // A static table, answered without a backend: one EMBER_VULKAN_FEATURE_* bit is described (both strings are read
+  // through, so a bad pointer is an ASan report), 0 and several bits are refused. A single bit not (yet) defined is
+  // not judged: a later ember.h may define it.
+  const uint32_t feature = edge_or_any<uint32_t>(
+      c, {0, EMBER_VULKAN_FEATURE_SHADER_INT64, EMBER_VULKAN_FEATURE_TIMELINE_SEMAPHORE, EMBER_VULKAN_FEATURE_FLOAT16,
+          EMBER_VULKAN_FEATURE_SHADER_INT64 | EMBER_VULKAN_FEATURE_FLOAT16, 8, 0x80000000u, ~0u});
+  const char* name = nullptr;
+  const char* gives = nullptr;
+  const bool want_name = c.flag(), want_gives = c.flag();
+  const ember_status s =
+      CALL(ember_vulkan_feature_describe, feature, want_name ? &name : nullptr, want_gives ? &gives : nullptr);
+  const bool known = feature == EMBER_VULKAN_FEATURE_SHADER_INT64 ||
+                     feature == EMBER_VULKAN_FEATURE_TIMELINE_SEMAPHORE || feature == EMBER_VULKAN_FEATURE_FLOAT16;
+  const bool one_bit = feature != 0 && (feature & (feature - 1)) == 0;
+  if (known && s != EMBER_OK) violation("ember_vulkan_feature_describe", "refused a defined feature bit");
+  if (!one_bit && s == EMBER_OK) violation("ember_vulkan_feature_describe", "accepted 0 or several bits");
+  if (s != EMBER_OK) return;
+  if ((want_name && (!name || !std::strlen(name))) || (want_gives && (!gives || !std::strlen(gives))))
+    violation("ember_vulkan_feature_describe", "succeeded with a NULL or empty description");
+}
 
 }  // namespace ember_fuzz
