@@ -414,6 +414,9 @@ ember_status ember_vulkan_buffer_state_query(const ember_tensor* tensor, ember_v
     const VulkanInterop& vk = vulkan_interop();
     const DynTensor& t = vulkan_tensor_of(tensor);
     write_struct(out, vk.buffer_state(t), kBufferStateV1, "out");
+  });
+}
+
 // ---------------------------------------------------------------- issue 17 part 6: lower feature floor
 // A static description (the floor is a property of Ember's shaders and code, not of any device); the interop is
 // still loaded first so that a build without the Vulkan backend answers UNSUPPORTED like every function here.
