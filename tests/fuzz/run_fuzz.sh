@@ -11,7 +11,8 @@
 # (EMBER_FUZZ_SECONDS, when set, replaces <seconds>: a longer local run.)
 # Exit 77 (meson's "skipped") when clang or libFuzzer's runtime is missing.
 set -euo pipefail
-src=$1 build=$2 seconds=${EMBER_FUZZ_SECONDS:-$3}
+# Absolute: the flags name files under src, and the compiler runs in the build dir.
+src=$(realpath "$1") build=$2 seconds=${EMBER_FUZZ_SECONDS:-$3}
 shift 3
 
 cxx=${EMBER_FUZZ_CXX:-clang++-14}
