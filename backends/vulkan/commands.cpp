@@ -1,5 +1,7 @@
 #include "backends/vulkan/commands.hpp"
 
+#include "backends/vulkan/check_sink.hpp"
+
 #include <fmt/format.h>
 
 #include <array>
@@ -449,9 +451,10 @@ std::shared_ptr<Allocation> Stream::new_check_flag() {
 }
 
 void Stream::defer_check(DeferredCheck check) {
-  if (capture_)
-    return capture_->reject("a check whose error word is read later by ember_vulkan_poll_errors (a replayed plan "
-                            "has nobody to read it)");
+  if (capture_) {
+    if (auto* sink = dynamic_cast<CheckSink*>(capture_)) return sink->defer_check(std::move(check));  // a plan's
+    return capture_->reject("a check whose error word is read later (this capture cannot own one)");
+  }
   check.recorded = recording();
   check.tag = recording() ? *recording_frame_ : submitted_ + 1;  // the open batch's timeline value once submitted
   current().keep.push_back(check.flag);
@@ -480,30 +483,34 @@ void Stream::poll_errors() {
     }
     const DeferredCheck c = std::move(*it);
     it = checks_.erase(it);
-    if (!c.flag->coherent()) {
-      VkMappedMemoryRange range{VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE};
-      range.memory = c.flag->memory();
-      range.size = VK_WHOLE_SIZE;
-      check(ctx_.fn().InvalidateMappedMemoryRanges(ctx_.device(), 1, &range), "vkInvalidateMappedMemoryRanges");
-    }
-    // Two Int elements: int64, or int32 on a device without shaderInt64 (shaders/check_indices.comp).
-    int64_t words[2];
-    if (ctx_.int64()) {
-      std::memcpy(words, c.flag->mapped(), sizeof words);
-    } else {
-      int32_t narrow[2];
-      std::memcpy(narrow, c.flag->mapped(), sizeof narrow);
-      words[0] = narrow[0];
-      words[1] = narrow[1];
-    }
-    if (words[0] == 0) continue;
-    const std::string where =
-        c.recorded ? fmt::format("recorded in frame {}", c.tag) : fmt::format("submitted as timeline value {}", c.tag);
-    if (c.kind == CheckKind::DivisionByZero)
-      throw ArgumentError(fmt::format("{}: integer division by zero (device-side check, {})", c.op, where));
-    throw IndexError(fmt::format("{}: index {} out of range for dim {} of size {} (device-side check, {})", c.op,
-                                 words[1], c.dim, c.size, where));
+    throw_if_failed(ctx_, c,
+                    c.recorded ? fmt::format("recorded in frame {}", c.tag)
+                               : fmt::format("submitted as timeline value {}", c.tag));
   }
+}
+
+void throw_if_failed(const Context& ctx, const DeferredCheck& c, const std::string& where) {
+  if (!c.flag->coherent()) {
+    VkMappedMemoryRange range{VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE};
+    range.memory = c.flag->memory();
+    range.size = VK_WHOLE_SIZE;
+    check(ctx.fn().InvalidateMappedMemoryRanges(ctx.device(), 1, &range), "vkInvalidateMappedMemoryRanges");
+  }
+  // Two Int elements: int64, or int32 on a device without shaderInt64 (shaders/check_indices.comp).
+  int64_t words[2];
+  if (ctx.int64()) {
+    std::memcpy(words, c.flag->mapped(), sizeof words);
+  } else {
+    int32_t narrow[2];
+    std::memcpy(narrow, c.flag->mapped(), sizeof narrow);
+    words[0] = narrow[0];
+    words[1] = narrow[1];
+  }
+  if (words[0] == 0) return;
+  if (c.kind == CheckKind::DivisionByZero)
+    throw ArgumentError(fmt::format("{}: integer division by zero (device-side check, {})", c.op, where));
+  throw IndexError(fmt::format("{}: index {} out of range for dim {} of size {} (device-side check, {})", c.op,
+                               words[1], c.dim, c.size, where));
 }
 
 }  // namespace ember::vk

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "backends/vulkan/check_sink.hpp"
 #include "backends/vulkan/elementwise_util.hpp"
 
 namespace ember::vk {
@@ -73,7 +74,7 @@ struct ScalarPush {
 };
 
 // Throws when any element of the Int tensor d is zero (reads one flag back). Where the stream must not block
-// (Stream::defers_checks) the flag is copied into host-visible memory for ember_vulkan_poll_errors instead; the
+// (checks_deferred: also inside a plan's capture, where the plan owns it) the flag is copied into host-visible memory for ember_vulkan_poll_errors instead; the
 // division then runs and its result is unspecified where the divisor is zero.
 void refuse_zero_divisor(const Index& d, const char* op) {
   if (d.numel() == 0) return;
@@ -82,7 +83,7 @@ void refuse_zero_divisor(const Index& d, const char* op) {
   Context& ctx = *d.ctx;
   {
     std::lock_guard lock(ctx.mutex());
-    if (ctx.stream().defers_checks()) {
+    if (checks_deferred(ctx.stream())) {
       auto flag = ctx.stream().new_check_flag();
       ctx.stream().copy(any.alloc, 0, flag, 0, any.bytes());  // one Int: 4 bytes without shaderInt64
       ctx.stream().defer_check({flag, CheckKind::DivisionByZero, op});

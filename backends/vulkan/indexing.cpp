@@ -2,13 +2,14 @@
 // backends/cpu/layout.cpp. Index values come from user data, so like the CPU they are range-checked before any work
 // and a bad one raises IndexError naming the op and the first bad value; in Ember's eager mode that check needs one
 // read-back of a device-side flag (shaders/check_indices.comp). Where the stream must not block (host-record mode,
-// or no flush policy of Ember's: Stream::defers_checks) the flag is left in host-visible memory for
+// or no flush policy of Ember's, or a plan's capture: checks_deferred) the flag is left in host-visible memory for
 // ember_vulkan_poll_errors instead, and the op runs on indices clamped into range, so a bad index never makes a
 // shader address outside its buffer (the op's result is then unspecified; the poll reports the error). The accumulating ops give each output line to one invocation
 // (shaders/scatter_add.comp, index_select_add.comp): deterministic, no atomics, the CPU's summation order. For
 // Bool, "add" is OR, as on the CPU.
 #include <string>
 
+#include "backends/vulkan/check_sink.hpp"
 #include "backends/vulkan/launch.hpp"
 
 namespace ember::vk {
@@ -132,7 +133,7 @@ Index checked_indices(const char* op, const Index& indices, std::size_t dim, int
   } p{static_cast<uint32_t>(indices.numel()), 0, size};
   Context& ctx = *indices.ctx;
   std::unique_lock lock(ctx.mutex());
-  if (ctx.stream().defers_checks()) {
+  if (checks_deferred(ctx.stream())) {
     // No index addresses an empty dim: known without the device.
     if (size == 0)
       throw IndexError(std::string(op) + ": index out of range for dim " + std::to_string(dim) + " of size 0");

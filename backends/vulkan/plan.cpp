@@ -11,6 +11,8 @@
 namespace ember::vk {
 namespace {
 
+// A deferred check's flag: two Int words (verdict, bad value), int64 or int32 (Stream::new_check_flag's size).
+constexpr VkDeviceSize kErrorWordBytes = 2 * sizeof(int64_t);
 constexpr VkPipelineStageFlags kWork = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
 constexpr VkAccessFlags kWorkWrites = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
 constexpr VkAccessFlags kWorkAccess =
@@ -33,7 +35,18 @@ Plan::~Plan() {
   if (pool_) ctx_->fn().DestroyDescriptorPool(ctx_->device(), pool_, nullptr);  // frees the sets
 }
 
+void Plan::refuse_in_record_mode(Context& ctx) {
+  std::lock_guard lock(ctx.mutex());
+  if (const auto frame = ctx.stream().recording_frame())
+    throw VulkanError(fmt::format(
+        "vulkan plan: cannot build a plan or warm up in host-record mode (frame {} is being recorded): building "
+        "waits for the GPU, which Ember never does between ember_vulkan_record_begin and _end; build plans during "
+        "loading, outside record mode, and record them into any frame",
+        *frame));
+}
+
 void Plan::begin() {
+  refuse_in_record_mode(*ctx_);
   std::lock_guard lock(ctx_->mutex());
   if (ctx_->stream().capture())
     throw ArgumentError("vulkan plan: the device is already capturing a plan (end that capture first)");
@@ -65,6 +78,11 @@ void Plan::reject(const char* what) {
   const std::string msg = fmt::format("cannot be captured into a Vulkan plan: it needs {}", what);
   if (rejected_.empty()) rejected_ = msg;
   throw CaptureError(msg);
+}
+
+void Plan::defer_check(DeferredCheck check) {
+  check_capturing("a deferred check");
+  checks_.push_back(std::move(check));
 }
 
 Plan::Arg Plan::arg_of(const BufferArg& a) {
@@ -273,6 +291,14 @@ void Plan::bind_output(std::size_t i, VkBuffer buffer, VkDeviceSize offset) {
 }
 
 void Plan::record(VkCommandBuffer cb) const {
+  std::lock_guard lock(ctx_->mutex());  // the stream's record-mode state, and poll_errors' view of the replay
+  record_replay(cb);
+  const auto frame = ctx_->stream().recording_frame();
+  last_replay_ = frame ? Replay::Frame : Replay::Host;
+  last_tag_ = frame.value_or(0);
+}
+
+void Plan::record_replay(VkCommandBuffer cb) const {
   if (!built_) throw ArgumentError("vulkan plan: not built (its capture has not ended successfully)");
   for (std::size_t i = 0; i < inputs_.size(); ++i)
     if (!inputs_[i].host) throw ArgumentError(fmt::format("vulkan plan: input {} is not bound", i));
@@ -287,7 +313,9 @@ void Plan::record(VkCommandBuffer cb) const {
     const VkBufferCopy region{in.offset, in.storage->offset(), in.bytes};
     fn.CmdCopyBuffer(cb, in.host, in.storage->buffer(), 1, &region);
   }
-  if (!inputs_.empty()) barrier(fn, cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, kWork, kWorkAccess);
+  // This replay's error words start clear (the leading barrier ordered them after the previous replay's use).
+  for (const auto& c : checks_) fn.CmdFillBuffer(cb, c.flag->buffer(), c.flag->offset(), kErrorWordBytes, 0);
+  if (!inputs_.empty() || !checks_.empty()) barrier(fn, cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, kWork, kWorkAccess);
   record_commands(cb);
   barrier(fn, cb, kWork, kWorkWrites, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
   for (const auto& out : outputs_) {
@@ -299,6 +327,9 @@ void Plan::record(VkCommandBuffer cb) const {
   // after its fence), at any stage.
   barrier(fn, cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
           VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT);
+  // The checks' verdicts (written by shaders or copies) are visible to poll_errors' host read once the frame
+  // completed.
+  if (!checks_.empty()) barrier(fn, cb, kWork, kWorkWrites, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
 }
 
 void Plan::record_commands(VkCommandBuffer cb) const {
@@ -324,9 +355,38 @@ uint64_t Plan::submit() {
   std::lock_guard lock(ctx_->mutex());
   Stream& s = ctx_->stream();
   if (s.capture()) throw ArgumentError("vulkan plan: cannot submit a plan while the device captures one");
-  s.record({}, [&](VkCommandBuffer cb) { record(cb); });
+  s.record({}, [&](VkCommandBuffer cb) { record_replay(cb); });
   s.retain(shared_from_this());  // the batch keeps the plan (its descriptor sets, its storage) until executed
-  return s.flush();
+  const uint64_t value = s.flush();
+  last_replay_ = Replay::Timeline;
+  last_tag_ = value;
+  return value;
+}
+
+void Plan::poll_errors() const {
+  std::lock_guard lock(ctx_->mutex());
+  ctx_->ensure_alive();  // no semaphore query on a lost device
+  if (checks_.empty() || last_replay_ == Replay::None) return;
+  std::string where;
+  switch (last_replay_) {
+    case Replay::None: return;
+    case Replay::Frame: {
+      const auto safe = ctx_->stream().safe_frame_index();
+      if (!safe || *safe < last_tag_) return;  // the frame may still run: its words are not this replay's yet
+      where = fmt::format("plan replay recorded in frame {}", last_tag_);
+      break;
+    }
+    case Replay::Timeline: {
+      uint64_t reached = 0;
+      ctx_->check(ctx_->fn().GetSemaphoreCounterValue(ctx_->device(), ctx_->stream().timeline(), &reached),
+                  "vkGetSemaphoreCounterValue");
+      if (reached < last_tag_) return;
+      where = fmt::format("plan replay submitted as timeline value {}", last_tag_);
+      break;
+    }
+    case Replay::Host: where = "the plan's last replay"; break;
+  }
+  for (const auto& c : checks_) throw_if_failed(*ctx_, c, where);
 }
 
 }  // namespace ember::vk

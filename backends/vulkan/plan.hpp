@@ -6,7 +6,7 @@
 //    CaptureSink) instead of recording it. The plan keeps the pipeline, the push constants, the group counts and
 //    the buffers; when the capture ends it inserts the barriers the Stream's hazard tracking would (a global
 //    barrier before a command that touches a range an earlier command wrote, or writes one it read). Anything needing the GPU to finish
-//    (a read back, a check reading a flag, a submit) or recording commands of its own (VkFFT) throws CaptureError:
+//    (a read back, a submit) or recording commands of its own (VkFFT) throws CaptureError:
 //    such an op cannot be replayed without a CPU round trip, so the plan is refused when it is built.
 //  * Memory: every buffer the commands touch (inputs, outputs, parameters) is held by the plan, so its storage is
 //    fixed for the plan's life. Intermediates (buffers only the captured commands use, first written by one of
@@ -21,6 +21,11 @@
 //  * Replay: record() appends a leading barrier (the host's earlier writes, and the previous frame's use of the
 //    plan's storage), the input copies, the captured commands, the output copies and a trailing barrier that makes
 //    the outputs visible to any later command of the host's. Nothing is allocated or written on the host.
+//  * Checks: index-range and integer-division checks are deferred while capturing (checks_deferred, check_sink.hpp): the
+//    plan owns their error words (host-visible), record() resets them with vkCmdFillBuffer before the captured
+//    commands and makes the checks' writes visible to the host after them; poll_errors() reads them once the last
+//    replay is known to have completed. Bad indices are clamped before use, so a bad frame never reads outside a
+//    buffer; its outputs are unspecified and the poll names the op.
 // The caller keeps a plan alive until every command buffer it was recorded into has executed.
 #include <vulkan/vulkan.h>
 
@@ -30,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/vulkan/check_sink.hpp"
 #include "backends/vulkan/commands.hpp"
 #include "backends/vulkan/context.hpp"
 #include "backends/vulkan/memory.hpp"
@@ -37,7 +43,7 @@
 
 namespace ember::vk {
 
-class Plan final : public CaptureSink, public std::enable_shared_from_this<Plan> {
+class Plan final : public CaptureSink, public CheckSink, public std::enable_shared_from_this<Plan> {
  public:
   explicit Plan(std::shared_ptr<Context> ctx);
   ~Plan() override;
@@ -47,6 +53,9 @@ class Plan final : public CaptureSink, public std::enable_shared_from_this<Plan>
   // Starts capturing the context's commands. Waits for Ember's earlier work first (a load-time call), so the
   // captured commands depend on nothing still pending. Other threads must not use the device until end().
   void begin();
+  // Throws VulkanError (EMBER_ERR_UNSUPPORTED) while ctx is in host-record mode: a build waits for Ember's earlier
+  // work and a warm-up for its forward, and Ember never waits there. Plans are built during loading.
+  static void refuse_in_record_mode(Context& ctx);
   // Storage for the next input (bytes of it); each frame's bound input is copied into it.
   std::shared_ptr<Allocation> add_input(VkDeviceSize bytes);
   // Stops capturing and builds the plan with these outputs (storage, bytes from its start); CaptureError when an
@@ -66,6 +75,13 @@ class Plan final : public CaptureSink, public std::enable_shared_from_this<Plan>
   void record(VkCommandBuffer cb) const;
   // Records the plan on Ember's own stream and submits it; returns the timeline value that signals completion.
   uint64_t submit();
+  // Throws the first failed check of the plan's last replay (IndexError / ArgumentError, the op's message) once
+  // that replay has completed: for submit(), when Ember's timeline reached its value; for a record() between
+  // record_begin and record_end, when the host reported its frame safe; for any other record(), the caller
+  // vouches that the command buffer executed. Nothing while the replay may still run, nor before the first one.
+  // Never waits.
+  void poll_errors() const;
+  std::size_t checks() const { return checks_.size(); }
 
   std::size_t dispatches() const { return dispatch_count_; }
   std::size_t barriers() const { return barrier_count_; }
@@ -80,6 +96,8 @@ class Plan final : public CaptureSink, public std::enable_shared_from_this<Plan>
             VkDeviceSize dst_offset, VkDeviceSize bytes) override;
   void keep(std::shared_ptr<void> obj) override { kept_.push_back(std::move(obj)); }
   void reject(const char* what) override;
+  // CheckSink
+  void defer_check(DeferredCheck check) override;
 
  private:
   enum class Kind : uint8_t { Dispatch, Copy, Barrier };
@@ -118,6 +136,10 @@ class Plan final : public CaptureSink, public std::enable_shared_from_this<Plan>
   // through code (Ember's and the driver's command entry points) that has run before.
   void warm_record() const;
   void check_capturing(const char* what) const;
+  // record() without noting the replay (submit() notes its timeline value).
+  void record_replay(VkCommandBuffer cb) const;
+  // The last replay, for poll_errors: where it went and its frame index / timeline value.
+  enum class Replay : uint8_t { None, Frame, Timeline, Host };
 
   std::shared_ptr<Context> ctx_;
   bool capturing_ = false, built_ = false;
@@ -130,6 +152,9 @@ class Plan final : public CaptureSink, public std::enable_shared_from_this<Plan>
   std::shared_ptr<Allocation> dummy_;  // bound to a dispatch's unused bindings
   VkDescriptorPool pool_ = VK_NULL_HANDLE;
   std::size_t dispatch_count_ = 0, barrier_count_ = 0;
+  std::vector<DeferredCheck> checks_;  // their flags are the plan's error words
+  mutable Replay last_replay_ = Replay::None;
+  mutable uint64_t last_tag_ = 0;
 };
 
 }  // namespace ember::vk

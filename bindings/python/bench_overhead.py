@@ -69,7 +69,8 @@ def bare_c_cases():
     keep = [ember.ones(1), ember.ones(1), ember.ones(4, 4)]  # the tensors must outlive the cases
     ha, hb, hx = (t._h for t in keep)
     # the binding's own entry points (_lib.py: hot ones without argtypes, the GIL-keeping free)
-    add, free, sl, sel = _lib.hot.tensor_add, _lib.quick.tensor_free, _lib.hot.tensor_slice, _lib.quick.tensor_select
+    add, free, sl = _lib.hot.tensor_add, _lib.quick.tensor_free, _lib.hot.tensor_slice
+    sel = _lib.quick.tensor_select_or_null
     byref, void, i64, two = ctypes.byref, ctypes.c_void_p, ctypes.c_int64, ctypes.c_size_t.from_param(2)
     dim0, one, pack2 = i64.from_param(0), i64.from_param(1), struct.Struct("=2q").pack  # as _tensor_index.py passes
 
@@ -79,10 +80,8 @@ def bare_c_cases():
             raise _lib.error(1)
         free(out)
 
-    def select_row():  # x[1]: one ember_tensor_select
-        out = void()
-        sel(hx, dim0, one, byref(out))
-        free(out)
+    def select_row():  # x[1]: one ember_tensor_select_or_null (its result returned, no out parameter)
+        free(sel(hx, dim0, one))
 
     def slice_cols():
         out = void()

@@ -983,6 +983,22 @@ EMBER_API ember_status ember_vulkan_plan_free(ember_vulkan_plan* plan);
  * does the same before it captures. */
 EMBER_API ember_status ember_vulkan_warmup(ember_module* module, const ember_device* device, int32_t dtype,
                                            const int64_t* shape, size_t rank);
+/* Device-side checks in plans. Index-range checks (Embedding, gather, index_select, ...) and integer-division
+ * checks are captured into the plan: each replay clears the plan's own error words (a vkCmdFillBuffer it records
+ * first), the checks write them, and the ops run on indices clamped into range, so a bad index never reads outside
+ * a buffer (that replay's outputs are unspecified). ember_vulkan_plan_poll_errors reads the words of the plan's
+ * last replay, never waiting: it fails with the op's status and message (EMBER_ERR_INDEX "... index 12 out of
+ * range for dim 0 of size 10 ...", EMBER_ERR_INVALID_ARGUMENT "... integer division by zero ...") once that replay
+ * has completed, and returns EMBER_OK when it passed, before the first replay, or while Ember knows it may still
+ * run: a plan_submit until Ember's timeline reaches its value; a plan_record between ember_vulkan_record_begin and
+ * _end until ember_vulkan_safe_frame reported its frame. A plan_record outside record mode is taken as completed:
+ * poll after the host's fence of that command buffer. The words hold one replay's verdict (the next replay clears
+ * them): to check every frame with frames in flight, poll between a frame's completion and the plan's next record.
+ * ember_vulkan_poll_errors (the device's) does not report plans' checks.
+ * Building in host-record mode: ember_vulkan_plan_create, _capture_begin and ember_vulkan_warmup fail with
+ * EMBER_ERR_UNSUPPORTED between ember_vulkan_record_begin and _end, recording nothing into the host's frame (a
+ * build waits for the GPU); build plans during loading and record them into any frame. */
+EMBER_API ember_status ember_vulkan_plan_poll_errors(const ember_vulkan_plan* plan);
 
 /* ==== Vulkan: failure, readback and queue choice (issue 17 part 8)
  * Device lost. When the GPU is lost (a driver reset, a GPU hang, a removed GPU: VK_ERROR_DEVICE_LOST from a submit or
@@ -1141,6 +1157,7 @@ typedef struct ember_vulkan_buffer_state {
   int32_t writable;      /* 1: Ember may write it (its own memory, or wrapped with EMBER_VULKAN_WRAP_WRITABLE) */
 } ember_vulkan_buffer_state;
 EMBER_API ember_status ember_vulkan_buffer_state_query(const ember_tensor* tensor, ember_vulkan_buffer_state* out);
+
 /* ==== Vulkan: lower feature floor (issue 17 part 6)
  * Ember runs on Vulkan 1.1 devices (its shaders are SPIR-V 1.3) with no feature beyond a compute queue. Optional
  * features widen what it does; the host tells Ember which ones it enabled with ember_vulkan_adopt_options:
@@ -1179,6 +1196,13 @@ EMBER_API ember_status ember_vulkan_requirements_query2(ember_vulkan_requirement
  * one sentence (both static storage; either pointer may be NULL). An unknown or multi-bit value is
  * EMBER_ERR_INVALID_ARGUMENT. */
 EMBER_API ember_status ember_vulkan_feature_describe(uint32_t feature, const char** name, const char** gives);
+
+/* ---- Issue 11: x[i] for bindings that pay for out parameters ----
+ * ember_tensor_select with the new tensor as the return value: NULL when ember_tensor_select would fail, its
+ * message then in ember_last_error() (for the status, call ember_tensor_select). For bindings in which an out
+ * parameter is a per-call cost (Python's ctypes: a pointer object and a reference to it per call, a tenth of x[i]);
+ * the result is freed with ember_tensor_free as any other. */
+EMBER_API ember_tensor* ember_tensor_select_or_null(const ember_tensor* x, int64_t dim, int64_t index);
 
 #ifdef __cplusplus
 } /* extern "C" */

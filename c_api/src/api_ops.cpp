@@ -182,6 +182,12 @@ ember_status ember_tensor_slice(const ember_tensor* x, const int64_t* starts, co
 ember_status ember_tensor_select(const ember_tensor* x, int64_t dim, int64_t index, ember_tensor** out) {
   return produce(__func__, out, [&] { return select(val(x, "x"), dim, index); });
 }
+// The same call with the result returned: ctypes makes the handle object from the return value, where an out
+// parameter costs the binding a pointer object and a reference per call.
+ember_tensor* ember_tensor_select_or_null(const ember_tensor* x, int64_t dim, int64_t index) {
+  ember_tensor* out = nullptr;
+  return ember_tensor_select(x, dim, index, &out) == EMBER_OK ? out : nullptr;
+}
 ember_status ember_tensor_cat(const ember_tensor* const* xs, size_t n, int64_t dim, ember_tensor** out) {
   return produce(__func__, out, [&] {
     if (!xs && n) throw ArgumentError("xs is NULL");

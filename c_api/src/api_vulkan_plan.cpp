@@ -76,6 +76,7 @@ void warm_run(const VulkanInterop& vk, const ModuleInput& in) {
 
 // A module's plan: warm-up, then its eval forward between capture begin and end.
 std::shared_ptr<VulkanPlanState> plan_module(const VulkanInterop& vk, const ModuleInput& in) {
+  vk.plan_refuse_in_record_mode(in.dev);  // before the warm-up's forward would record into the host's frame
   warm_run(vk, in);
   const DynDevice& dev = in.dev;
   const DType dt = in.dtype;
@@ -135,7 +136,9 @@ ember_status ember_vulkan_warmup(ember_module* module, const ember_device* devic
                                  const int64_t* shape, size_t rank) {
   return guard(__func__, [&] {
     const VulkanInterop& vk = vulkan_interop();
-    warm_run(vk, module_input(__func__, module, device, dtype, shape, rank));
+    const ModuleInput in = module_input(__func__, module, device, dtype, shape, rank);
+    vk.plan_refuse_in_record_mode(in.dev);
+    warm_run(vk, in);
   });
 }
 
@@ -256,6 +259,14 @@ ember_status ember_vulkan_plan_submit(ember_vulkan_plan* plan, uint64_t* timelin
     VulkanPlanState& p = built_plan(plan);
     std::lock_guard lock(p.mu);
     v = vulkan_interop().plan_submit(p.native);
+  });
+}
+
+ember_status ember_vulkan_plan_poll_errors(const ember_vulkan_plan* plan) {
+  return guard(__func__, [&] {
+    VulkanPlanState& p = built_plan(plan);
+    std::lock_guard lock(p.mu);
+    vulkan_interop().plan_poll_errors(p.native);
   });
 }
 

@@ -56,6 +56,21 @@ TEST(Select, RefusesOutOfRangeIndexDimAndScalars) {
   EMBER_EXPECT_ERR(ember_tensor_select(x.get(), 0, 0, nullptr), EMBER_ERR_INVALID_ARGUMENT, "out is NULL");
 }
 
+TEST(Select, OrNullReturnsTheRowOrNullWithTheMessage) {
+  auto x = f32({0, 1, 2, 3, 4, 5}, {3, 2});
+  Tensor row(ember_tensor_select_or_null(x.get(), 0, -1));
+  ASSERT_NE(row.get(), nullptr) << ember_last_error();
+  EXPECT_EQ(shape_of(row.get()), (std::vector<int64_t>{2}));
+  EXPECT_EQ(floats(row.get()), (std::vector<float>{4, 5}));
+  Tensor col(ember_tensor_select_or_null(x.get(), 1, 0));
+  ASSERT_NE(col.get(), nullptr) << ember_last_error();
+  EXPECT_EQ(floats(col.get()), (std::vector<float>{0, 2, 4}));
+  EXPECT_EQ(ember_tensor_select_or_null(x.get(), 0, 3), nullptr);
+  EXPECT_NE(std::string(ember_last_error()).find("index 3 out of range"), std::string::npos) << ember_last_error();
+  EXPECT_EQ(ember_tensor_select_or_null(nullptr, 0, 0), nullptr);
+  EXPECT_NE(std::string(ember_last_error()).find("x is NULL"), std::string::npos) << ember_last_error();
+}
+
 TEST(Select, GradientReachesTheSelectedRowOnly) {
   auto x = f32({1, 2, 3, 4, 5, 6}, {3, 2});
   EMBER_ASSERT_OK(ember_tensor_set_requires_grad(x.get(), 1));

@@ -243,10 +243,12 @@ TEST(VulkanPlan, FftInsideACaptureIsRejected) {
   EMBER_EXPECT_ERR(ember_vulkan_plan_capture_end(p, outs, 1), EMBER_ERR_UNSUPPORTED, "the plan was not built");
 }
 
-// A module plan names the layer whose op was rejected. Embedding checks its indices: while that check reads a
-// flag back to the host, the plan is refused naming layer 0 (embedding); once the check is device-side (issue 17
-// part 3), the plan builds and replays what the eager forward computes.
-TEST(VulkanPlan, ModulePlanNamesTheRejectedLayerOrMatchesEager) {
+// Embedding's index check is device-side inside a plan (issue 17 part 3): the plan builds, replays what the eager
+// forward computes, and a replay with bad indices is reported by ember_vulkan_plan_poll_errors with the op's
+// message once Ember knows the replay completed; its indices were clamped (the outputs are those of the clamped
+// indices: nothing read outside the table), and a later good replay polls clean. Replays recorded by the host
+// outside record mode, in host-record mode (known complete by the safe frame) and submitted by Ember (timeline).
+TEST(VulkanPlan, EmbeddingPlanMatchesEagerAndPollsItsIndexCheck) {
   VulkanHost host;
   SKIP_WITHOUT_HOST(host);
   Device dev = adopt(host);
@@ -256,29 +258,169 @@ TEST(VulkanPlan, ModulePlanNamesTheRejectedLayerOrMatchesEager) {
   Module m = sequential_on(dev.get(), {emb, layer(EMBER_LAYER_TANH)});
   const int64_t s[] = {4};
   ember_vulkan_plan* p = nullptr;
-  const ember_status st = ember_vulkan_plan_create(m.get(), dev.get(), EMBER_DTYPE_I64, s, 1, &p);
-  if (st != EMBER_OK) {
-    EXPECT_EQ(st, EMBER_ERR_UNSUPPORTED) << ember_last_error();
-    EXPECT_TRUE(has_phrase(ember_last_error(), "ember_vulkan_plan_create: layer 0 (embedding): cannot be captured"))
-        << ember_last_error();
-    EXPECT_EQ(p, nullptr);
-    std::printf("note: refused as expected while Embedding's index check reads back: %s\n", ember_last_error());
-    return;
-  }
+  EMBER_ASSERT_OK(ember_vulkan_plan_create(m.get(), dev.get(), EMBER_DTYPE_I64, s, 1, &p));
   Plan plan(p);
-  const int64_t idx[] = {3, 0, 9, 3};
-  HostBuffer in = host.make_buffer(sizeof idx), out = host.make_buffer(12 * sizeof(float));
-  std::memcpy(in.mapped, idx, sizeof idx);
+  EMBER_EXPECT_OK(ember_vulkan_plan_poll_errors(p));  // no replay yet
+  HostBuffer in = host.make_buffer(4 * sizeof(int64_t)), out = host.make_buffer(12 * sizeof(float));
   EMBER_ASSERT_OK(ember_vulkan_plan_bind_input(p, 0, reinterpret_cast<uint64_t>(in.buffer), 0));
   EMBER_ASSERT_OK(ember_vulkan_plan_bind_output(p, 0, reinterpret_cast<uint64_t>(out.buffer), 0));
+  const auto eager = [&](const std::vector<int64_t>& idx) {
+    ember_tensor* ti = nullptr;
+    EXPECT_EQ(ember_tensor_from_data(dev.get(), EMBER_DTYPE_I64, idx.data(), idx.size() * sizeof(int64_t), s, 1, &ti),
+              EMBER_OK);
+    Tensor t(ti);
+    return floats(forward(m.get(), ti).get());
+  };
+  const auto got = [&] {
+    const auto* f = static_cast<const float*>(out.mapped);
+    return std::vector<float>(f, f + 12);
+  };
+  const std::vector<int64_t> good = {3, 0, 9, 3}, bad = {3, 12, -1, 7}, clamped = {3, 9, 0, 7};
+  const char* bad_message = "index 12 out of range for dim 0 of size 10";
+
+  // Recorded by the host outside record mode (the host's fence waited in run_frame).
+  std::memcpy(in.mapped, good.data(), 32);
   host.run_frame([&](VkCommandBuffer cb) { EMBER_EXPECT_OK(ember_vulkan_plan_record(p, cb)); });
-  ember_tensor* ti = nullptr;
-  EMBER_ASSERT_OK(ember_tensor_from_data(dev.get(), EMBER_DTYPE_I64, idx, sizeof idx, s, 1, &ti));
-  Tensor t(ti);
-  const auto* got = static_cast<const float*>(out.mapped);
-  expect_near({got, got + 12}, floats(forward(m.get(), ti).get()), "embedding plan");
+  expect_near(got(), eager(good), "embedding plan, good frame");
+  EMBER_EXPECT_OK(ember_vulkan_plan_poll_errors(p));
+  std::memcpy(in.mapped, bad.data(), 32);
+  host.run_frame([&](VkCommandBuffer cb) { EMBER_EXPECT_OK(ember_vulkan_plan_record(p, cb)); });
+  EMBER_EXPECT_ERR(ember_vulkan_plan_poll_errors(p), EMBER_ERR_INDEX, bad_message);
+  EMBER_EXPECT_ERR(ember_vulkan_plan_poll_errors(p), EMBER_ERR_INDEX, "the plan's last replay");  // still its verdict
+  expect_near(got(), eager(clamped), "embedding plan, bad frame (clamped indices)");
+  EMBER_EXPECT_OK(ember_vulkan_poll_errors(dev.get()));  // the device's own checks do not include the plan's
+  std::memcpy(in.mapped, good.data(), 32);
+  host.run_frame([&](VkCommandBuffer cb) { EMBER_EXPECT_OK(ember_vulkan_plan_record(p, cb)); });
+  EMBER_EXPECT_OK(ember_vulkan_plan_poll_errors(p));  // the next replay cleared the words
+  expect_near(got(), eager(good), "embedding plan, good frame after a bad one");
+
+  // Host-record mode: the bad frame's verdict is read only once the host reported the frame safe.
+  uint64_t value = 0;
+  EMBER_ASSERT_OK(ember_vulkan_submit(dev.get(), &value));  // the eager forwards above
+  EMBER_ASSERT_OK(ember_vulkan_host_wait(dev.get(), value));
+  std::memcpy(in.mapped, bad.data(), 32);
+  VkCommandBuffer cb = host.begin_frame();
+  EMBER_ASSERT_OK(ember_vulkan_record_begin(dev.get(), cb, host.queue_family(), 1));
+  EMBER_EXPECT_OK(ember_vulkan_plan_record(p, cb));
+  EMBER_ASSERT_OK(ember_vulkan_record_end(dev.get()));
+  EMBER_EXPECT_OK(ember_vulkan_plan_poll_errors(p));  // frame 1 may still run: nothing read yet
+  host.finish_frame(host.submit_frame(cb), cb);
+  EMBER_EXPECT_OK(ember_vulkan_plan_poll_errors(p));  // not reported safe yet
+  EMBER_ASSERT_OK(ember_vulkan_safe_frame(dev.get(), 1));
+  EMBER_EXPECT_ERR(ember_vulkan_plan_poll_errors(p), EMBER_ERR_INDEX, "recorded in frame 1");
+  EMBER_EXPECT_ERR(ember_vulkan_plan_poll_errors(p), EMBER_ERR_INDEX, bad_message);
+
+  // Submitted by Ember: known complete when the timeline reached the submit's value.
+  std::memcpy(in.mapped, good.data(), 32);
+  EMBER_ASSERT_OK(ember_vulkan_plan_submit(p, &value));
+  EMBER_ASSERT_OK(ember_vulkan_host_wait(dev.get(), value));
+  EMBER_EXPECT_OK(ember_vulkan_plan_poll_errors(p));
+  expect_near(got(), eager(good), "embedding plan, submitted");
+  std::memcpy(in.mapped, bad.data(), 32);
+  EMBER_ASSERT_OK(ember_vulkan_plan_submit(p, &value));
+  EMBER_ASSERT_OK(ember_vulkan_host_wait(dev.get(), value));
+  EMBER_EXPECT_ERR(ember_vulkan_plan_poll_errors(p), EMBER_ERR_INDEX, "submitted as timeline value");
+  EMBER_EXPECT_ERR(ember_vulkan_plan_poll_errors(nullptr), EMBER_ERR_NULL_HANDLE, "plan is NULL");
   host.free_buffer(in);
   host.free_buffer(out);
+}
+
+// Integer division's zero-divisor check inside a captured plan: a replay dividing by zero is reported by the poll
+// with the op's message (CPU semantics otherwise), and the next good replay polls clean.
+TEST(VulkanPlan, CapturedIntegerDivisionPollsItsZeroCheck) {
+  VulkanHost host;
+  SKIP_WITHOUT_HOST(host);
+  Device dev = adopt(host);
+  ember_vulkan_plan* p = nullptr;
+  EMBER_ASSERT_OK(ember_vulkan_plan_capture_begin(dev.get(), &p));
+  Plan plan(p);
+  const int64_t s[] = {4};
+  ember_tensor *x = nullptr, *y = nullptr, *q = nullptr;
+  EMBER_ASSERT_OK(ember_vulkan_plan_add_input(p, EMBER_DTYPE_I64, s, 1, &x));
+  Tensor tx(x);
+  EMBER_ASSERT_OK(ember_vulkan_plan_add_input(p, EMBER_DTYPE_I64, s, 1, &y));
+  Tensor ty(y);
+  EMBER_ASSERT_OK(ember_tensor_div(x, y, &q));
+  Tensor tq(q);
+  const ember_tensor* outs[] = {q};
+  EMBER_ASSERT_OK(ember_vulkan_plan_capture_end(p, outs, 1));
+  ember_vulkan_plan_tensor_info in_info{}, out_info{};
+  in_info.struct_size = sizeof in_info;
+  out_info.struct_size = sizeof out_info;
+  EMBER_ASSERT_OK(ember_vulkan_plan_input_info(p, 0, &in_info));
+  EMBER_ASSERT_OK(ember_vulkan_plan_output_info(p, 0, &out_info));
+  ASSERT_EQ(in_info.bytes, out_info.bytes);
+  const bool wide = in_info.bytes == 4 * sizeof(int64_t);  // int32 words on a device without shaderInt64
+  HostBuffer bx = host.make_buffer(in_info.bytes), by = host.make_buffer(in_info.bytes),
+             bq = host.make_buffer(out_info.bytes);
+  EMBER_ASSERT_OK(ember_vulkan_plan_bind_input(p, 0, reinterpret_cast<uint64_t>(bx.buffer), 0));
+  EMBER_ASSERT_OK(ember_vulkan_plan_bind_input(p, 1, reinterpret_cast<uint64_t>(by.buffer), 0));
+  EMBER_ASSERT_OK(ember_vulkan_plan_bind_output(p, 0, reinterpret_cast<uint64_t>(bq.buffer), 0));
+  const auto put = [&](HostBuffer& b, const std::vector<int64_t>& v) {
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (wide) static_cast<int64_t*>(b.mapped)[i] = v[i];
+      else static_cast<int32_t*>(b.mapped)[i] = static_cast<int32_t>(v[i]);
+    }
+  };
+  const auto got = [&] {
+    std::vector<int64_t> v(4);
+    for (std::size_t i = 0; i < 4; ++i)
+      v[i] = wide ? static_cast<const int64_t*>(bq.mapped)[i] : static_cast<const int32_t*>(bq.mapped)[i];
+    return v;
+  };
+  const auto cpu_div = [&](const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+    ember_tensor *ta = nullptr, *tb = nullptr, *tr = nullptr;
+    EXPECT_EQ(ember_tensor_from_data(nullptr, EMBER_DTYPE_I64, a.data(), 32, s, 1, &ta), EMBER_OK);
+    EXPECT_EQ(ember_tensor_from_data(nullptr, EMBER_DTYPE_I64, b.data(), 32, s, 1, &tb), EMBER_OK);
+    Tensor ga(ta), gb(tb);
+    EXPECT_EQ(ember_tensor_div(ta, tb, &tr), EMBER_OK) << ember_last_error();
+    Tensor gr(tr);
+    return ints(tr);
+  };
+  const std::vector<int64_t> a = {7, 8, -9, -10}, good = {2, -3, 4, 5}, zero = {2, 0, 4, 5};
+  put(bx, a);
+  put(by, good);
+  host.run_frame([&](VkCommandBuffer cb) { EMBER_EXPECT_OK(ember_vulkan_plan_record(p, cb)); });
+  EMBER_EXPECT_OK(ember_vulkan_plan_poll_errors(p));
+  EXPECT_EQ(got(), cpu_div(a, good));
+  put(by, zero);
+  host.run_frame([&](VkCommandBuffer cb) { EMBER_EXPECT_OK(ember_vulkan_plan_record(p, cb)); });
+  EMBER_EXPECT_ERR(ember_vulkan_plan_poll_errors(p), EMBER_ERR_INVALID_ARGUMENT, "div: integer division by zero");
+  put(by, good);
+  host.run_frame([&](VkCommandBuffer cb) { EMBER_EXPECT_OK(ember_vulkan_plan_record(p, cb)); });
+  EMBER_EXPECT_OK(ember_vulkan_plan_poll_errors(p));
+  EXPECT_EQ(got(), cpu_div(a, good));
+  host.free_buffer(bx);
+  host.free_buffer(by);
+  host.free_buffer(bq);
+}
+
+// Building waits for the GPU: in host-record mode every build and warm-up is refused naming the mode, and nothing is
+// recorded into the host's frame (the frame then holds only Ember's record_begin / _end barriers and runs clean).
+TEST(VulkanPlan, BuildingInHostRecordModeIsRefused) {
+  VulkanHost host;
+  SKIP_WITHOUT_HOST(host);
+  Device dev = adopt(host);
+  Module m = sequential_on(dev.get(), {linear(8, 4)});
+  uint64_t value = 0;
+  EMBER_ASSERT_OK(ember_vulkan_submit(dev.get(), &value));
+  const int64_t s[] = {2, 8};
+  VkCommandBuffer cb = host.begin_frame();
+  EMBER_ASSERT_OK(ember_vulkan_record_begin(dev.get(), cb, host.queue_family(), 1));
+  ember_vulkan_plan* p = nullptr;
+  EMBER_EXPECT_ERR(ember_vulkan_plan_create(m.get(), dev.get(), EMBER_DTYPE_F32, s, 2, &p), EMBER_ERR_UNSUPPORTED,
+                   "cannot build a plan or warm up in host-record mode (frame 1");
+  EXPECT_EQ(p, nullptr);
+  EMBER_EXPECT_ERR(ember_vulkan_plan_capture_begin(dev.get(), &p), EMBER_ERR_UNSUPPORTED, "host-record mode");
+  EXPECT_EQ(p, nullptr);
+  EMBER_EXPECT_ERR(ember_vulkan_warmup(m.get(), dev.get(), EMBER_DTYPE_F32, s, 2), EMBER_ERR_UNSUPPORTED,
+                   "host-record mode");
+  EMBER_ASSERT_OK(ember_vulkan_record_end(dev.get()));
+  host.finish_frame(host.submit_frame(cb), cb);
+  EMBER_ASSERT_OK(ember_vulkan_safe_frame(dev.get(), 1));
+  // Outside record mode the same build works.
+  EMBER_ASSERT_OK(ember_vulkan_plan_create(m.get(), dev.get(), EMBER_DTYPE_F32, s, 2, &p));
+  ember_vulkan_plan_free(p);
 }
 
 TEST(VulkanPlan, WrongShapesAndMisuseAreErrors) {

@@ -692,6 +692,18 @@ void engine_ops(Ctx& c) {
   }
 }
 
+// ember_tensor_select's return-value form: a handle, or NULL with a message (what the status form would say).
+void select_or_null(Ctx& c) {
+  ember_tensor* x = c.tensor();
+  const int64_t dim = c.dim(), index = c.flag() ? c.size() : c.dim();
+  ember_clear_error();
+  ember_tensor* out = ember_tensor_select_or_null(x, dim, index);
+  if (out)
+    c.keep(out, "ember_tensor_select_or_null");
+  else if (!*ember_last_error())
+    violation("ember_tensor_select_or_null", "returned NULL without a message");
+}
+
 template <Kind K>
 void free_slot(Ctx& c) {
   c.free_one(K);
@@ -797,6 +809,7 @@ const Action kActions[] = {
   {"scheduler_use", scheduler_use},
   {"scheduler_free", free_slot<kScheduler>},
   {"tensor_select", [](Ctx& c) { MAKE(ember_tensor_select, c.tensor(), c.dim(), c.flag() ? c.size() : c.dim()); }},
+  {"tensor_select_or_null", select_or_null},
   {"vulkan_timeline", vulkan_timeline},
   {"tensor_int_list_op", int_list_op},
   {"engine_ops", engine_ops},

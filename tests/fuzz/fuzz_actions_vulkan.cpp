@@ -130,7 +130,10 @@ void vulkan_embedding(Ctx& c) {
       CALL(ember_vulkan_record_pending, d, c.flag() ? &frames : nullptr, c.flag() ? &resources : nullptr);
       break;
     }
-    default: CALL(ember_vulkan_poll_errors, d);
+    default:
+      CALL(ember_vulkan_poll_errors, d);
+      // Plans' device-side checks (issue 17 part 3): no plan exists without the backend; NULL must be refused.
+      CALL(ember_vulkan_plan_poll_errors, static_cast<const ember_vulkan_plan*>(nullptr));
   }
 }
 
@@ -288,7 +291,7 @@ void vulkan_plan_build(Ctx& c) {
 void vulkan_plan_use(Ctx& c) {
   ember_vulkan_plan* p = c.plan();
   const auto index = static_cast<size_t>(c.size());
-  switch (c.in.ConsumeIntegralInRange<int>(0, 6)) {
+  switch (c.in.ConsumeIntegralInRange<int>(0, 7)) {
     case 0: {
       size_t inputs = 0, outputs = 0;
       CALL(ember_vulkan_plan_counts, p, c.flag() ? &inputs : nullptr, c.flag() ? &outputs : nullptr);
@@ -316,6 +319,7 @@ void vulkan_plan_use(Ctx& c) {
       break;
     }
     case 5: CALL(ember_vulkan_plan_record, p, command_buffer(c)); break;
+    case 6: CALL(ember_vulkan_plan_poll_errors, p); break;
     default: {
       uint64_t value = 0;
       CALL(ember_vulkan_plan_submit, p, c.flag() ? &value : nullptr);

@@ -337,9 +337,12 @@ _SIGNATURES = {
     "ember_vulkan_plan_submit": (I32, [H, POINTER(U64)]),
     "ember_vulkan_plan_free": (I32, [H]),
     "ember_vulkan_warmup": (I32, [H, H, I32, PI64, SZ]),
+    "ember_vulkan_plan_poll_errors": (I32, [H]),  # plans' device-side checks (issue 17 part 3)
     # Vulkan: lower feature floor (issue 17 part 6)
     "ember_vulkan_requirements_query2": (I32, [c_void_p]),
     "ember_vulkan_feature_describe": (I32, [c_uint32, POINTER(c_char_p), POINTER(c_char_p)]),
+    # x[i] with the result returned (issue 11's overhead bar; the binding calls it through quick, below)
+    "ember_tensor_select_or_null": (H, [H, I64, I64]),
 }
 INPLACE_COPY, INPLACE_ADD, INPLACE_SUB, INPLACE_MUL, INPLACE_DIV, INPLACE_FILL = range(6)  # enum ember_inplace_op
 
@@ -373,6 +376,16 @@ for _dll, _ns, _names in ((lib, hot, _HOT), (ctypes.PyDLL(path), quick, _QUICK))
         _fn.restype = c_int32  # the ember_status of every listed function; argtypes stay None
         setattr(_ns, _name, _fn)
 del _dll, _ns, _names, _name, _fn
+
+
+class Handle(c_void_p):
+    """A handle returned by a call (ctypes returns an instance of a c_void_p subclass as it is, where a c_void_p
+    restype gives an int): made in C, it saves the c_void_p() and byref(out) of an out parameter, a tenth of x[i]."""
+    __slots__ = ()
+
+
+quick.tensor_select_or_null = ctypes.PyDLL(path)["ember_tensor_select_or_null"]
+quick.tensor_select_or_null.restype = Handle
 
 
 if abi_version() != ABI_VERSION:

@@ -31,9 +31,11 @@ _select, _SLICE_END = _lib.tensor_select, _lib.SLICE_END
 # only. x[i] keeps the GIL: selecting along dim 0 is a fixed amount of work (a CPU row shares the tensor's storage).
 # Constant arguments are made once, as from_param's parameter objects: ctypes passes those as they are, where a
 # c_int64 instance costs a conversion object per call.
-_quick_select, _hot_slice, _DIM0 = _lib.quick.tensor_select, _lib.hot.tensor_slice, c_int64.from_param(0)
+_select_or_null, _hot_slice, _DIM0 = _lib.quick.tensor_select_or_null, _lib.hot.tensor_slice, c_int64.from_param(0)
 _SIZES = [c_size_t.from_param(n) for n in range(_lib.MAX_RANK + 1)]
-_INDICES = [c_int64.from_param(i) for i in range(1024)]  # x[i]'s index for small i
+# x[i]'s index for small i, negative ones included: one dict lookup decides the fast path (comparing key with
+# _BOUND, a multi-digit int, costs a tenth of x[i]); other ints go through c_int64(key)
+_INDICES = {i: c_int64.from_param(i) for i in range(-1024, 1024)}
 # starts / ends of n dims as the bytes of n native int64s: packing costs a fifth of making a ctypes array
 _PACK = [struct.Struct("=%dq" % n).pack for n in range(_lib.MAX_RANK + 1)]
 _BOUND = 2**62  # slice bounds beyond this go the long way (clamped by slice.indices), never truncated by ctypes
@@ -197,13 +199,18 @@ class IndexMixin:
 
     def __getitem__(self, key):
         """torch's basic and advanced indexing (see the module's docstring)."""
-        if type(key) is int and -_BOUND < key < _BOUND:  # the common case: one int on dim 0, one ember_tensor_select
-            out = c_void_p()  # (an int beyond int64 goes the long way, to the IndexError; c_int64 would wrap it)
-            if not _quick_select(self._h, _DIM0, _INDICES[key] if 0 <= key < 1024 else c_int64(key), byref(out)):
-                t = _new(self._plain)  # self._wrap(out), inlined
-                t._h = out
-                return t
-            return self._select_error(key)
+        if type(key) is int:  # the common case: one int on dim 0, one ember_tensor_select
+            try:
+                index = _INDICES[key]
+            except KeyError:  # (an int beyond int64 goes the long way, to the IndexError; c_int64 would wrap it)
+                index = c_int64(key) if -_BOUND < key < _BOUND else None
+            if index is not None:
+                out = _select_or_null(self._h, _DIM0, index)  # a _lib.Handle, NULL when select fails
+                if out:
+                    t = _new(self._plain)  # self._wrap(out), inlined
+                    t._h = out
+                    return t
+                return self._select_error(key)
         if type(key) is slice:
             key = (key,)
         if type(key) is tuple:

@@ -8,6 +8,7 @@ import unittest
 
 import _support  # noqa: F401  (puts the package on sys.path)
 import ember
+from ember import _lib
 
 
 def _x():
@@ -24,6 +25,12 @@ class SelectPathTest(unittest.TestCase):
         self.assertEqual(list(v[3].shape), [])
         self.assertEqual(v[-1].item(), 4)
 
+    def test_int_key_takes_the_one_call_path(self):
+        # ember_tensor_select_or_null's returned handle (a _lib.Handle, made by ctypes), usable by every declared call
+        row = _x()[2]
+        self.assertIsInstance(row._h, _lib.Handle)
+        self.assertEqual((row * 2).tolist(), [16.0, 18.0, 20.0, 22.0])
+
     def test_int_key_errors_are_torchs(self):
         x = _x()
         with self.assertRaisesRegex(IndexError, "index 3 is out of bounds for dimension 0 with size 3"):
@@ -38,6 +45,16 @@ class SelectPathTest(unittest.TestCase):
         for key in (2**64 + 1, -(2**64) + 1, 2**63):
             with self.subTest(key=key), self.assertRaisesRegex(IndexError, "out of bounds for dimension 0"):
                 x[key]
+
+    def test_int_keys_beyond_the_cached_indices_select_too(self):
+        # _tensor_index caches the index objects of -1024..1023; other ints make theirs per call
+        v = ember.arange(3000)
+        for key in (1023, 1024, 2999, -1024, -1025, -3000):
+            with self.subTest(key=key):
+                self.assertEqual(v[key].item(), key % 3000)
+        for key in (3000, -3001, 2**40):
+            with self.subTest(key=key), self.assertRaisesRegex(IndexError, "index %d is out of bounds" % key):
+                v[key]
 
     def test_rows_are_values_whose_storage_outlives_the_tensor(self):
         # libember shares x's storage with x[i] and x[a:b] (no copy) but keeps copy semantics, as this binding

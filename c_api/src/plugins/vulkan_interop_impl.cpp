@@ -123,8 +123,10 @@ Storage storage_of(const DynTensor& t) {
                       : std::is_same_v<decltype(k), Int> ? Kind::Int
                                                          : Kind::Bool;
     return Storage{v.ctx, v.alloc, v.bytes(), kind};
-vk::Plan& plan_of(const std::shared_ptr<void>& p) { return *static_cast<vk::Plan*>(p.get()); }
+  });
+}
 
+vk::Plan& plan_of(const std::shared_ptr<void>& p) { return *static_cast<vk::Plan*>(p.get()); }
 
 class VulkanInteropImpl final : public VulkanInterop {
  public:
@@ -327,6 +329,10 @@ class VulkanInteropImpl final : public VulkanInterop {
     plan_of(p).record(static_cast<VkCommandBuffer>(command_buffer));
   }
   uint64_t plan_submit(const std::shared_ptr<void>& p) const override { return plan_of(p).submit(); }
+  void plan_poll_errors(const std::shared_ptr<void>& p) const override { plan_of(p).poll_errors(); }
+  void plan_refuse_in_record_mode(const DynDevice& d) const override {
+    vk::Plan::refuse_in_record_mode(*vulkan_of(d).get());
+  }
 };
 
 }  // namespace

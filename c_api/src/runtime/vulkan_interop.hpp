@@ -90,6 +90,9 @@ class VulkanInterop {
                          uint64_t offset) const = 0;
   virtual void plan_record(const std::shared_ptr<void>& plan, void* command_buffer) const = 0;
   virtual uint64_t plan_submit(const std::shared_ptr<void>& plan) const = 0;
+  virtual void plan_poll_errors(const std::shared_ptr<void>& plan) const = 0;  // throws the op's error
+  // Throws (EMBER_ERR_UNSUPPORTED) while d is in host-record mode: building and warming up wait for the GPU.
+  virtual void plan_refuse_in_record_mode(const DynDevice& d) const = 0;
 };
 
 }  // namespace ember::capi
