@@ -2,6 +2,7 @@
 // Adding an ABI function is one row: MAKE(fn, args...) when its last parameter is an H** out handle, CALL(fn, args...)
 // otherwise; c.tensor() / c.module() / ... pick handles (live, NULL, freed or of the wrong type), c.choice(n) enum
 // values, c.dim() / c.size() / c.real() numbers (sometimes hostile). fuzz_context.hpp enforces ember.h's rules.
+// The Vulkan rows live in fuzz_actions_vulkan.cpp.
 #include "tests/fuzz/fuzz_actions.hpp"
 
 #include <algorithm>
@@ -11,7 +12,7 @@ namespace ember_fuzz {
 namespace {
 
 // Enum counts (valid values are 0..n-1).
-constexpr int32_t kDtypes = 8, kBackends = 3, kUnary = 27, kBinary = 9, kScalarOps = 10, kCompare = 6,
+constexpr int32_t kBackends = 3, kUnary = 27, kBinary = 9, kScalarOps = 10, kCompare = 6,
                   kPredicates = 2, kLogic = 3, kReduce = 5, kDists = 3, kReductions = 2, kLayerKinds = 21,
                   kModes = 2, kLoadModes = 2, kOptimKinds = 3, kRecorders = 3, kPrecisions = 4, kInplaceOps = 6,
                   kFftOps = 4, kFftNorms = 3, kSchedulerKinds = 5;
@@ -581,7 +582,7 @@ void optimizer_use(Ctx& c) {
   }
 }
 
-// ---------------------------------------------------------------- process-wide and Vulkan interop
+// ---------------------------------------------------------------- process-wide
 void process(Ctx& c) {
   switch (c.in.ConsumeIntegralInRange<int>(0, 5)) {
     case 0: CALL(ember_seed, c.in.ConsumeIntegral<uint64_t>()); break;
@@ -608,35 +609,6 @@ void process(Ctx& c) {
       // Never fails, never NULL, for any value.
       if (!ember_status_name(c.in.ConsumeIntegral<int32_t>()) || !ember_version() || ember_abi_version() < 1)
         violation("ember_status_name", "NULL name or bad version");
-  }
-}
-
-void vulkan(Ctx& c) {
-  // Without the Vulkan backend (the fuzz build has none) every one of these must refuse cleanly, whatever it is given.
-  ember_device* d = c.device();
-  uint64_t value = 0;
-  switch (c.in.ConsumeIntegralInRange<int>(0, 5)) {
-    case 0: {
-      Padded<ember_vulkan_requirements> r;
-      r.value.struct_size = c.struct_size(sizeof r.value);
-      CALL(ember_vulkan_requirements_query, c.flag() ? &r.value : nullptr);
-      break;
-    }
-    case 1: {
-      Padded<ember_vulkan_device_desc> desc;
-      desc.value.struct_size = c.struct_size(sizeof desc.value);
-      MAKE(ember_vulkan_device_adopt, c.flag() ? &desc.value : nullptr);
-      break;
-    }
-    case 2: CALL(ember_vulkan_tensor_buffer, c.tensor(), &value, nullptr, nullptr); break;
-    case 3: {
-      std::vector<int64_t> s = c.shape();
-      MAKE(ember_vulkan_tensor_wrap_buffer, d, c.in.ConsumeIntegral<uint64_t>(), uint64_t{0}, c.choice(kDtypes),
-           s.empty() ? nullptr : s.data(), s.size());
-      break;
-    }
-    case 4: CALL(ember_vulkan_submit, d, c.flag() ? &value : nullptr); break;
-    default: CALL(ember_vulkan_synchronize, d);
   }
 }
 
@@ -689,27 +661,6 @@ void scheduler_use(Ctx& c) {
   }
 }
 
-// ---------------------------------------------------------------- indexing and Vulkan timeline (issue 11 / 17)
-void vulkan_timeline(Ctx& c) {
-  // As vulkan(): without the backend each must refuse cleanly, whatever the device handle and values.
-  ember_device* d = c.device();
-  switch (c.in.ConsumeIntegralInRange<int>(0, 3)) {
-    case 0: {
-      uint64_t sem = 0;
-      CALL(ember_vulkan_timeline_semaphore, d, c.flag() ? &sem : nullptr);
-      break;
-    }
-    case 1: CALL(ember_vulkan_wait_semaphore, d, c.in.ConsumeIntegral<uint64_t>(), c.in.ConsumeIntegral<uint64_t>()); break;
-    case 2: CALL(ember_vulkan_host_wait, d, c.in.ConsumeIntegral<uint64_t>()); break;
-    default: {
-      std::vector<uint8_t> buffer(c.capacity());
-      size_t size = 0;
-      CALL(ember_vulkan_pipeline_cache_data, d, buffer.empty() ? nullptr : buffer.data(), buffer.size(),
-           c.flag() ? &size : nullptr);
-    }
-  }
-}
-
 // ---------------------------------------------------------------- the typed engine's remaining ops (issue 11)
 // expand / flip / repeat take an int64 array: a fuzzed shape (hostile sizes, -1), dims or counts.
 void int_list_op(Ctx& c) {
@@ -738,45 +689,6 @@ void engine_ops(Ctx& c) {
     case 3: MAKE(ember_tensor_adaptive_avg_pool2d, c.tensor(), c.size(), c.size()); break;
     case 4: MAKE(ember_loss_huber, c.tensor(), c.tensor(), c.choice(kReductions), c.real()); break;
     default: MAKE(ember_loss_bce_with_logits, c.tensor(), c.tensor(), c.choice(kReductions));
-  }
-}
-
-// Issue 17's Vulkan embedding functions: without the backend (the fuzz build has none) each must refuse cleanly.
-// The command buffer is never dereferenced on that path; a fake non-NULL one checks that.
-void vulkan_embedding(Ctx& c) {
-  ember_device* d = c.device();
-  switch (c.in.ConsumeIntegralInRange<int>(0, 6)) {
-    case 0: {
-      Padded<ember_vulkan_adopt_options> o;
-      CALL(ember_vulkan_adopt_options_init, c.flag() ? &o.value : nullptr);
-      break;
-    }
-    case 1: {
-      Padded<ember_vulkan_device_desc> desc;
-      desc.value.struct_size = c.struct_size(sizeof desc.value);
-      Padded<ember_vulkan_adopt_options> o;
-      if (c.flag()) Ctx::check("ember_vulkan_adopt_options_init", ember_vulkan_adopt_options_init(&o.value));
-      o.value.struct_size = c.struct_size(sizeof o.value);
-      const ember_vulkan_device_desc* dp = c.flag() ? &desc.value : nullptr;
-      MAKE(ember_vulkan_device_adopt_ex, dp, c.flag() ? &o.value : nullptr);
-      break;
-    }
-    case 2: {
-      void* cmd = c.flag() ? nullptr : reinterpret_cast<void*>(uintptr_t{0x1000});
-      CALL(ember_vulkan_record_begin, d, cmd, c.in.ConsumeIntegral<uint32_t>(), c.in.ConsumeIntegral<uint64_t>());
-      break;
-    }
-    case 3: CALL(ember_vulkan_record_end, d); break;
-    case 4: CALL(ember_vulkan_safe_frame, d, c.in.ConsumeIntegral<uint64_t>()); break;
-    case 5: {
-      uint64_t frames = 0, resources = 0;
-      CALL(ember_vulkan_record_pending, d, c.flag() ? &frames : nullptr, c.flag() ? &resources : nullptr);
-      break;
-    }
-    default:
-      CALL(ember_vulkan_poll_errors, d);
-      // Plans' device-side checks (issue 17 part 3): no plan exists without the backend; NULL must be refused.
-      CALL(ember_vulkan_plan_poll_errors, static_cast<const ember_vulkan_plan*>(nullptr));
   }
 }
 
@@ -902,6 +814,16 @@ const Action kActions[] = {
   {"tensor_int_list_op", int_list_op},
   {"engine_ops", engine_ops},
   {"vulkan_embedding", vulkan_embedding},
+  // issue 17: host memory, resource states, device loss, plans, readback rings, feature floor (fuzz_actions_vulkan.cpp)
+  {"vulkan_memory", vulkan_memory},
+  {"vulkan_resource_states", vulkan_resource_states},
+  {"vulkan_device_lost", vulkan_device_lost},
+  {"vulkan_plan_build", vulkan_plan_build},
+  {"vulkan_plan_use", vulkan_plan_use},
+  {"vulkan_plan_free", vulkan_plan_free},
+  {"vulkan_readback", vulkan_readback},
+  {"vulkan_readback_free", vulkan_readback_free},
+  {"vulkan_floor", vulkan_floor},
 };
 // clang-format on
 const std::size_t kActionCount = sizeof kActions / sizeof kActions[0];

@@ -1,6 +1,7 @@
 #pragma once
 // The fuzzer's action table (fuzz_actions.cpp): each input byte sequence is read as a list of rows to run.
 #include <cstddef>
+#include <cstdint>
 
 #include "tests/fuzz/fuzz_context.hpp"
 
@@ -12,5 +13,22 @@ struct Action {
 };
 extern const Action kActions[];
 extern const std::size_t kActionCount;
+
+constexpr int32_t kDtypes = 8;  // ember_dtype's count (valid values are 0..7)
+
+// The Vulkan rows (fuzz_actions_vulkan.cpp). The fuzz build has no Vulkan backend: each call that needs it must
+// refuse cleanly (EMBER_ERR_UNSUPPORTED, or the argument error found first) whatever it is given.
+void vulkan(Ctx& c);
+void vulkan_timeline(Ctx& c);
+void vulkan_embedding(Ctx& c);
+void vulkan_memory(Ctx& c);
+void vulkan_resource_states(Ctx& c);
+void vulkan_device_lost(Ctx& c);
+void vulkan_plan_build(Ctx& c);
+void vulkan_plan_use(Ctx& c);
+void vulkan_plan_free(Ctx& c);
+void vulkan_readback(Ctx& c);
+void vulkan_readback_free(Ctx& c);
+void vulkan_floor(Ctx& c);
 
 }  // namespace ember_fuzz

@@ -21,15 +21,17 @@ ember_status free_of(Kind k, void* h) {
     case kRecord: return ember_record_free(static_cast<ember_record*>(h));
     case kLoadReport: return ember_load_report_free(static_cast<ember_load_report*>(h));
     case kScheduler: return ember_scheduler_free(static_cast<ember_scheduler*>(h));
+    case kVulkanPlan: return ember_vulkan_plan_free(static_cast<ember_vulkan_plan*>(h));
+    case kVulkanReadback: return ember_vulkan_readback_free(static_cast<ember_vulkan_readback*>(h));
     case kKinds: break;
   }
   return EMBER_ERR_INTERNAL;
 }
 const char* free_name(Kind k) {
-  static constexpr const char* kNames[kKinds] = {"ember_device_free",    "ember_tensor_free",
-                                                 "ember_grads_free",     "ember_module_free",
-                                                 "ember_optimizer_free", "ember_record_free",
-                                                 "ember_load_report_free", "ember_scheduler_free"};
+  static constexpr const char* kNames[kKinds] = {
+      "ember_device_free",      "ember_tensor_free",    "ember_grads_free",         "ember_module_free",
+      "ember_optimizer_free",   "ember_record_free",    "ember_load_report_free",   "ember_scheduler_free",
+      "ember_vulkan_plan_free", "ember_vulkan_readback_free"};
   return kNames[k];
 }
 
@@ -73,6 +75,15 @@ void Ctx::release(Kind k, std::size_t slot) {
 }
 
 void Ctx::free_one(Kind k) { release(k, in.ConsumeIntegralInRange<std::size_t>(0, kSlots - 1)); }
+
+bool Ctx::release_pooled(Kind k, void* h) {
+  for (std::size_t i = 0; i < kSlots; ++i)
+    if (pool_[k][i] == h) {
+      release(k, i);
+      return true;
+    }
+  return false;
+}
 
 void Ctx::keep_raw(Kind k, void* h, const char* made_by) {
   // A tensor that was just made must answer queries (its handle is live and its value is complete).

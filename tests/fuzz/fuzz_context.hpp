@@ -20,8 +20,13 @@
 
 namespace ember_fuzz {
 
-// The handle types, in the order of the pool's rows.
-enum Kind : int { kDevice, kTensor, kGrads, kModule, kOptimizer, kRecord, kLoadReport, kScheduler, kKinds };
+// The handle types, in the order of the pool's rows. The Vulkan plan and readback rows stay empty in a build without
+// the Vulkan backend (the fuzz build: no creating call can succeed there); they still give the Vulkan rows their
+// handle arguments (NULL, freed, wrong-type and never-a-handle pointers) and would hold live ones with a device.
+enum Kind : int {
+  kDevice, kTensor, kGrads, kModule, kOptimizer, kRecord, kLoadReport, kScheduler, kVulkanPlan, kVulkanReadback,
+  kKinds
+};
 
 template <class H> constexpr Kind kind_of();
 template <> constexpr Kind kind_of<ember_device>() { return kDevice; }
@@ -32,6 +37,8 @@ template <> constexpr Kind kind_of<ember_optimizer>() { return kOptimizer; }
 template <> constexpr Kind kind_of<ember_record>() { return kRecord; }
 template <> constexpr Kind kind_of<ember_load_report>() { return kLoadReport; }
 template <> constexpr Kind kind_of<ember_scheduler>() { return kScheduler; }
+template <> constexpr Kind kind_of<ember_vulkan_plan>() { return kVulkanPlan; }
+template <> constexpr Kind kind_of<ember_vulkan_readback>() { return kVulkanReadback; }
 
 // The last parameter type of an ember_* function: the H** of a creating call.
 template <class F> struct LastParam;
@@ -78,6 +85,8 @@ class Ctx {
   ember_record* record() { return pick<ember_record>(); }
   ember_load_report* report() { return pick<ember_load_report>(); }
   ember_scheduler* scheduler() { return pick<ember_scheduler>(); }
+  ember_vulkan_plan* plan() { return pick<ember_vulkan_plan>(); }
+  ember_vulkan_readback* readback() { return pick<ember_vulkan_readback>(); }
   // n tensors (n from the input, 0..4) in a heap array of exactly n (ASan sees any read past it).
   std::vector<ember_tensor*> tensors();
 
@@ -135,6 +144,17 @@ class Ctx {
   }
   // Frees the handle in a slot chosen by the input (and remembers its address as a freed handle).
   void free_one(Kind k);
+  // Calls fn (an ember_*_free) on a picked handle argument. A handle of the pool's own row is freed through the pool
+  // (its slot must not dangle); anything else is NULL (a no-op) or no live handle of H's type (NULL, freed,
+  // another type's, never a handle), which fn must refuse: freeing another type's live handle would leave the pool
+  // holding a dangling one, and release() could not tell.
+  template <class H>
+  void free_picked(const char* name, ember_status (*fn)(H*)) {
+    H* h = pick<H>();
+    if (h && release_pooled(kind_of<H>(), h)) return;
+    if (call(name, fn, std::tuple{h}) == EMBER_OK && h)
+      violation(name, "accepted a pointer that is no live handle of its type");
+  }
 
   int no_grad_depth = 0;  // scopes entered minus exited by this input, left at the end
 
@@ -142,6 +162,7 @@ class Ctx {
   void* pick_raw(Kind k);
   void keep_raw(Kind k, void* h, const char* made_by);
   void release(Kind k, std::size_t slot);
+  bool release_pooled(Kind k, void* h);  // frees h through its pool slot of kind k, if it has one
 
   std::array<std::array<void*, kSlots>, kKinds> pool_{};
   std::array<void*, 8> freed_{};  // addresses of freed handles (never dereferenced by the harness)

@@ -11,7 +11,8 @@
 # (EMBER_FUZZ_SECONDS, when set, replaces <seconds>: a longer local run.)
 # Exit 77 (meson's "skipped") when clang or libFuzzer's runtime is missing.
 set -euo pipefail
-src=$1 build=$2 seconds=${EMBER_FUZZ_SECONDS:-$3}
+# Absolute: the flags name files under src, and the compiler runs in the build dir.
+src=$(realpath "$1") build=$2 seconds=${EMBER_FUZZ_SECONDS:-$3}
 shift 3
 
 cxx=${EMBER_FUZZ_CXX:-clang++-14}
@@ -56,5 +57,6 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1:m
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 # A fixed seed (EMBER_FUZZ_SEED, 1 by default) makes the suite's run replay the same mutations on every machine, so a
 # CI failure reproduces; explore further with another seed and a longer time (see CONTRIBUTING.md).
+# -error_exitcode=1: libFuzzer's default for a crash, leak or broken rule is 77, which meson reads as "skipped".
 "$build/tests/fuzz/ember_fuzz" "$work" "$src/tests/fuzz/corpus" -max_total_time="$seconds" -seed="${EMBER_FUZZ_SEED:-1}" \
-  -timeout=30 -rss_limit_mb=2048 -malloc_limit_mb=1024 -artifact_prefix="$build/" -print_final_stats=1 "$@"
+  -error_exitcode=1 -timeout=30 -rss_limit_mb=2048 -malloc_limit_mb=1024 -artifact_prefix="$build/" -print_final_stats=1 "$@"
