@@ -277,8 +277,8 @@ TEST(VulkanInterop, AdoptedDeviceWrapsHostBuffersAndSharesTheTimeline) {
 }
 
 // ember_vulkan_device_adopt_ex: NULL options and ember_vulkan_adopt_options_init's defaults adopt as
-// ember_vulkan_device_adopt does; out-of-range flags are argument errors; an option whose part of the Vulkan
-// embedding API does not exist yet is UNSUPPORTED, naming it (each part's tests replace its line here).
+// ember_vulkan_device_adopt does; out-of-range flags and short structs are argument errors. Each option's own
+// behaviour is tested with its part (vulkan_record_test, vulkan_memory_test, vulkan_plan_test, vulkan_floor_test).
 TEST(VulkanInterop, AdoptWithOptions) {
   SKIP_WITHOUT_VULKAN_DEVICE();
   VulkanHost host;
