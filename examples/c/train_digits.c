@@ -1,10 +1,12 @@
 /* Trains the digits MLP (64-256-256-10, ReLU, Adam) through ember.h alone: plain C11 plus zlib for the data.
  *
- *   train_digits_c [digits.csv.gz] [epochs]
+ *   train_digits_c [digits.csv.gz] [epochs] [record.emr]
  *
  * The data set is data/digits.csv.gz (UCI handwritten digits, 8x8 pixels 0..16 and a label per line). Prints the
  * mean training loss and the test accuracy per epoch, and exits with status 1 if the final test accuracy is below
- * 90% (the meson test relies on it). */
+ * 90% (the meson test relies on it). With a third argument the trained model is saved there as a binary record:
+ * the bindings' tests (bindings/*) train the same model the same way and compare their record with it byte for
+ * byte. */
 #include <ember.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,6 +133,7 @@ int main(int argc, char** argv) {
            100.0 * acc);
   }
 
+  if (argc > 3) CHECK(ember_module_save(model, argv[3], NULL));
   ember_optimizer_free(optim);
   ember_module_free(model);
   free(order);
