@@ -5,7 +5,7 @@
  * The data set is data/digits.csv.gz (UCI handwritten digits, 8x8 pixels 0..16 and a label per line). Prints the
  * mean training loss and the test accuracy per epoch, and exits with status 1 if the final test accuracy is below
  * 90% (the meson test relies on it). With a third argument the trained model is saved there as a binary record:
- * the bindings' tests (bindings/*) train the same model the same way and compare their record with it byte for
+ * the tests of the language bindings (bindings/) train the same model the same way and compare their record with it byte for
  * byte. */
 #include <ember.h>
 #include <stdio.h>
