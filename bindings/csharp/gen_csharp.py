@@ -85,6 +85,8 @@ class Generator:
         self.handles = {h["name"]: h for h in api.get("handles", [])}
         self.structs = {s["name"]: s for s in api.get("structs", [])}
         self.callbacks = {c["name"]: c for c in api.get("callbacks", [])}
+        self.enum_members = []  # (C# enum, C# member, C name, value), filled by enum()
+        self.typedefs = {t["name"]: t for t in api.get("typedefs", [])}
         self.free_functions = {h["free"] for h in api.get("handles", []) if h.get("free")}
         self.status_enum = next((e["name"] for e in api.get("enums", [])
                                  if any(v["name"] == "EMBER_OK" for v in e["values"])), None)
@@ -105,7 +107,10 @@ class Generator:
             return PRIMITIVES[base]
         if base in self.enums:
             return self.enum_cs(base)
-        if base == "ember_status" and self.status_enum:  # the status typedef (int32_t) of every fallible function
+        if base in self.typedefs:  # ember_status: int32_t carrying ember_status_code
+            typedef = self.typedefs[base]
+            return self.scalar(typedef["type"], enum or typedef.get("enum"))
+        if base == "ember_status" and self.status_enum:  # the status typedef, in a description that does not list it
             return "EmberStatus"
         if base in self.callbacks:
             return pascal(base)
@@ -189,6 +194,7 @@ class Generator:
             literal = str(value) if -2**31 <= value < 2**31 else "unchecked((int)%dL)" % value
             out += doc_lines((v.get("doc") or "") + "\n" + v["name"], "        ")
             out.append("        %s = %s," % (member, literal))
+            self.enum_members.append((self.enum_cs(e["name"]), member, v["name"], value))
         out.append("    }")
         return out
 
@@ -274,7 +280,7 @@ class Generator:
 
     def layout_table(self):
         out = ["    /// <summary>Each struct's size and field offsets as the description states them (x86_64), which",
-               "    /// the test compares with what the runtime lays out.</summary>",
+               "    /// the test compares with what the runtime lays out; each enum value with its C name.</summary>",
                "    public static class Layout",
                "    {",
                "        public sealed class Struct",
@@ -290,6 +296,17 @@ class Generator:
                            pascal(s["name"]), s["name"], s["size"],
                            ", ".join('"%s"' % f["name"] for f in s["fields"]),
                            ", ".join(str(f["offset"]) for f in s["fields"])))
+        out += ["        };",
+                "        public sealed class EnumValue",
+                "        {",
+                "            public Type Type; public string Member; public string CName; public long Value;",
+                "        }",
+                "        /// <summary>Every enum value: its C# member and its C name.</summary>",
+                "        public static readonly EnumValue[] EnumValues = new EnumValue[]",
+                "        {"]
+        for cs_enum, member, c_name, value in self.enum_members:
+            out.append("            new EnumValue { Type = typeof(%s), Member = \"%s\", CName = \"%s\", Value = %dL },"
+                       % (cs_enum, member, c_name, value))
         out += ["        };", "    }"]
         return out
 

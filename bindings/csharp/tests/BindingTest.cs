@@ -76,6 +76,36 @@ static class BindingTest
         }
     }
 
+    // The status enum against the library itself (ember_status_name of each value is its C name), and every
+    // generated member against the value the description gives its C name.
+    static void EnumValuesMatchTheLibrary()
+    {
+        int statuses = 0;
+        foreach (var v in Layout.EnumValues)
+        {
+            long value = Convert.ToInt64(Enum.Parse(v.Type, v.Member));
+            Expect(value == v.Value, string.Format("{0}.{1} = {2}, {3} is {4}", v.Type.Name, v.Member, value, v.CName,
+                                                   v.Value));
+            if (v.Type != typeof(EmberStatus)) continue;
+            ++statuses;
+            string name = EmberException.StatusName((EmberStatus)value);
+            Expect(name == v.CName, string.Format("ember_status_name({0}) = {1}, the binding says {2}", value, name,
+                                                  v.CName));
+        }
+        Expect(statuses > 10, "status values checked: " + statuses);
+        using (var f64 = Tensor.FromArray(new double[] { 1 }, 1))
+        using (var i64 = Tensor.FromArray(new long[] { 1, 2 }, 2))
+        using (var f32 = Tensor.FromArray(new float[] { 1, 2, 3, 4, 5, 6 }, 2, 3))
+        {
+            Expect(f64.Dtype == EmberDtype.F64 && i64.Dtype == EmberDtype.I64 && f32.Dtype == EmberDtype.F32,
+                   "dtypes read back");
+            Expect(string.Join(",", f32.Shape) == "2,3" && f32.Numel == 6, "shape and numel");
+            Expect(string.Join(",", f32.ToFloatArray()) == "1,2,3,4,5,6", "values read back");
+            using (var sum = f32 + f32)
+                Expect(string.Join(",", sum.ToLongArray()) == "2,4,6,8,10,12", "f32 + f32 read as I64");
+        }
+    }
+
     [DllImport("libdl.so.2")] static extern IntPtr dlopen(string file, int mode);
     [DllImport("libdl.so.2")] static extern IntPtr dlsym(IntPtr library, string symbol);
 
@@ -339,6 +369,7 @@ static class BindingTest
         Directory.CreateDirectory(args[3]);
         Run("StructLayoutsMatchTheDescription", StructLayoutsMatchTheDescription);
         Run("EveryDeclaredFunctionIsExported", () => EveryDeclaredFunctionIsExported(args[0]));
+        Run("EnumValuesMatchTheLibrary", EnumValuesMatchTheLibrary);
         Run("VersionAndStrings", VersionAndStrings);
         Run("ShapeMismatchIsAnEmberException", ShapeMismatchIsAnEmberException);
         Run("FreedHandleIsAnEmberException", FreedHandleIsAnEmberException);
