@@ -41,6 +41,7 @@ def load(path):
     loader_dir = os.path.join(os.path.dirname(os.path.abspath(path)), os.pardir, "tools", "abi")
     if os.path.isfile(os.path.join(loader_dir, "ember_api.py")):
         sys.path.insert(0, os.path.abspath(loader_dir))
+        sys.dont_write_bytecode = True  # no __pycache__ in the source tree from a build
         import ember_api  # noqa: E402  (the project's loader: validation lives there)
         return ember_api.load(path)
     with open(path, encoding="utf-8") as f:
