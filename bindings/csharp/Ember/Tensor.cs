@@ -52,9 +52,9 @@ namespace Ember
             get
             {
                 UIntPtr rank;
-                var dims = new long[NativeMethods.EMBER_MAX_RANK];
-                Interop.Check(NativeMethods.ember_tensor_shape(Handle, dims, Interop.Size(dims.Length), out rank));
-                Array.Resize(ref dims, (int)Interop.Long(rank));
+                Interop.Check(NativeMethods.ember_tensor_rank(Handle, out rank));
+                var dims = new long[Interop.Long(rank)];
+                Interop.Check(NativeMethods.ember_tensor_shape(Handle, dims, rank, out rank));
                 return dims;
             }
         }
