@@ -171,6 +171,20 @@ static class BindingTest
         Throws<ObjectDisposedException>(() => u.Item(), "Item on a disposed tensor");
     }
 
+    // Dispose runs the description's free function (the generated ReleaseHandle): the pointer is stale afterwards.
+    static void DisposeFreesTheHandle()
+    {
+        var t = Tensor.FromArray(new float[] { 1 }, 1);
+        IntPtr pointer = t.Handle.DangerousGetHandle();
+        using (var alias = new EmberTensorHandle(pointer, false))
+        {
+            double value;
+            Expect(NativeMethods.ember_tensor_item(alias, out value) == EmberStatus.Ok && value == 1, "live before");
+            t.Dispose();
+            Expect(NativeMethods.ember_tensor_item(alias, out value) == EmberStatus.ErrInvalidHandle, "freed after");
+        }
+    }
+
     static void NoGradScopeNests()
     {
         Expect(NoGrad.IsGradEnabled, "grad enabled outside");
@@ -373,6 +387,7 @@ static class BindingTest
         Run("VersionAndStrings", VersionAndStrings);
         Run("ShapeMismatchIsAnEmberException", ShapeMismatchIsAnEmberException);
         Run("FreedHandleIsAnEmberException", FreedHandleIsAnEmberException);
+        Run("DisposeFreesTheHandle", DisposeFreesTheHandle);
         Run("NoGradScopeNests", NoGradScopeNests);
         Run("DigitsRecordMatchesTheCExample", () => DigitsRecordMatchesTheCExample(args[1], args[2], args[3]));
         Console.WriteLine(failures == 0 ? "all passed" : failures + " check(s) failed");
