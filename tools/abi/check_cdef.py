@@ -20,8 +20,8 @@ from header_for_cdef import declarations  # noqa: E402
 def lua_checks(api):
     lines = ['local ffi = require("ffi")', "local f = assert(io.open(arg[1]))", "ffi.cdef(f:read('*a'))", "f:close()",
              "local bad = 0",
-             "local function eq(what, got, want) if got ~= want then bad = bad + 1 "
-             "print(what .. ': ffi.cdef sees ' .. tostring(got) .. ', the description says ' .. tostring(want)) end end"]
+             "local function eq(what, got, want) if got ~= want then bad = bad + 1 print(what .. "
+             "': ffi.cdef sees ' .. tostring(got) .. ', the description says ' .. tostring(want)) end end"]
     for s in api["structs"]:
         lines.append(f'eq("sizeof({s["name"]})", ffi.sizeof("{s["name"]}"), {s["size"]})')
         for fd in s["fields"]:

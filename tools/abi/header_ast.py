@@ -4,6 +4,7 @@ Shared by bootstrap_from_header.py (which wrote c_api/ember_api.json) and check_
 c_api_description test's header -> description direction).
 """
 import json
+import os
 import re
 import subprocess
 
@@ -55,7 +56,8 @@ def parse_header(header, clang="clang-14", extra_args=()):
         loc = loc.get("expansionLoc", loc)
         if "file" in loc:
             current_file = loc["file"]
-        if current_file is not None and current_file.endswith(header.split("/")[-1]) and (node.get("name") or node["kind"] == "EnumDecl"):
+        named = node.get("name") or node["kind"] == "EnumDecl"  # anonymous enums declare constants
+        if current_file is not None and os.path.basename(current_file) == os.path.basename(header) and named:
             mine.append(node)
     defined = set()
     records = {}

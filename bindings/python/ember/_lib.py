@@ -13,13 +13,13 @@ Every described function gets ``argtypes``/``restype`` from the description, and
 """
 import ctypes
 import glob
-import json
 import os
 import re
 from ctypes import POINTER, Structure, byref, c_char_p, c_double, c_int32, c_int64, c_size_t, c_uint32, c_uint64
 from ctypes import c_void_p
 
 from . import errors
+from ._description import API, CONSTANTS, ENUMS
 
 
 def _candidates():
@@ -55,28 +55,9 @@ def _load():
 lib, path = _load()
 
 # ---------------------------------------------------------------- the description of the C ABI
-# Constants, struct layouts and every function's ctypes signature come from c_api/ember_api.json, the
-# machine-readable description of ember.h that the c_api_description test keeps in step with the header (and that
-# the Rust, C# and LuaJIT bindings are generated from): nothing of the header is retyped here. It is read next to
-# the package when installed (meson install copies it there), else from the source checkout.
-def _description():
-    here = os.path.dirname(os.path.abspath(__file__))
-    repo = os.path.dirname(os.path.dirname(os.path.dirname(here)))
-    for candidate in (os.path.join(here, "ember_api.json"), os.path.join(repo, "c_api", "ember_api.json")):
-        if os.path.exists(candidate):
-            with open(candidate, encoding="utf-8") as f:
-                api = json.load(f)
-            if api.get("schema") != 1:
-                raise ImportError("ember: %s has schema %r, this binding reads schema 1" % (candidate,
-                                                                                             api.get("schema")))
-            return api
-    raise ImportError("ember: ember_api.json (the description of the C ABI) is neither next to the package nor in "
-                      "a source checkout's c_api/")
-
-
-API = _description()
-CONSTANTS = {c["name"]: c["value"] for c in API["constants"]}
-ENUMS = {e["name"]: {v["name"]: v["value"] for v in e["values"]} for e in API["enums"]}
+# Constants, struct layouts and every function's ctypes signature come from c_api/ember_api.json
+# (ember/_description.py), the machine-readable description of ember.h that the c_api_description test keeps in step
+# with the header (and that the Rust, C# and LuaJIT bindings are generated from): nothing of the header is retyped.
 ABI_VERSION = CONSTANTS["EMBER_ABI_VERSION"]
 MAX_RANK = CONSTANTS["EMBER_MAX_RANK"]
 SLICE_END = CONSTANTS["EMBER_SLICE_END"]
