@@ -74,7 +74,7 @@ def assign_roles(fn, params, handles, structs, callbacks, enums, ann):
         elif base in handles and stars == 1:
             p["role"] = "handle"
             p["handle"] = base
-            p["nullable"] = False
+            p["nullable"] = fn == base + "_free"  # "Every ember_*_free(NULL) is a no-op"
         elif base in handles and stars == 2 and "const*" not in t.replace(" ", ""):
             p["role"] = "out_handle"
             p["handle"] = base
