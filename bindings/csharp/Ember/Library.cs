@@ -8,6 +8,9 @@ namespace Ember
         /// <summary>"0.1.0": the version of the libember actually loaded.</summary>
         public static string Version { get { return Interop.Utf8(NativeMethods.ember_version()); } }
 
+        /// <summary>major * 1000000 + minor * 1000 + patch of the library actually loaded.</summary>
+        public static int VersionNumber { get { return NativeMethods.ember_version_number(); } }
+
         /// <summary>EMBER_ABI_VERSION of the loaded library; equals NativeMethods.VersionAbi when the binding was
         /// generated for it.</summary>
         public static int AbiVersion { get { return NativeMethods.ember_abi_version(); } }

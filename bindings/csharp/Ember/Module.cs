@@ -68,6 +68,15 @@ namespace Ember
                 NativeMethods.ember_module_param_name(Handle, Interop.Size(index), buffer, capacity, out length));
         }
 
+        /// <summary>dtype, role, id, shape (shape[0..rank)) of a param.</summary>
+        public EmberParamInfo ParamInfo(long index)
+        {
+            var info = new EmberParamInfo();
+            Interop.Check(NativeMethods.ember_param_info_init(ref info));
+            Interop.Check(NativeMethods.ember_module_param_info(Handle, Interop.Size(index), ref info));
+            return info;
+        }
+
         /// <summary>Saves the params as a record file (binary, full precision).</summary>
         public void Save(string path)
         {

@@ -134,6 +134,7 @@ static class BindingTest
         // Twice: a `string` return would have the runtime free Ember's static string after the first call.
         Expect(Library.Version == expected && Library.Version == expected, "version " + Library.Version);
         Expect(EmberException.StatusName(EmberStatus.ErrShape) == "EMBER_ERR_SHAPE", "ember_status_name");
+        Expect(Library.VersionNumber == NativeMethods.EMBER_VERSION_NUMBER, "version number " + Library.VersionNumber);
     }
 
     // ------------------------------------------------------------------ errors
@@ -328,6 +329,9 @@ static class BindingTest
                 Expect(Equal(record.ToBytes(), File.ReadAllBytes(recordPath)), "ToBytes equals the saved file");
             }
             Expect(model.ParamName(0) == "layers.0.weight", "first param name " + model.ParamName(0));
+            var info = model.ParamInfo(0);  // a struct with an array field, filled by Ember (weights are [in, out])
+            Expect(info.rank == 2 && info.shape[0] == Pixels && info.shape[1] == 256 && info.numel == Pixels * 256 &&
+                   info.dtype == EmberDtype.F32, "layers.0.weight info");
         }
         return losses;
     }
