@@ -23,7 +23,7 @@ static class Overhead
         using (var a = Tensor.FromArray(new float[] { 1 }, 1))
         using (var b = Tensor.FromArray(new float[] { 2 }, 1))
         {
-            for (int i = 0; i < Math.Min(n, 10000); ++i) a.Add(b).Dispose();  // JIT and allocator warm-up
+            for (int i = 0; i < 20000; ++i) a.Add(b).Dispose();  // JIT and allocator warm-up, as the other languages'
             var clock = Stopwatch.StartNew();
             for (int i = 0; i < n; ++i) a.Add(b).Dispose();
             clock.Stop();
