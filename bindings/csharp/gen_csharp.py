@@ -292,7 +292,8 @@ class Generator:
                "        public static readonly Struct[] Structs = new Struct[]",
                "        {"]
         for s in self.api.get("structs", []):
-            out.append("            new Struct { Type = typeof(%s), CName = \"%s\", Size = %d, Fields = new string[] {%s},"
+            out.append("            new Struct { Type = typeof(%s), CName = \"%s\", Size = %d,"
+                       " Fields = new string[] {%s},"
                        " Offsets = new int[] {%s} }," % (
                            pascal(s["name"]), s["name"], s["size"],
                            ", ".join('"%s"' % f["name"] for f in s["fields"]),

@@ -45,7 +45,8 @@ namespace Ember
         public static long Long(UIntPtr value) { return checked((long)value.ToUInt64()); }
 
         /// <summary>A string-returning function as Ember's string rule describes: ask the length, then fill a buffer
-        /// of length + 1. A length query (capacity 0) may report EMBER_ERR_BUFFER_TOO_SMALL on older libraries.</summary>
+        /// of length + 1. A length query (capacity 0) may report EMBER_ERR_BUFFER_TOO_SMALL on older libraries.
+        /// </summary>
         public delegate EmberStatus StringQuery(byte[] buffer, UIntPtr capacity, out UIntPtr length);
 
         public static string ReadString(StringQuery query)

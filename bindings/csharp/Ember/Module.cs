@@ -39,8 +39,8 @@ namespace Ember
         public static Module Sequential(params EmberLayerDesc[] layers)
         {
             EmberModuleHandle result;
-            Interop.Check(NativeMethods.ember_module_sequential(EmberDeviceHandle.Null, layers, Interop.Size(layers.Length),
-                                                                out result));
+            Interop.Check(NativeMethods.ember_module_sequential(EmberDeviceHandle.Null, layers,
+                                                                Interop.Size(layers.Length), out result));
             return new Module(result);
         }
 

@@ -37,7 +37,8 @@ namespace Ember
         /// <summary>One update with the pending gradients plus `grads` (may be null).</summary>
         public void Step(Grads grads)
         {
-            Interop.Check(NativeMethods.ember_optimizer_step(Handle, grads == null ? EmberGradsHandle.Null : grads.Handle));
+            var handle = grads == null ? EmberGradsHandle.Null : grads.Handle;
+            Interop.Check(NativeMethods.ember_optimizer_step(Handle, handle));
         }
 
         public void ZeroGrad() { Interop.Check(NativeMethods.ember_optimizer_zero_grad(Handle)); }

@@ -20,10 +20,25 @@ namespace Ember
         public void Dispose() { Handle.Dispose(); }
 
         // ------------------------------------------------------------------ creation (a copy of host data)
-        public static Tensor FromArray(float[] data, params long[] shape) { return FromData(EmberDtype.F32, data, 4, shape); }
-        public static Tensor FromArray(double[] data, params long[] shape) { return FromData(EmberDtype.F64, data, 8, shape); }
-        public static Tensor FromArray(long[] data, params long[] shape) { return FromData(EmberDtype.I64, data, 8, shape); }
-        public static Tensor FromArray(int[] data, params long[] shape) { return FromData(EmberDtype.I32, data, 4, shape); }
+        public static Tensor FromArray(float[] data, params long[] shape)
+        {
+            return FromData(EmberDtype.F32, data, 4, shape);
+        }
+
+        public static Tensor FromArray(double[] data, params long[] shape)
+        {
+            return FromData(EmberDtype.F64, data, 8, shape);
+        }
+
+        public static Tensor FromArray(long[] data, params long[] shape)
+        {
+            return FromData(EmberDtype.I64, data, 8, shape);
+        }
+
+        public static Tensor FromArray(int[] data, params long[] shape)
+        {
+            return FromData(EmberDtype.I32, data, 4, shape);
+        }
 
         private static Tensor FromData(EmberDtype dtype, Array data, int elementSize, long[] shape)
         {
@@ -77,7 +92,7 @@ namespace Ember
             return value;
         }
 
-        // ------------------------------------------------------------------ reading back (converted to the array's type)
+        // ---------------------------------------------------------------- reading back, converted to the array's type
         public float[] ToFloatArray() { return CopyTo(new float[Numel], EmberDtype.F32, 4); }
         public double[] ToDoubleArray() { return CopyTo(new double[Numel], EmberDtype.F64, 8); }
         public long[] ToLongArray() { return CopyTo(new long[Numel], EmberDtype.I64, 8); }
@@ -101,8 +116,10 @@ namespace Ember
         }
 
         // Made once: a method group converted at each call would allocate a delegate per op.
-        private static readonly Binary AddOp = NativeMethods.ember_tensor_add, SubOp = NativeMethods.ember_tensor_sub,
-                                       MulOp = NativeMethods.ember_tensor_mul, MatmulOp = NativeMethods.ember_tensor_matmul;
+        private static readonly Binary AddOp = NativeMethods.ember_tensor_add;
+        private static readonly Binary SubOp = NativeMethods.ember_tensor_sub;
+        private static readonly Binary MulOp = NativeMethods.ember_tensor_mul;
+        private static readonly Binary MatmulOp = NativeMethods.ember_tensor_matmul;
 
         public Tensor Add(Tensor other) { return Apply(AddOp, this, other); }
         public Tensor Sub(Tensor other) { return Apply(SubOp, this, other); }
