@@ -10,21 +10,12 @@
 #include <vector>
 
 #include "tests/c_api/capi_support.hpp"
+#include "tests/c_api/vulkan_device.hpp"
 #include "tests/c_api/vulkan_host.hpp"
 
 namespace ember::capi_test {
 namespace {
 
-struct DeviceFree {
-  void operator()(ember_device* d) const { ember_device_free(d); }
-};
-using Device = std::unique_ptr<ember_device, DeviceFree>;
-
-bool vulkan_usable() {
-  ember_backend_info info{};
-  info.struct_size = sizeof info;
-  return ember_backend_query(EMBER_BACKEND_VULKAN, &info) == EMBER_OK && info.compiled && info.usable;
-}
 
 Tensor ints_on(const ember_device* d, const std::vector<int64_t>& v) {
   ember_tensor* t = nullptr;
@@ -98,11 +89,11 @@ TEST(VulkanFloor, RequirementsListRequiredAndOptionalFeatures) {
 // (documented in ember.h), values outside int32 are refused on upload and as scalars, and index ops (int indices)
 // work; the host's validation layer fails the test on any Int64 use.
 TEST(VulkanFloor, AdoptedDeviceWithoutShaderInt64) {
-  if (!vulkan_usable()) GTEST_SKIP() << "no Vulkan backend or device here";
+  SKIP_WITHOUT_VULKAN_DEVICE();
   HostFeatures features;
   features.shader_int64 = false;
   VulkanHost host(features);
-  if (!host.ok()) GTEST_SKIP() << "the host side cannot create its device: " << host.why();
+  SKIP_WITHOUT_HOST(host);
   Device d = adopt(host, /*shader_int64=*/false, /*timeline_semaphore=*/true);
   ASSERT_TRUE(d);
 
@@ -142,13 +133,13 @@ TEST(VulkanFloor, AdoptedDeviceWithoutShaderInt64) {
 // host's command buffer, the result read by the host's own copy), and every path that would submit fails with the
 // message that names host-record mode.
 TEST(VulkanFloor, AdoptedVulkan11DeviceWithoutTimelineSemaphores) {
-  if (!vulkan_usable()) GTEST_SKIP() << "no Vulkan backend or device here";
+  SKIP_WITHOUT_VULKAN_DEVICE();
   HostFeatures features;
   features.api_version = VK_API_VERSION_1_1;
   features.shader_int64 = false;
   features.timeline_semaphore = false;
   VulkanHost host(features);
-  if (!host.ok()) GTEST_SKIP() << "the host side cannot create its device: " << host.why();
+  SKIP_WITHOUT_HOST(host);
   Device d = adopt(host, /*shader_int64=*/false, /*timeline_semaphore=*/false);
   ASSERT_TRUE(d);
   Tensor a = f32_on_device(d.get(), {1, 2, 3});
