@@ -153,13 +153,16 @@ void VulkanHost::destroy() {
   if (instance_) vkDestroyInstance(instance_, nullptr);
 }
 
-HostBuffer VulkanHost::make_buffer(VkDeviceSize size) {
+HostBuffer VulkanHost::make_buffer(VkDeviceSize size, VkExternalMemoryHandleTypeFlags external) {
   HostBuffer b;
   b.size = size;
   VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   bci.size = size;
-  bci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  bci.usage = kHostBufferUsage;
   bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  VkExternalMemoryBufferCreateInfo ext{VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO};
+  ext.handleTypes = external;
+  if (external) bci.pNext = &ext;
   EXPECT_EQ(vkCreateBuffer(device_, &bci, nullptr, &b.buffer), VK_SUCCESS);
   VkMemoryRequirements mr;
   vkGetBufferMemoryRequirements(device_, b.buffer, &mr);
@@ -172,6 +175,15 @@ HostBuffer VulkanHost::make_buffer(VkDeviceSize size) {
   EXPECT_EQ(vkBindBufferMemory(device_, b.buffer, b.memory, 0), VK_SUCCESS);
   EXPECT_EQ(vkMapMemory(device_, b.memory, 0, VK_WHOLE_SIZE, 0, &b.mapped), VK_SUCCESS);
   return b;
+}
+
+bool VulkanHost::external_buffers(VkExternalMemoryHandleTypeFlagBits type) const {
+  VkPhysicalDeviceExternalBufferInfo info{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_BUFFER_INFO};
+  info.usage = kHostBufferUsage;
+  info.handleType = type;
+  VkExternalBufferProperties props{VK_STRUCTURE_TYPE_EXTERNAL_BUFFER_PROPERTIES};
+  vkGetPhysicalDeviceExternalBufferProperties(physical_, &info, &props);
+  return (props.externalMemoryProperties.compatibleHandleTypes & type) != 0;
 }
 
 void VulkanHost::free_buffer(HostBuffer& b) {
