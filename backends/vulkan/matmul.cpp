@@ -20,6 +20,15 @@ EMBER_SHADER_WORDS(kGemmF16)
 #include "gemm_f16.spv.inc"
 ;
 EMBER_SHADER_DEF(kGemmF16)
+// B read as f16 (gemm.comp B16): a plan's f16 copy of a weight, on contexts with f16 storage (float16_storage()).
+EMBER_SHADER_WORDS(kGemmB16)
+#include "gemm_b16.spv.inc"
+;
+EMBER_SHADER_DEF(kGemmB16)
+EMBER_SHADER_WORDS(kGemmF16B16)
+#include "gemm_f16_b16.spv.inc"
+;
+EMBER_SHADER_DEF(kGemmF16B16)
 
 // Mirrors the push constant block of gemm.comp (std430: 4-byte scalars and uint arrays).
 struct GemmPush {
@@ -49,6 +58,14 @@ TileConfig pick_tiles(const Gemm& g) {
 
 uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
 
+// B's buffer: while a plan captures on a context with f16 storage, the plan's f16 copy of it when B is a weight.
+std::shared_ptr<Allocation> f16_weights(Context& ctx, const std::shared_ptr<Allocation>& b) {
+  if (!ctx.float16_storage()) return nullptr;
+  std::lock_guard lock(ctx.mutex());
+  CaptureSink* sink = ctx.stream().capture();
+  return sink ? sink->f16_copy(b) : nullptr;
+}
+
 }  // namespace
 
 void gemm(Context& ctx, const Gemm& g) {
@@ -58,6 +75,9 @@ void gemm(Context& ctx, const Gemm& g) {
   const int64_t tile = 16 * t.r;
   const uint32_t flags = (g.a.trans ? 1u : 0u) | (g.b.trans ? 2u : 0u);
   const std::array<uint32_t, Pipelines::kMaxSpec> spec{kGemmThreads, t.r, t.bk, flags};
+  const std::shared_ptr<Allocation> b16 = f16_weights(ctx, g.b.alloc);
+  const Shader& shader = ctx.float16() ? (b16 ? kGemmF16B16 : kGemmF16) : (b16 ? kGemmB16 : kGemm);
+  const std::shared_ptr<Allocation>& b_alloc = b16 ? b16 : g.b.alloc;
 
   // Split the grid where it exceeds the per-dim workgroup limits: rows (y), columns (x), batches (z).
   const int64_t rows_step = kMaxGroups * tile, cols_step = kMaxGroups * tile;
@@ -87,8 +107,7 @@ void gemm(Context& ctx, const Gemm& g) {
           }
           const std::array<uint32_t, 3> groups{u32((cols + tile - 1) / tile), u32((rows + tile - 1) / tile),
                                                u32(outer * inner)};
-          launch_grid(ctx, ctx.float16() ? kGemmF16 : kGemm,
-                      {{g.a.alloc, false}, {g.b.alloc, false}, {g.c.alloc, true}}, push, groups, spec);
+          launch_grid(ctx, shader, {{g.a.alloc, false}, {b_alloc, false}, {g.c.alloc, true}}, push, groups, spec);
         }
       }
     }

@@ -1206,6 +1206,36 @@ EMBER_API ember_status ember_vulkan_feature_describe(uint32_t feature, const cha
  * the result is freed with ember_tensor_free as any other. */
 EMBER_API ember_tensor* ember_tensor_select_or_null(const ember_tensor* x, int64_t dim, int64_t index);
 
+/* ==== Vulkan: f16 storage and automatic f16 variants (issue 17 part 6)
+ * Ember has two kinds of f16 variants, each on its own device feature (as ncnn's use_fp16_arithmetic and
+ * use_fp16_storage):
+ *  - arithmetic (shaderFloat16, EMBER_VULKAN_FEATURE_FLOAT16): the GEMM behind matmul, linear and conv2d holds its
+ *    operands as f16 and multiplies in f16, summing in f32 (described above, with the lower feature floor).
+ *  - storage (storageBuffer16BitAccess, core in Vulkan 1.1, EMBER_VULKAN_FEATURE_STORAGE_16BIT): a plan
+ *    (ember_vulkan_plan_create, ember_vulkan_plan_capture_end) keeps an f16 copy of each weight its GEMMs read as
+ *    their right-hand operand (linear and conv2d weights), made once when the plan is built, and every replay reads
+ *    that copy: half the weight bytes per frame. Weights are rounded to f16 (relative error 2^-11 each, range
+ *    +-65504); inputs, products and sums stay f32 (unless arithmetic is on too). Eager ops are unchanged. The copies
+ *    hold the weights of when the plan was built (rebuild it after training steps or a load, as any plan) and add
+ *    half the weights' bytes: the module keeps its f32 weights.
+ * Both are off by default, so Ember computes in f32 as PyTorch does unless the host asks. The adopt option
+ * shader_float16 takes these values (0: neither; 1 keeps its meaning: arithmetic only). For Ember's own device
+ * (ember_device_create) the environment variable EMBER_VULKAN_FLOAT16 = 1 (arithmetic), storage, or auto chooses,
+ * each variant only where the device has its feature, which Ember then enables. */
+#define EMBER_VULKAN_FLOAT16_ARITHMETIC 1 /* the host enabled shaderFloat16: f16 arithmetic */
+#define EMBER_VULKAN_FLOAT16_STORAGE 2    /* the host enabled storageBuffer16BitAccess: f16 storage (| 1: both) */
+/* The host enabled each of the two features its physical device has (ncnn's default): Ember uses each variant
+ * exactly where the physical device reports its feature (shaderFloat16 is read on Vulkan 1.2 devices; a 1.1 device
+ * with VK_KHR_shader_float16_int8 names ARITHMETIC explicitly). */
+#define EMBER_VULKAN_FLOAT16_AUTO (-1)
+#define EMBER_VULKAN_FEATURE_STORAGE_16BIT 0x8u /* VkPhysicalDevice16BitStorageFeatures.storageBuffer16BitAccess */
+/* The f16 variants device uses: EMBER_VULKAN_FEATURE_FLOAT16 and EMBER_VULKAN_FEATURE_STORAGE_16BIT bits (0: every
+ * Float op in f32). */
+EMBER_API ember_status ember_vulkan_float16_query(const ember_device* device, uint32_t* features);
+/* How many weights a built plan holds as f16 copies (f16 storage) and the bytes of those copies (0 and 0 without
+ * f16 storage). Either pointer may be NULL. */
+EMBER_API ember_status ember_vulkan_plan_f16_weights(const ember_vulkan_plan* plan, size_t* count, uint64_t* bytes);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

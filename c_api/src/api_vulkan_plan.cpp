@@ -272,4 +272,15 @@ ember_status ember_vulkan_plan_poll_errors(const ember_vulkan_plan* plan) {
 
 ember_status ember_vulkan_plan_free(ember_vulkan_plan* plan) { return free_handle(plan, __func__); }
 
+// --- issue 17 part 6: f16 storage
+ember_status ember_vulkan_plan_f16_weights(const ember_vulkan_plan* plan, size_t* count, uint64_t* bytes) {
+  return guard(__func__, [&] {
+    VulkanPlanState& p = built_plan(plan);
+    std::lock_guard lock(p.mu);
+    const auto [n, b] = vulkan_interop().plan_f16_weights(p.native);
+    if (count) *count = n;
+    if (bytes) *bytes = b;
+  });
+}
+
 }  // extern "C"

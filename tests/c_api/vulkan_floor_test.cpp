@@ -61,7 +61,7 @@ TEST(VulkanFloor, RequirementsListRequiredAndOptionalFeatures) {
   EXPECT_EQ(r.queue_flags, static_cast<uint32_t>(VK_QUEUE_COMPUTE_BIT));
   EXPECT_EQ(r.required_features, 0u);
   EXPECT_EQ(r.optional_features, EMBER_VULKAN_FEATURE_SHADER_INT64 | EMBER_VULKAN_FEATURE_TIMELINE_SEMAPHORE |
-                                     EMBER_VULKAN_FEATURE_FLOAT16);
+                                     EMBER_VULKAN_FEATURE_FLOAT16 | EMBER_VULKAN_FEATURE_STORAGE_16BIT);
   EXPECT_EQ(r.device_extension_count, 0u);
   EXPECT_EQ(r.device_extensions, nullptr);
 

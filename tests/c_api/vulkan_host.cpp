@@ -84,12 +84,15 @@ void VulkanHost::create() {
   for (VkPhysicalDevice d : devices) {
     VkPhysicalDeviceProperties props;
     vkGetPhysicalDeviceProperties(d, &props);
+    VkPhysicalDevice16BitStorageFeatures f16s{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
     VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
     VkPhysicalDeviceFeatures2 f{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
-    if (vulkan12) f.pNext = &f12;
+    f.pNext = &f16s;
+    if (vulkan12) f16s.pNext = &f12;
     vkGetPhysicalDeviceFeatures2(d, &f);
     if (props.apiVersion < req.api_version || (req.shader_int64 && !f.features.shaderInt64) ||
-        (req.timeline_semaphore && !f12.timelineSemaphore))
+        (req.timeline_semaphore && !f12.timelineSemaphore) || (features_.shader_float16 && !f12.shaderFloat16) ||
+        (features_.storage_16bit && !f16s.storageBuffer16BitAccess))
       continue;
     uint32_t nq = 0;
     vkGetPhysicalDeviceQueueFamilyProperties(d, &nq, nullptr);
@@ -110,10 +113,14 @@ void VulkanHost::create() {
     return;
   }
 
+  VkPhysicalDevice16BitStorageFeatures want16s{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
+  want16s.storageBuffer16BitAccess = features_.storage_16bit ? VK_TRUE : VK_FALSE;
   VkPhysicalDeviceVulkan12Features want12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   want12.timelineSemaphore = req.timeline_semaphore ? VK_TRUE : VK_FALSE;
+  want12.shaderFloat16 = features_.shader_float16 ? VK_TRUE : VK_FALSE;
   VkPhysicalDeviceFeatures2 want{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
-  if (vulkan12) want.pNext = &want12;
+  want.pNext = &want16s;
+  if (vulkan12) want16s.pNext = &want12;
   want.features.shaderInt64 = req.shader_int64 ? VK_TRUE : VK_FALSE;
   queues_ = std::max(1u, std::min(queues_, family_queue_count_));
   const std::vector<float> priorities(queues_, 1.0f);

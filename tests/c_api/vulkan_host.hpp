@@ -37,6 +37,9 @@ struct HostFeatures {
   uint32_t api_version = 0;  // 0: ember_vulkan_requirements' version; VK_API_VERSION_1_1 excludes timelineSemaphore
   bool shader_int64 = true;
   bool timeline_semaphore = true;
+  // Issue 17's f16 variants: devices without the feature are passed over (the host then says why()).
+  bool shader_float16 = false;  // needs api_version 1.2 (VkPhysicalDeviceVulkan12Features)
+  bool storage_16bit = false;   // storageBuffer16BitAccess
 };
 
 class VulkanHost {
