@@ -88,7 +88,8 @@ void Plan::reject(const char* what) {
 }
 
 std::shared_ptr<Allocation> Plan::f16_copy(const std::shared_ptr<Allocation>& weights) {
-  if (!capturing_ || !weights || !ctx_->float16_storage()) return nullptr;
+  // Without timeline semaphores Ember cannot run the conversion before the first replay: the plan reads f32.
+  if (!capturing_ || !weights || !ctx_->float16_storage() || !ctx_->timeline_semaphores()) return nullptr;
   if (auto it = f16_copies_.find(weights.get()); it != f16_copies_.end()) return it->second.half;
   // A weight is read by the capture without having been written by it: not a per-frame input, not a result of an
   // earlier captured command (end() checks that no later command writes it either).
@@ -406,6 +407,10 @@ uint64_t Plan::submit() {
   std::lock_guard lock(ctx_->mutex());
   Stream& s = ctx_->stream();
   if (s.capture()) throw ArgumentError("vulkan plan: cannot submit a plan while the device captures one");
+  // What flush() would refuse, refused before recording: a replay left in a batch that is never submitted would
+  // keep the plan (retained below), and through it the context, alive for good.
+  if (!ctx_->timeline_semaphores()) throw DeviceError(kNoTimelineMessage);
+  s.refuse_in_record_mode("ember_vulkan_plan_submit (record the plan into the frame instead)");
   s.record({}, [&](VkCommandBuffer cb) { record_replay(cb); });
   s.retain(shared_from_this());  // the batch keeps the plan (its descriptor sets, its storage) until executed
   const uint64_t value = s.flush();

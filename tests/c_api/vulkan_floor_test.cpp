@@ -4,7 +4,10 @@
 // without timeline semaphores (adopted, it records but never submits).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <vector>
@@ -184,6 +187,89 @@ TEST(VulkanFloor, AdoptedVulkan11DeviceWithoutTimelineSemaphores) {
   float out[3];
   EMBER_EXPECT_ERR(ember_tensor_copy_to(y, EMBER_DTYPE_F32, out, sizeof out, nullptr), EMBER_ERR_UNSUPPORTED,
                    kMessage);
+}
+
+struct PlanFree {
+  void operator()(ember_vulkan_plan* p) const { ember_vulkan_plan_free(p); }
+};
+using Plan = std::unique_ptr<ember_vulkan_plan, PlanFree>;
+
+// Plans on a Vulkan 1.1 device without timeline semaphores: a plan is built without any submit or wait of Ember's
+// (its warm-up is a capture that is dropped; the capture itself records nothing), once the module's parameters
+// were uploaded in a frame of the host's. Replayed into later frames, it gives what the eager forward recorded into
+// a frame gives. ember_vulkan_warmup works there too; ember_vulkan_plan_submit would need Ember's own submit.
+TEST(VulkanFloor, PlansWithoutTimelineSemaphores) {
+  SKIP_WITHOUT_VULKAN_DEVICE();
+  HostFeatures features;
+  features.api_version = VK_API_VERSION_1_1;
+  features.shader_int64 = false;
+  features.timeline_semaphore = false;
+  VulkanHost host(features);
+  SKIP_WITHOUT_HOST(host);
+  Device d = adopt(host, /*shader_int64=*/false, /*timeline_semaphore=*/false);
+  ASSERT_TRUE(d);
+  uint64_t frame = 1;
+  // Whatever Ember records (uploads, eager ops) goes into the host's frames: Ember cannot submit on its own.
+  // `after`: the host's own pass, after Ember's.
+  auto in_frame = [&](const std::function<void(VkCommandBuffer)>& f,
+                      const std::function<void(VkCommandBuffer)>& after = nullptr) {
+    VkCommandBuffer cb = host.begin_frame();
+    EMBER_EXPECT_OK(ember_vulkan_record_begin(d.get(), cb, host.queue_family(), frame));
+    f(cb);
+    EMBER_EXPECT_OK(ember_vulkan_record_end(d.get()));
+    if (after) after(cb);
+    host.finish_frame(host.submit_frame(cb), cb);
+    EMBER_ASSERT_OK(ember_vulkan_safe_frame(d.get(), frame));
+    ++frame;
+  };
+  Module m;
+  in_frame([&](VkCommandBuffer) {
+    const std::vector<ember_layer_desc> layers = {linear(16, 8), layer(EMBER_LAYER_RELU), linear(8, 3)};
+    ember_module* raw = nullptr;
+    EMBER_EXPECT_OK(ember_module_sequential(d.get(), layers.data(), layers.size(), &raw));
+    m.reset(raw);
+  });
+  ASSERT_TRUE(m);
+  const int64_t shape[] = {4, 16};
+  EMBER_ASSERT_OK(ember_vulkan_warmup(m.get(), d.get(), EMBER_DTYPE_F32, shape, 2));
+  ember_vulkan_plan* raw_plan = nullptr;
+  EMBER_ASSERT_OK(ember_vulkan_plan_create(m.get(), d.get(), EMBER_DTYPE_F32, shape, 2, &raw_plan));
+  Plan plan(raw_plan);
+
+  constexpr VkDeviceSize in_bytes = 4 * 16 * sizeof(float), out_bytes = 4 * 3 * sizeof(float);
+  HostBuffer in = host.make_buffer(in_bytes), planned = host.make_buffer(out_bytes), eager = host.make_buffer(out_bytes);
+  EMBER_ASSERT_OK(ember_vulkan_plan_bind_input(plan.get(), 0, reinterpret_cast<uint64_t>(in.buffer), 0));
+  EMBER_ASSERT_OK(ember_vulkan_plan_bind_output(plan.get(), 0, reinterpret_cast<uint64_t>(planned.buffer), 0));
+  for (int f = 0; f < 3; ++f) {
+    std::vector<float> x(4 * 16);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.3f * static_cast<float>(f) + 0.17f * static_cast<float>(i));
+    std::memcpy(in.mapped, x.data(), in_bytes);
+    std::vector<Tensor> keep;  // the eager forward's tensors live until the frame has executed
+    uint64_t buf = 0, off = 0, size = 0;
+    in_frame(
+        [&](VkCommandBuffer cb) {
+          EMBER_EXPECT_OK(ember_vulkan_plan_record(plan.get(), cb));
+          ember_tensor* tx = nullptr;
+          EMBER_EXPECT_OK(ember_vulkan_tensor_wrap_buffer(d.get(), reinterpret_cast<uint64_t>(in.buffer), 0,
+                                                          EMBER_DTYPE_F32, shape, 2, &tx));
+          keep.emplace_back(tx);
+          keep.push_back(forward(m.get(), tx));
+          EMBER_EXPECT_OK(ember_vulkan_tensor_buffer(keep.back().get(), &buf, &off, &size));
+        },
+        [&](VkCommandBuffer cb) {
+          EXPECT_EQ(size, out_bytes);
+          host.record_copy(cb, reinterpret_cast<VkBuffer>(static_cast<std::uintptr_t>(buf)), off, eager.buffer,
+                           out_bytes);
+        });
+    const auto* p = static_cast<const float*>(planned.mapped);
+    const auto* e = static_cast<const float*>(eager.mapped);
+    for (int i = 0; i < 12; ++i) EXPECT_NEAR(p[i], e[i], 1e-5f + 1e-5f * std::fabs(e[i])) << "frame " << f << " [" << i << "]";
+    EXPECT_NE(std::vector<float>(p, p + 12), std::vector<float>(12, 0.0f)) << "the plan wrote nothing";
+  }
+  uint64_t value = 0;
+  EMBER_EXPECT_ERR(ember_vulkan_plan_submit(plan.get(), &value), EMBER_ERR_UNSUPPORTED,
+                   "adopted without timeline semaphores");
+  for (HostBuffer* b : {&in, &planned, &eager}) host.free_buffer(*b);
 }
 
 }  // namespace

@@ -345,6 +345,7 @@ class VulkanInteropImpl final : public VulkanInterop {
   std::pair<std::size_t, uint64_t> plan_f16_weights(const std::shared_ptr<void>& p) const override {
     return {plan_of(p).f16_weights(), plan_of(p).f16_weight_bytes()};
   }
+  bool timeline_semaphores(const DynDevice& d) const override { return vulkan_of(d).get()->timeline_semaphores(); }
 };
 
 }  // namespace

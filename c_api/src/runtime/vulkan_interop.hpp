@@ -97,6 +97,8 @@ class VulkanInterop {
   // a plan's f16 weight copies (count, bytes).
   virtual uint32_t float16_variants(const DynDevice& d) const = 0;
   virtual std::pair<std::size_t, uint64_t> plan_f16_weights(const std::shared_ptr<void>& plan) const = 0;
+  // false: d was adopted without timeline semaphores (Ember never submits or waits; plans build without a warm-up).
+  virtual bool timeline_semaphores(const DynDevice& d) const = 0;
 };
 
 }  // namespace ember::capi
