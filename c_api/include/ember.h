@@ -1235,6 +1235,11 @@ EMBER_API ember_status ember_vulkan_float16_query(const ember_device* device, ui
 /* How many weights a built plan holds as f16 copies (f16 storage) and the bytes of those copies (0 and 0 without
  * f16 storage). Either pointer may be NULL. */
 EMBER_API ember_status ember_vulkan_plan_f16_weights(const ember_vulkan_plan* plan, size_t* count, uint64_t* bytes);
+/* Plans on a device adopted without timeline semaphores (adopt option timeline_semaphore = 0): build them between
+ * frames (outside ember_vulkan_record_begin / _end, like every plan), after the module's parameters reached the GPU
+ * in a frame of the host's. ember_vulkan_plan_create and ember_vulkan_warmup then neither submit nor wait (the
+ * warm-up is a capture that is dropped); the plan reads f32 weights whatever shader_float16 says; and
+ * ember_vulkan_plan_submit fails with EMBER_ERR_UNSUPPORTED. */
 
 #ifdef __cplusplus
 } /* extern "C" */

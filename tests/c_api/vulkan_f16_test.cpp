@@ -74,20 +74,20 @@ Reference matmul_ref(const std::vector<float>& x, const std::vector<float>& w, i
   return r;
 }
 
-// The plan of y = x @ w1 and z = y @ w2t (w2t: the transpose of a [n2, n1] weight, so the GEMM reads it
-// transposed), both weights device tensors made before the capture (parameters, as a module's), submitted on
-// Ember's queue once per input; returns y and z of each input.
+// The plan of y = x @ w1, z = y @ w2t (w2t: the transpose of a [n2, n1] weight, so the GEMM reads it
+// transposed) and u = w0 @ x (the weight on the left, as conv2d's), all weights device tensors made before the
+// capture (parameters, as a module's), submitted on Ember's queue once per input; returns y, z and u.
 struct Outputs {
-  std::vector<float> y, z;
+  std::vector<float> y, z, u;
 };
 struct TwoLayerPlan {
-  static constexpr int64_t m = 5, k = 70, n1 = 33, n2 = 9;  // not multiples of the GEMM tiles
-  std::vector<float> w1 = values(k * n1, 0.3f, 1.0f), w2 = values(n2 * n1, 1.9f, 0.5f);
+  static constexpr int64_t m = 5, k = 70, n1 = 33, n2 = 9, p0 = 6;  // not multiples of the GEMM tiles
+  std::vector<float> w1 = values(k * n1, 0.3f, 1.0f), w2 = values(n2 * n1, 1.9f, 0.5f), w0 = values(p0 * m, 2.6f, 1.5f);
   Plan plan;
-  HostBuffer in, out_y, out_z;
+  HostBuffer in, out_y, out_z, out_u;
 
   TwoLayerPlan(VulkanHost& host, ember_device* d) {
-    Tensor tw1 = f32_on(d, w1, {k, n1}), tw2 = f32_on(d, w2, {n2, n1});
+    Tensor tw1 = f32_on(d, w1, {k, n1}), tw2 = f32_on(d, w2, {n2, n1}), tw0 = f32_on(d, w0, {p0, m});
     ember_tensor* t = nullptr;
     EXPECT_EQ(ember_tensor_transpose(tw2.get(), 0, 1, &t), EMBER_OK) << ember_last_error();
     Tensor tw2t(t);
@@ -102,18 +102,23 @@ struct TwoLayerPlan {
     Tensor ty(y);
     EXPECT_EQ(ember_tensor_matmul(y, tw2t.get(), &z), EMBER_OK) << ember_last_error();
     Tensor tz(z);
-    const ember_tensor* outs[] = {y, z};
-    EXPECT_EQ(ember_vulkan_plan_capture_end(p, outs, 2), EMBER_OK) << ember_last_error();
+    ember_tensor* u = nullptr;
+    EXPECT_EQ(ember_tensor_matmul(tw0.get(), x, &u), EMBER_OK) << ember_last_error();
+    Tensor tu(u);
+    const ember_tensor* outs[] = {y, z, u};
+    EXPECT_EQ(ember_vulkan_plan_capture_end(p, outs, 3), EMBER_OK) << ember_last_error();
     in = host.make_buffer(m * k * sizeof(float));
     out_y = host.make_buffer(m * n1 * sizeof(float));
     out_z = host.make_buffer(m * n2 * sizeof(float));
+    out_u = host.make_buffer(p0 * k * sizeof(float));
     EXPECT_EQ(ember_vulkan_plan_bind_input(p, 0, reinterpret_cast<uint64_t>(in.buffer), 0), EMBER_OK);
     EXPECT_EQ(ember_vulkan_plan_bind_output(p, 0, reinterpret_cast<uint64_t>(out_y.buffer), 0), EMBER_OK);
     EXPECT_EQ(ember_vulkan_plan_bind_output(p, 1, reinterpret_cast<uint64_t>(out_z.buffer), 0), EMBER_OK);
+    EXPECT_EQ(ember_vulkan_plan_bind_output(p, 2, reinterpret_cast<uint64_t>(out_u.buffer), 0), EMBER_OK);
   }
   void free(VulkanHost& host) {
     plan.reset();
-    for (HostBuffer* b : {&in, &out_y, &out_z}) host.free_buffer(*b);
+    for (HostBuffer* b : {&in, &out_y, &out_z, &out_u}) host.free_buffer(*b);
   }
   Outputs run(ember_device* d, const std::vector<float>& x) {
     std::memcpy(in.mapped, x.data(), x.size() * sizeof(float));
@@ -122,7 +127,8 @@ struct TwoLayerPlan {
     EXPECT_EQ(ember_vulkan_host_wait(d, value), EMBER_OK) << ember_last_error();
     const auto* y = static_cast<const float*>(out_y.mapped);
     const auto* z = static_cast<const float*>(out_z.mapped);
-    return {{y, y + m * n1}, {z, z + m * n2}};
+    const auto* u = static_cast<const float*>(out_u.mapped);
+    return {{y, y + m * n1}, {z, z + m * n2}, {u, u + p0 * k}};
   }
   // w2t as a row-major [n1, n2] matrix, for the references.
   std::vector<float> w2t() const {
@@ -148,8 +154,9 @@ double check(const std::vector<float>& got, const Reference& ref, double toleran
   return from_other;
 }
 
-// Storage only: the plan reads f16 copies of both weights (the plain and the transposed one); its outputs are the
-// f32 arithmetic on f16-rounded weights, and not the f32 results (the variant ran); eager ops stay f32.
+// Storage only: the plan reads f16 copies of the three weights (right operand plain and transposed, left operand);
+// its outputs are the f32 arithmetic on f16-rounded weights, and not the f32 results (the variant ran); eager ops
+// stay f32.
 TEST(VulkanF16, PlanReadsF16WeightCopiesWithF32Arithmetic) {
   HostFeatures features;
   features.storage_16bit = true;
@@ -162,8 +169,8 @@ TEST(VulkanF16, PlanReadsF16WeightCopiesWithF32Arithmetic) {
   size_t count = 0;
   uint64_t bytes = 0;
   EMBER_ASSERT_OK(ember_vulkan_plan_f16_weights(t.plan.get(), &count, &bytes));
-  EXPECT_EQ(count, 2u);
-  const uint64_t f32_bytes = (t.k * t.n1 + t.n2 * t.n1) * sizeof(float);
+  EXPECT_EQ(count, 3u);
+  const uint64_t f32_bytes = (t.k * t.n1 + t.n2 * t.n1 + t.p0 * t.m) * sizeof(float);
   EXPECT_GE(bytes, f32_bytes / 2);
   // Half of each f32 weight's allocation (allocations are rounded up to the device's alignment).
   EXPECT_LT(bytes, f32_bytes * 6 / 10) << "f16 copies: half the f32 weights' bytes";
@@ -180,6 +187,10 @@ TEST(VulkanF16, PlanReadsF16WeightCopiesWithF32Arithmetic) {
     const Reference z32 = matmul_ref(got.y, w2t, t.m, t.n1, t.n2, same, same);
     const double z_off = check(got.z, z16, kF32Slack, z32, "z");
     EXPECT_GT(z_off, 20 * kF32Slack) << "z matches the f32 weights: the f16 copy of w2 was not read";
+    const Reference u16 = matmul_ref(t.w0, x, t.p0, t.m, t.k, round_f16, same);
+    const Reference u32 = matmul_ref(t.w0, x, t.p0, t.m, t.k, same, same);
+    const double u_off = check(got.u, u16, kF32Slack, u32, "u");
+    EXPECT_GT(u_off, 20 * kF32Slack) << "u matches the f32 weights: the f16 copy of w0 (left operand) was not read";
     // An eager matmul on the same device is f32 throughout.
     Tensor tx = f32_on(dev.get(), x, {t.m, t.k}), tw1 = f32_on(dev.get(), t.w1, {t.k, t.n1});
     ember_tensor* e = nullptr;
@@ -204,7 +215,7 @@ TEST(VulkanF16, AutoTakesArithmeticAndStorage) {
   TwoLayerPlan t(host, dev.get());
   size_t count = 0;
   EMBER_ASSERT_OK(ember_vulkan_plan_f16_weights(t.plan.get(), &count, nullptr));
-  EXPECT_EQ(count, 2u);
+  EXPECT_EQ(count, 3u);
   const std::vector<float> x = values(t.m * t.k, 4.0f, 2.0f);
   const Outputs got = t.run(dev.get(), x);
   const Reference exact = matmul_ref(x, t.w1, t.m, t.k, t.n1, same, same);
@@ -236,6 +247,53 @@ TEST(VulkanF16, PlansKeepF32WeightsUnlessStorageIsAskedFor) {
   const Reference y16 = matmul_ref(x, t.w1, t.m, t.k, t.n1, same, round_f16);
   check(got.y, y32, kF32Slack, y16, "y");
   t.free(host);
+}
+
+// A module's plan (conv2d + linear): both layers' weights are read as f16 copies (conv2d's as the GEMM's left
+// operand, the linear layer's as its right one), and the outputs stay within f16 weight rounding of the eager f32
+// forward on the same device.
+TEST(VulkanF16, ModulePlanReadsConvAndLinearWeightsAsF16) {
+  HostFeatures features;
+  features.storage_16bit = true;
+  VulkanHost host(features);
+  SKIP_WITHOUT_HOST(host);
+  Device dev = adopt(host, EMBER_VULKAN_FLOAT16_STORAGE);
+  ASSERT_TRUE(dev);
+  ember_layer_desc conv = layer(EMBER_LAYER_CONV2D);
+  conv.in_features = 2;
+  conv.out_features = 4;
+  conv.kernel_size[0] = conv.kernel_size[1] = 3;
+  conv.padding[0] = conv.padding[1] = 1;
+  const std::vector<ember_layer_desc> layers = {conv, layer(EMBER_LAYER_FLATTEN), linear(4 * 6 * 6, 5)};
+  ember_module* raw = nullptr;
+  EMBER_ASSERT_OK(ember_module_sequential(dev.get(), layers.data(), layers.size(), &raw));
+  Module m(raw);
+  const int64_t shape[] = {3, 2, 6, 6};
+  ember_vulkan_plan* p = nullptr;
+  EMBER_ASSERT_OK(ember_vulkan_plan_create(m.get(), dev.get(), EMBER_DTYPE_F32, shape, 4, &p));
+  Plan plan(p);
+  size_t count = 0;
+  EMBER_ASSERT_OK(ember_vulkan_plan_f16_weights(p, &count, nullptr));
+  EXPECT_EQ(count, 2u) << "the conv2d and the linear weight";
+  const std::vector<float> x = values(3 * 2 * 6 * 6, 0.9f, 1.0f);
+  HostBuffer in = host.make_buffer(x.size() * sizeof(float)), out = host.make_buffer(3 * 5 * sizeof(float));
+  std::memcpy(in.mapped, x.data(), x.size() * sizeof(float));
+  EMBER_ASSERT_OK(ember_vulkan_plan_bind_input(p, 0, reinterpret_cast<uint64_t>(in.buffer), 0));
+  EMBER_ASSERT_OK(ember_vulkan_plan_bind_output(p, 0, reinterpret_cast<uint64_t>(out.buffer), 0));
+  uint64_t value = 0;
+  EMBER_ASSERT_OK(ember_vulkan_plan_submit(p, &value));
+  EMBER_ASSERT_OK(ember_vulkan_host_wait(dev.get(), value));
+  Tensor tx = f32_on(dev.get(), x, {3, 2, 6, 6});
+  Tensor want = forward(m.get(), tx.get());
+  const std::vector<float> w = floats(want.get());
+  const auto* got = static_cast<const float*>(out.mapped);
+  double largest = 0, worst = 0;
+  for (float v : w) largest = std::max(largest, double(std::abs(v)));
+  for (std::size_t i = 0; i < w.size(); ++i) worst = std::max(worst, std::abs(double(got[i]) - w[i]));
+  // Two layers of weights rounded to f16 (2^-11 each) over sums of up to 144 and 72 terms of this size.
+  EXPECT_LT(worst, 0.05 * largest) << "beyond f16 weight rounding";
+  EXPECT_GT(worst, 1e-6 * largest) << "the f32 result: the f16 weight copies were not read";
+  for (HostBuffer* b : {&in, &out}) host.free_buffer(*b);
 }
 
 TEST(VulkanF16, OptionValuesAndFeatureQueries) {
