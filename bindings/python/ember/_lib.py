@@ -341,6 +341,9 @@ _SIGNATURES = {
     # Vulkan: lower feature floor (issue 17 part 6)
     "ember_vulkan_requirements_query2": (I32, [c_void_p]),
     "ember_vulkan_feature_describe": (I32, [c_uint32, POINTER(c_char_p), POINTER(c_char_p)]),
+    # Vulkan: f16 storage and automatic f16 variants (issue 17 part 6)
+    "ember_vulkan_float16_query": (I32, [H, POINTER(c_uint32)]),
+    "ember_vulkan_plan_f16_weights": (I32, [H, PSZ, POINTER(U64)]),
     # x[i] with the result returned (issue 11's overhead bar; the binding calls it through quick, below)
     "ember_tensor_select_or_null": (H, [H, I64, I64]),
 }
