@@ -272,5 +272,46 @@ TEST(VulkanFloor, PlansWithoutTimelineSemaphores) {
   for (HostBuffer* b : {&in, &planned, &eager}) host.free_buffer(*b);
 }
 
+// ember_vulkan_plan_submit is Ember's own submit: inside a host frame it is refused before anything is recorded
+// (naming the call and what to do instead), and outside the frame the same plan submits.
+TEST(VulkanFloor, PlanSubmitInsideAFrameIsRefused) {
+  VulkanHost host;
+  SKIP_WITHOUT_HOST(host);
+  Device d = adopt(host, /*shader_int64=*/true, /*timeline_semaphore=*/true);
+  ASSERT_TRUE(d);
+  Tensor w = f32_on_device(d.get(), {1, 2, 3, 4});
+  ember_vulkan_plan* raw = nullptr;
+  EMBER_ASSERT_OK(ember_vulkan_plan_capture_begin(d.get(), &raw));
+  Plan plan(raw);
+  const int64_t s[] = {4};
+  ember_tensor *x = nullptr, *y = nullptr;
+  EMBER_ASSERT_OK(ember_vulkan_plan_add_input(raw, EMBER_DTYPE_F32, s, 1, &x));
+  Tensor tx(x);
+  EMBER_ASSERT_OK(ember_tensor_mul(x, w.get(), &y));
+  Tensor ty(y);
+  const ember_tensor* outs[] = {y};
+  EMBER_ASSERT_OK(ember_vulkan_plan_capture_end(raw, outs, 1));
+  HostBuffer in = host.make_buffer(4 * sizeof(float)), out = host.make_buffer(4 * sizeof(float));
+  const float xs[] = {1, -1, 0.5f, 2};
+  std::memcpy(in.mapped, xs, sizeof xs);
+  EMBER_ASSERT_OK(ember_vulkan_plan_bind_input(raw, 0, reinterpret_cast<uint64_t>(in.buffer), 0));
+  EMBER_ASSERT_OK(ember_vulkan_plan_bind_output(raw, 0, reinterpret_cast<uint64_t>(out.buffer), 0));
+  VkCommandBuffer cb = host.begin_frame();
+  EMBER_ASSERT_OK(ember_vulkan_record_begin(d.get(), cb, host.queue_family(), 1));
+  uint64_t value = 0;
+  EMBER_EXPECT_ERR(ember_vulkan_plan_submit(raw, &value), EMBER_ERR_UNSUPPORTED,
+                   "ember_vulkan_plan_submit (record the plan into the frame instead) in host-record mode");
+  EMBER_ASSERT_OK(ember_vulkan_record_end(d.get()));
+  host.finish_frame(host.submit_frame(cb), cb);
+  EMBER_ASSERT_OK(ember_vulkan_safe_frame(d.get(), 1));
+  EMBER_ASSERT_OK(ember_vulkan_plan_submit(raw, &value));
+  EMBER_ASSERT_OK(ember_vulkan_host_wait(d.get(), value));
+  const auto* got = static_cast<const float*>(out.mapped);
+  EXPECT_EQ(std::vector<float>(got, got + 4), (std::vector<float>{1, -2, 1.5f, 8}));
+  plan.reset();
+  host.free_buffer(in);
+  host.free_buffer(out);
+}
+
 }  // namespace
 }  // namespace ember::capi_test
