@@ -136,6 +136,53 @@ TEST(Select, SharedStorageIsNeverWrittenThroughAndOutlivesItsTensor) {
   EXPECT_EQ(floats(last.get()), (std::vector<float>{4, 5}));
 }
 
+// The CPU's one-step select (backends/cpu/layout.cpp: select, a view where the row is one run, else a copy) against
+// slice + reshape, for every dim and index of a tensor with a unit dim, in each dtype kind and both float widths.
+TEST(Select, AgreesWithSliceAndReshapeForEveryDimIndexAndDtype) {
+  const std::vector<int64_t> shape = {2, 1, 3, 2};
+  std::vector<double> values(12);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<double>(i % 5);  // 0 and not 0: bools too
+  for (int32_t dtype : {EMBER_DTYPE_F32, EMBER_DTYPE_F64, EMBER_DTYPE_I64, EMBER_DTYPE_BOOL}) {
+    ember_tensor* f64 = nullptr;
+    EMBER_ASSERT_OK(ember_tensor_from_data(nullptr, EMBER_DTYPE_F64, values.data(), values.size() * sizeof(double),
+                                           shape.data(), shape.size(), &f64));
+    Tensor src(f64);
+    ember_tensor* cast = nullptr;
+    EMBER_ASSERT_OK(ember_tensor_cast(src.get(), dtype, &cast));
+    Tensor x(cast);
+    for (int64_t d = 0; d < 4; ++d)
+      for (int64_t i = -shape[d]; i < shape[d]; ++i) {
+        SCOPED_TRACE(testing::Message() << "dtype " << dtype << " dim " << d << " index " << i);
+        auto got = select(x.get(), d, i);
+        std::vector<int64_t> starts(4, 0), ends(shape), kept;
+        starts[d] = i < 0 ? i + shape[d] : i;
+        ends[d] = starts[d] + 1;
+        for (int64_t k = 0; k < 4; ++k)
+          if (k != d) kept.push_back(shape[k]);
+        auto part = slice(x.get(), starts, ends);
+        ember_tensor* want = nullptr;
+        EMBER_ASSERT_OK(ember_tensor_reshape(part.get(), kept.data(), kept.size(), &want));
+        Tensor w(want);
+        int32_t got_dtype = -1;
+        EMBER_ASSERT_OK(ember_tensor_dtype(got.get(), &got_dtype));
+        EXPECT_EQ(got_dtype, dtype);
+        EXPECT_EQ(shape_of(got.get()), kept);
+        int64_t numel = 1;
+        for (int64_t k : kept) numel *= k;
+        std::vector<double> a(static_cast<std::size_t>(numel)), b(a.size());
+        size_t n = 0;
+        EMBER_ASSERT_OK(ember_tensor_copy_to(got.get(), EMBER_DTYPE_F64, a.data(), a.size() * sizeof(double), &n));
+        EMBER_ASSERT_OK(ember_tensor_copy_to(w.get(), EMBER_DTYPE_F64, b.data(), b.size() * sizeof(double), &n));
+        EXPECT_EQ(a, b);
+      }
+  }
+  // Unit dims before the selected one still make one run: a view of x's storage.
+  auto x = f32({0, 1, 2, 3, 4, 5}, {1, 3, 2});
+  auto row = select(x.get(), 1, 2);
+  EXPECT_EQ(storage(row.get()), storage(x.get()) + 4);
+  EXPECT_EQ(floats(row.get()), (std::vector<float>{4, 5}));
+}
+
 // The fast paths (operands of one shape, an in-place op on an untracked tensor) against the broadcasting path.
 TEST(SmallOps, SameShapeAndBroadcastAgree) {
   auto a = f32({1, 2, 3, 4}, {2, 2});
