@@ -51,8 +51,7 @@ bool HandleSlots::pop_free(uint32_t& index) noexcept {
   for (;;) {
     const uint32_t first = static_cast<uint32_t>(head);
     if (first == 0) return false;
-    const Slot* s = slot(first - 1);  // on the list, so its chunk exists
-    const uint64_t next = ((head >> 32) + 1) << 32 | s->next_free.load(std::memory_order_relaxed);
+    const uint64_t next = ((head >> 32) + 1) << 32 | issued_slot(first - 1).next_free.load(std::memory_order_relaxed);
     if (free_head_.compare_exchange_weak(head, next, std::memory_order_acquire, std::memory_order_acquire)) {
       index = first - 1;
       return true;
@@ -61,7 +60,7 @@ bool HandleSlots::pop_free(uint32_t& index) noexcept {
 }
 
 void HandleSlots::push_free(uint32_t index) noexcept {
-  Slot& s = const_cast<Slot&>(*slot(index));
+  Slot& s = issued_slot(index);
   uint64_t head = free_head_.load(std::memory_order_relaxed);
   for (;;) {
     s.next_free.store(static_cast<uint32_t>(head), std::memory_order_relaxed);
@@ -74,7 +73,7 @@ void* HandleSlots::issue(void* object, HandleKind k) {
   uint32_t index;
   uint32_t generation = 1;
   if (pop_free(index)) {
-    generation = static_cast<uint32_t>(slot(index)->state.load(std::memory_order_relaxed) >> 8);
+    generation = static_cast<uint32_t>(issued_slot(index).state.load(std::memory_order_relaxed) >> 8);
   } else {
     index = fresh_.fetch_add(1, std::memory_order_relaxed);
     if (index >= kMaxChunks * kChunkSize) {
@@ -92,7 +91,7 @@ void* HandleSlots::retire(const void* h, HandleKind k) noexcept {
   const uint64_t v = HandleValue::bits(h);
   if (HandleValue::kind(v) != static_cast<uint8_t>(k)) return nullptr;
   const uint32_t generation = HandleValue::generation(v);
-  Slot* s = const_cast<Slot*>(slot(HandleValue::index(v)));
+  Slot* s = slot(HandleValue::index(v));
   if (!s || generation == 0) return nullptr;
   uint64_t live = live_state(generation, k);
   const bool used_up = generation == UINT32_MAX;
@@ -109,7 +108,7 @@ HandleSlots::Verdict HandleSlots::explain(const void* h) const noexcept {
   const uint64_t v = HandleValue::bits(h);
   const uint8_t kind = HandleValue::kind(v);
   const uint32_t generation = HandleValue::generation(v);
-  if (kind == 0 || kind > static_cast<uint8_t>(HandleKind::VulkanPlan) || generation == 0) return Verdict::NotAHandle;
+  if (kind == 0 || kind > static_cast<uint8_t>(kLastHandleKind) || generation == 0) return Verdict::NotAHandle;
   const Slot* s = slot(HandleValue::index(v));
   if (!s) return Verdict::NotAHandle;
   const uint64_t state = s->state.load(std::memory_order_acquire);

@@ -21,6 +21,7 @@ enum class HandleKind : uint8_t {
   VulkanReadback,  // issue 17 part 8
   VulkanPlan,  // issue 17: Vulkan plans
 };
+constexpr HandleKind kLastHandleKind = HandleKind::VulkanPlan;  // (kinds are appended: keep this the last one)
 const char* handle_type_name(HandleKind k) noexcept;
 
 // The bit layout of a handle value (64-bit only: a 32-bit pointer could not hold a generation worth having).
@@ -29,6 +30,7 @@ const char* handle_type_name(HandleKind k) noexcept;
 //   bits 32..63 generation (1..2^32-1; 0 is never issued, so small integers such as 0x1 are never handles)
 struct HandleValue {
   static_assert(sizeof(void*) == 8, "Ember's handle encoding needs 64-bit pointers");
+  static_assert(static_cast<unsigned>(kLastHandleKind) < 32, "a handle kind must fit the value's 5 kind bits");
   static constexpr unsigned kKindBits = 5, kIndexBits = 27;
   static constexpr uint64_t kKindMask = (uint64_t{1} << kKindBits) - 1;
   static constexpr uint64_t kIndexMask = (uint64_t{1} << kIndexBits) - 1;
@@ -87,9 +89,15 @@ class HandleSlots {
   static HandleSlots& instance() noexcept;
 
  private:
-  const Slot* slot(uint32_t index) const noexcept {
-    const Slot* chunk = chunks_[index >> kChunkBits].load(std::memory_order_acquire);
+  // The slot of `index`, or nullptr when its chunk was never made (an index no handle was issued with). Slots are
+  // shared state the table's const lookups read and its writers change: a const table hands out mutable slots.
+  Slot* slot(uint32_t index) const noexcept {
+    Slot* chunk = chunks_[index >> kChunkBits].load(std::memory_order_acquire);
     return chunk ? &chunk[index & (kChunkSize - 1)] : nullptr;
+  }
+  // The slot of an index that was issued once (on the free list, being freed): its chunk exists.
+  Slot& issued_slot(uint32_t index) const noexcept {
+    return chunks_[index >> kChunkBits].load(std::memory_order_acquire)[index & (kChunkSize - 1)];
   }
   Slot& slot_for_issue(uint32_t index);  // allocates the slot's chunk on first use
   bool pop_free(uint32_t& index) noexcept;
