@@ -89,6 +89,8 @@ class HandleSlots {
   static HandleSlots& instance() noexcept;
 
  private:
+  friend struct HandleSlotsTestAccess;  // tests/c_api/handle_slots_test.cpp: a slot's generation near its end
+
   // The slot of `index`, or nullptr when its chunk was never made (an index no handle was issued with). Slots are
   // shared state the table's const lookups read and its writers change: a const table hands out mutable slots.
   Slot* slot(uint32_t index) const noexcept {
