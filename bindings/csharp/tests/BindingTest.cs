@@ -164,7 +164,16 @@ static class BindingTest
             Expect(e.Status == EmberStatus.ErrInvalidHandle, "status " + e.Status);
             Expect(e.EmberMessage.Length > 0 && e.EmberMessage == Library.LastError, "Ember's message");
         }
-        t.Dispose();  // its free reports the stale handle (ReleaseHandle returns false) and frees nothing else
+        // New tensors may take the freed slot; the stale wrapper's own free (Dispose, or its finalizer) must then
+        // report the stale handle (ReleaseHandle returns false) and leave them alive.
+        var others = new Tensor[8];
+        for (int i = 0; i < others.Length; ++i) others[i] = Tensor.FromArray(new float[] { i }, 1);
+        t.Dispose();
+        for (int i = 0; i < others.Length; ++i)
+        {
+            Expect(others[i].Item() == i, "a tensor made after the free by hand is still alive");
+            others[i].Dispose();
+        }
 
         // A disposed wrapper never reaches Ember: the SafeHandle marshaller refuses it.
         var u = Tensor.FromArray(new float[] { 1 }, 1);
