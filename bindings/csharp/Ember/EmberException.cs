@@ -24,4 +24,17 @@ namespace Ember
             return Interop.Utf8(NativeMethods.ember_status_name(status));
         }
     }
+
+    /// <summary>A failed strict load: Ember's message (which lists the mismatches) and the load report's text on its
+    /// own, one missing, unexpected or mismatching entry per line.</summary>
+    public class EmberLoadException : EmberException
+    {
+        public string Report { get; private set; }
+
+        public EmberLoadException(EmberStatus status, string emberMessage, string report)
+            : base(status, emberMessage)
+        {
+            Report = report;
+        }
+    }
 }

@@ -88,13 +88,20 @@ namespace Ember
             Interop.Check(NativeMethods.ember_module_save(Handle, Interop.Utf8z(path), ref options));
         }
 
-        /// <summary>Loads a record file; the report says what was missing, unexpected or mismatching (a failed strict
-        /// load throws with the report in the message).</summary>
+        /// <summary>Loads a record file; the report says what was missing, unexpected or mismatching. A failed load
+        /// throws EmberLoadException with the report when Ember made one (a strict load of a mismatching record).
+        /// </summary>
         public LoadReport Load(string path, EmberLoadMode mode = EmberLoadMode.Strict)
         {
             EmberLoadReportHandle report;
-            Interop.Check(NativeMethods.ember_module_load(Handle, Interop.Utf8z(path), mode, out report));
-            return new LoadReport(report);
+            var status = NativeMethods.ember_module_load(Handle, Interop.Utf8z(path), mode, out report);
+            if (status == EmberStatus.Ok) return new LoadReport(report);
+            string message = Library.LastError;  // before the report's own calls
+            using (var failed = new LoadReport(report))
+            {
+                if (report.IsInvalid) throw new EmberException(status, message);
+                throw new EmberLoadException(status, message, failed.Text);
+            }
         }
 
         public Record ToRecord()

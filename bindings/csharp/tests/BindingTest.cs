@@ -1,6 +1,6 @@
 // The common binding test of issue 12 for C#: the generated layout against the description, every declared entry
-// point present in libember, Ember's errors as EmberException (shape mismatch, freed handle), strings, the no-grad
-// scope, and the digits MLP trained exactly as examples/c/train_digits.c does, whose saved record must be
+// point present in libember, Ember's errors as EmberException (shape mismatch, freed handle, strict load), strings,
+// the no-grad scope, and the digits MLP trained exactly as examples/c/train_digits.c does, whose saved record must be
 // byte-identical to the one train_digits_c writes.
 //
 //   mono EmberBindingTest.exe TRAIN_DIGITS_C DIGITS.csv.gz WORKDIR
@@ -192,6 +192,27 @@ static class BindingTest
             Expect(NativeMethods.ember_tensor_item(alias, out value) == EmberStatus.Ok && value == 1, "live before");
             t.Dispose();
             Expect(NativeMethods.ember_tensor_item(alias, out value) == EmberStatus.ErrInvalidHandle, "freed after");
+        }
+    }
+
+    // A strict load of a mismatching record: EmberLoadException with Ember's message and the report, and reading the
+    // report (a length query, then the text) leaves Ember's last error as the failed load set it.
+    static void StrictLoadFailureKeepsItsReport(string workDir)
+    {
+        string path = Path.Combine(workDir, "linear_4_3.emr");
+        using (var small = Module.Sequential(Layer.Linear(4, 3))) small.Save(path);
+        using (var other = Module.Sequential(Layer.Linear(4, 2)))
+        {
+            var e = Throws<EmberLoadException>(() => other.Load(path, EmberLoadMode.Strict).Dispose(), "strict load");
+            if (e != null)
+            {
+                Console.WriteLine("  " + e.Message.Replace("\n", "\n  "));
+                Expect(e.Status == EmberStatus.ErrRecord, "status " + e.Status);
+                Expect(e.EmberMessage.Length > 0 && e.EmberMessage == Library.LastError, "Ember's message kept");
+                Expect(e.Report.Contains("layers.0.weight"), "the report names the mismatching param");
+            }
+            using (var report = other.Load(path, EmberLoadMode.Partial))
+                Expect(report.Text.Contains("layers.0.weight"), "a partial load reports the mismatch too");
         }
     }
 
@@ -402,7 +423,10 @@ static class BindingTest
         Run("FreedHandleIsAnEmberException", FreedHandleIsAnEmberException);
         Run("DisposeFreesTheHandle", DisposeFreesTheHandle);
         Run("NoGradScopeNests", NoGradScopeNests);
+        // First of the tests that make modules: param ids come from a process-wide counter and are part of the
+        // record, so the digits model must be this process's first module, as it is train_digits_c's.
         Run("DigitsRecordMatchesTheCExample", () => DigitsRecordMatchesTheCExample(args[1], args[2], args[3]));
+        Run("StrictLoadFailureKeepsItsReport", () => StrictLoadFailureKeepsItsReport(args[3]));
         Console.WriteLine(failures == 0 ? "all passed" : failures + " check(s) failed");
         return failures == 0 ? 0 : 1;
     }
