@@ -52,8 +52,8 @@ class Types:
             self.known[s["name"]] = s["name"]
         for c in api.get("callbacks", []):
             self.known[c["name"]] = c["name"]
-        # ember_status is a plain int32_t typedef in headers that do not list it among the enums.
-        self.known.setdefault("ember_status", "i32")
+        for t in api.get("typedefs", []):  # ember_status: int32_t carrying ember_status_code values
+            self.known[t["name"]] = t["name"]
 
     def rust(self, spelling, where):
         tokens = re.findall(r"\w+|\*", spelling)
@@ -112,6 +112,13 @@ def generate(api):
     for c in api.get("constants", []):
         out += doc(c.get("doc"))
         out.append(f"pub const {c['name']}: {types.rust(c['type'], c['name'])} = {c['value']};")
+    out.append("")
+
+    for t in api.get("typedefs", []):
+        out += doc(t.get("doc"))
+        if t.get("enum"):
+            out.append(f"/// Carries `{t['enum']}` values.")
+        out.append(f"pub type {t['name']} = {types.rust(t['type'], t['name'])};")
     out.append("")
 
     for e in api.get("enums", []):
