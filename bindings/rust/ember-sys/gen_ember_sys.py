@@ -44,6 +44,7 @@ class Types:
 
     def __init__(self, api):
         self.known = dict(SCALARS)
+        self.enums = {e["name"] for e in api.get("enums", [])}
         for e in api.get("enums", []):
             self.known[e["name"]] = e["name"]
         for h in api.get("handles", []):
@@ -55,7 +56,9 @@ class Types:
         for t in api.get("typedefs", []):  # ember_status: int32_t carrying ember_status_code values
             self.known[t["name"]] = t["name"]
 
-    def rust(self, spelling, where):
+    def rust(self, spelling, where, enum=None):
+        """`enum`: the enum an int32_t (or a pointer to one) carries; its alias replaces the base type (same i32,
+        but the signature says which values it takes)."""
         tokens = re.findall(r"\w+|\*", spelling)
         consts = [False]  # consts[i]: whether the thing i pointers deep from the base is const
         base = None
@@ -71,6 +74,8 @@ class Types:
         if base not in self.known:
             raise SystemExit(f"gen_ember_sys: {where}: unknown type '{base}' in '{spelling}'")
         ty = self.known[base]
+        if enum and base == "int32_t" and enum in self.enums:
+            ty = enum
         for level in range(len(consts) - 1):
             ty = f"*{'const' if consts[level] else 'mut'} {ty}"
         return ty
@@ -91,9 +96,10 @@ def doc(text, indent=""):
 
 
 def signature(params, returns, types, where):
-    args = ", ".join(f"{ident(p['name'])}: {types.rust(p['type'], where + '.' + p['name'])}" for p in params)
+    args = ", ".join(f"{ident(p['name'])}: {types.rust(p['type'], where + '.' + p['name'], p.get('enum'))}"
+                     for p in params)
     ret = returns.get("type", "void") if returns else "void"
-    ret_rust = "" if ret == "void" else f" -> {types.rust(ret, where + ' return')}"
+    ret_rust = "" if ret == "void" else f" -> {types.rust(ret, where + ' return', returns.get('enum'))}"
     return args, ret_rust
 
 
@@ -152,7 +158,7 @@ def generate(api):
         out.append("#[derive(Clone, Copy, Debug)]")
         out.append(f"pub struct {s['name']} {{")
         for f in sorted(s.get("fields", []), key=lambda f: f.get("offset", 0)):
-            ty = types.rust(f["type"], f"{s['name']}.{f['name']}")
+            ty = types.rust(f["type"], f"{s['name']}.{f['name']}", f.get("enum"))
             if "array" in f:
                 n = f["array"]
                 ty = f"[{ty}; {n if isinstance(n, int) else str(n) + ' as usize'}]"
@@ -235,6 +241,15 @@ def generate(api):
         out.append(f"    ({json.dumps(h['name'])}, {str(bool(h.get('send'))).lower()}, "
                    f"{str(bool(h.get('sync'))).lower()}),")
     out.append("];")
+    out.append("")
+    out.append("/// Every function of the description with its address in the loaded library: taking them all makes the")
+    out.append("/// link fail when libember lacks one the description lists.")
+    out.append("pub fn function_addresses() -> Vec<(&'static str, usize)> {")
+    out.append("    vec![")
+    for f in api.get("functions", []):
+        out.append(f"        ({json.dumps(f['name'])}, {f['name']} as usize),")
+    out.append("    ]")
+    out.append("}")
     out.append("")
     out.append("/// Every function name of the description, in its order.")
     out.append("pub const FUNCTION_NAMES: &[&str] = &[")

@@ -191,3 +191,12 @@ fn send_and_sync_follow_the_description() {
     assert_eq!(threads!(ember::LoadReport), described("ember_load_report"));
     assert_eq!(threads!(ember::NoGradGuard), (false, false), "the no-grad scope is per thread");
 }
+
+#[test]
+fn every_described_function_is_linked() {
+    let functions = sys::function_addresses();
+    assert_eq!(functions.len(), sys::FUNCTION_NAMES.len());
+    for (name, address) in functions {
+        assert_ne!(address, 0, "{} has no address", name);
+    }
+}
