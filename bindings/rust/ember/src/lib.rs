@@ -50,7 +50,8 @@ pub fn set_num_threads(n: i32) -> Result<()> {
     error::check(unsafe { sys::ember_set_num_threads(n) })
 }
 
-/// Cross-entropy of `logits` (shape `[N, C]`) against class indices `targets` (shape `[N]`) (`reduction`: `sys::EMBER_REDUCTION_*`).
+/// Cross-entropy of `logits` (shape `[N, C]`) against class indices `targets` (shape `[N]`); `reduction`:
+/// `sys::EMBER_REDUCTION_*`.
 pub fn cross_entropy(logits: &Tensor, targets: &Tensor, reduction: sys::ember_reduction) -> Result<Tensor> {
     // SAFETY: both handles are live for the call; the out pointer is written by the callee.
     Tensor::from_out(|out| unsafe {
