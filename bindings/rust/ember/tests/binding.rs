@@ -95,6 +95,16 @@ fn digits_record_is_byte_identical_to_the_c_example() {
     // The in-memory record of the same params is the same bytes as the file.
     assert!(model.to_record().unwrap().to_bytes(None).unwrap() == ours);
     assert!(acc >= 0.9, "test accuracy {:.1}% is below 90%", 100.0 * acc);
+
+    // The C record loads strictly into the Rust-built model (nothing missing or mismatching) ...
+    let report = model.load(&reference, true).unwrap();
+    assert_eq!(report.counts().unwrap(), (0, 0, 0));
+    assert_eq!(report.text().unwrap(), "");
+    // ... but not into a model of other shapes: a strict load fails with a record error naming the entries.
+    let other = Module::sequential(&[LayerDesc::linear(PIXELS as i64, CLASSES).unwrap()]).unwrap();
+    let err = other.load(&reference, true).unwrap_err();
+    assert_eq!(err.status(), sys::EMBER_ERR_RECORD, "{}", err);
+    assert!(err.message().contains("layers.0.weight"), "{}", err);
 }
 
 #[test]
@@ -174,6 +184,28 @@ macro_rules! threads {
     ($t:ty) => {
         (Probe::<$t>(PhantomData).send(), Probe::<$t>(PhantomData).sync())
     };
+}
+
+#[test]
+fn tensors_and_modules_are_shared_across_threads() {
+    // Sync handles used from several threads at once, as the thread rules allow (immutable tensors, internally
+    // synchronized modules).
+    let model = Module::sequential(&[LayerDesc::linear(3, 2).unwrap()]).unwrap();
+    let x = Tensor::from_slice(&[1f32, 2.0, 3.0], &[1, 3]).unwrap();
+    let expected = model.forward(&x, false).unwrap().to_vec::<f32>().unwrap();
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                for _ in 0..50 {
+                    assert_eq!(model.forward(&x, false).unwrap().to_vec::<f32>().unwrap(), expected);
+                }
+            });
+        }
+    });
+    // A Send tensor moves to another thread and is freed there.
+    let y = x.add(&x).unwrap();
+    let sum = std::thread::spawn(move || y.to_vec::<f32>().unwrap()).join().unwrap();
+    assert_eq!(sum, vec![2.0, 4.0, 6.0]);
 }
 
 fn described(handle: &str) -> (bool, bool) {
