@@ -221,6 +221,8 @@ def generate(api):
     out.append("}")
     out.append("")
 
+    out += init_struct_sizes(api)
+
     out.append("/// `impl_thread_traits!(ember_tensor, Tensor)` implements Send and Sync for the safe wrapper `Tensor`")
     out.append("/// exactly as the description's entry for the handle `ember_tensor` allows (and neither for a name it")
     out.append("/// does not list: that is a compile error).")
@@ -257,6 +259,44 @@ def generate(api):
         out.append(f"    {json.dumps(f['name'])},")
     out.append("];")
     return "\n".join(out) + "\n"
+
+
+def init_struct_sizes(api):
+    """`init_struct_sizes()`: calls each versioned struct's `_init` (an enum argument gets the enum's first value)
+    and returns what the library set struct_size to, i.e. sizeof the C struct, beside the Rust size."""
+    functions = {f["name"]: f for f in api.get("functions", [])}
+    first_value = {e["name"]: e["values"][0]["name"] for e in api.get("enums", []) if e.get("values")}
+    out = ["/// (struct, status of its `_init`, the struct_size the library set, size_of the Rust struct) for every",
+           "/// versioned struct with an `_init`: the library's sizeof against the generated layout.",
+           "pub fn init_struct_sizes() -> Vec<(&'static str, ember_status, u32, usize)> {",
+           "    let mut sizes = Vec::new();"]
+    for s in api.get("structs", []):
+        init = functions.get(s.get("init") or "")
+        if not s.get("versioned") or not init or not init.get("params"):
+            continue
+        params = init["params"]
+        if params[0]["type"] != s["name"] + "*" or init.get("returns", {}).get("type") != "ember_status":
+            continue
+        args = ["&mut value"]
+        for p in params[1:]:
+            if p.get("enum") in first_value:
+                args.append(first_value[p["enum"]])
+            elif p["type"] in ("int32_t", "uint32_t", "int64_t", "uint64_t", "size_t"):
+                args.append("0")
+            else:
+                args = None
+                break
+        if args is None:
+            continue
+        out.append("    {")
+        out.append(f"        let mut value = {s['name']}::default();")
+        out.append("        // SAFETY: a whole, zeroed struct of the type the function fills.")
+        out.append(f"        let status = unsafe {{ {init['name']}({', '.join(args)}) }};")
+        out.append(f"        sizes.push(({json.dumps(s['name'])}, status, value.struct_size, "
+                   f"core::mem::size_of::<{s['name']}>()));")
+        out.append("    }")
+    out += ["    sizes", "}", ""]
+    return out
 
 
 def main():

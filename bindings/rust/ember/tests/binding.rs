@@ -145,6 +145,12 @@ fn structs_have_the_descriptions_layout() {
     assert!(mismatches.is_empty(), "generated structs differ from the description:\n{}", mismatches.join("\n"));
     assert!(sys::STRUCT_LAYOUTS.iter().any(|s| s.0 == "ember_layer_desc"));
     // The library's own _init functions set struct_size = sizeof(the C struct): the same size as the Rust one.
+    let sizes = sys::init_struct_sizes();
+    assert!(sizes.iter().any(|s| s.0 == "ember_layer_desc"), "the layer desc has an _init");
+    for (name, status, c_size, rust_size) in sizes {
+        assert_eq!(status, sys::EMBER_OK, "{}'s _init failed", name);
+        assert_eq!(c_size as usize, rust_size, "{}: the library's sizeof differs from the Rust struct", name);
+    }
     let layer = LayerDesc::new(sys::EMBER_LAYER_LINEAR).unwrap();
     assert_eq!(layer.struct_size as usize, std::mem::size_of::<sys::ember_layer_desc>());
     let opts = OptimizerOptions::adam(1e-3).unwrap();
