@@ -33,6 +33,7 @@ def load(path):
     tools = os.path.join(os.path.dirname(os.path.abspath(path)), "..", "tools", "abi")
     if os.path.exists(os.path.join(tools, "ember_api.py")):
         sys.path.insert(0, tools)
+        sys.dont_write_bytecode = True  # nothing written into the source tree
         import ember_api  # noqa: E402  (the shared loader validates the schema version)
         return ember_api.load(path)
     with open(path, encoding="utf-8") as f:
