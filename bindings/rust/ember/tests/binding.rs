@@ -112,6 +112,7 @@ fn shape_mismatch_is_an_error_with_embers_message() {
     let a = Tensor::from_slice(&[0f32; 6], &[2, 3]).unwrap();
     let b = Tensor::from_slice(&[0f32; 20], &[4, 5]).unwrap();
     let err = a.matmul(&b).unwrap_err();
+    println!("shape mismatch: {}", err);
     assert_eq!(err.status(), sys::EMBER_ERR_SHAPE, "{}", err);
     assert_eq!(err.status_name(), "EMBER_ERR_SHAPE");
     assert!(err.message().contains("ember_tensor_matmul"), "message names the function: {}", err);
@@ -128,14 +129,18 @@ fn freed_handle_is_an_error_with_embers_message() {
     let freed = Tensor::from_slice(&[2f32], &[1]).unwrap();
     let raw = freed.as_ptr();
     freed.free().unwrap();
-    // SAFETY: deliberately stale; Ember's handle registry reports it instead of touching freed memory.
+    // A new tensor may take the freed slot; the stale handle's generation still tells them apart.
+    let newer = Tensor::from_slice(&[5f32], &[1]).unwrap();
+    // SAFETY: deliberately stale; Ember's handle table reports it instead of touching freed memory.
     let stale = unsafe { Tensor::from_raw(raw) };
     let err = live.add(&stale).unwrap_err();
+    println!("stale handle: {}", err);
     assert_eq!(err.status(), sys::EMBER_ERR_INVALID_HANDLE, "{}", err);
     assert!(err.message().contains("ember_tensor_add"), "message names the function: {}", err);
-    // Freeing it again is reported too, never a double free.
+    // Freeing it again is reported too, and never frees the newer tensor.
     let err = stale.free().unwrap_err();
     assert_eq!(err.status(), sys::EMBER_ERR_INVALID_HANDLE, "{}", err);
+    assert_eq!(newer.to_vec::<f32>().unwrap(), vec![5.0]);
     assert_eq!(live.add(&live).unwrap().to_vec::<f32>().unwrap(), vec![2.0]);
 }
 
