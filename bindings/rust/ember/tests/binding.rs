@@ -105,6 +105,11 @@ fn digits_record_is_byte_identical_to_the_c_example() {
     let err = other.load(&reference, true).unwrap_err();
     assert_eq!(err.status(), sys::EMBER_ERR_RECORD, "{}", err);
     assert!(err.message().contains("layers.0.weight"), "{}", err);
+    // Reading a string (a length query first) succeeds without replacing the report of the failed load.
+    assert_eq!(other.param_name(0).unwrap(), "layers.0.weight");
+    // SAFETY: ember_last_error never returns NULL.
+    let last = unsafe { std::ffi::CStr::from_ptr(sys::ember_last_error()) }.to_string_lossy().into_owned();
+    assert_eq!(last, err.message(), "a length query keeps the last error");
 }
 
 #[test]
