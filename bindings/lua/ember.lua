@@ -126,7 +126,7 @@ local function own(kind, ptr)
   return ffi.gc(ptr, handle_free[kind])
 end
 
--- The handle an out parameter received: `take(kind, C.ember_x(..., slot(kind)))` checks the status and owns
+-- The handle an out parameter received: `take(kind, <ember call>(..., slot(kind)))` checks the status and owns
 -- slot(kind)[0]. No closure per call: LuaJIT does not compile closure creation, and a tiny op's cost is its call.
 local function slot(kind) return out_slot[kind] end
 local function take(kind, status)
@@ -194,13 +194,25 @@ local function fill_struct(name, s, values)
   return s
 end
 
--- A struct with its _init defaults (the init's second argument, e.g. a layer kind, as `kind`), then `values`.
-local function new_struct(name, values, kind_enum, kind)
+local function_desc = {}
+for _, fn in ipairs(api.functions) do function_desc[fn.name] = fn end
+M.functions = function_desc
+
+-- A struct with its _init defaults, then `values`. An init with a second parameter (ember_layer_init's kind) takes
+-- it from the value of that name: new_struct("ember_layer_desc", {kind = "linear", in_features = 4}).
+local function new_struct(name, values)
   local s = ffi.new(name)
   local init = struct_desc[name].desc.init
   if init then
-    if kind_enum then check(C[init](s, enum_value(kind_enum, kind))) else check(C[init](s)) end
-  else
+    local extra = function_desc[init].params[2]
+    if extra then
+      local v = values and values[extra.name]
+      if v == nil then error(string.format("ember: %s needs %s", name, extra.name), 3) end
+      check(C[init](s, extra.enum and enum_value(extra.enum, v) or v))
+    else
+      check(C[init](s))
+    end
+  elseif struct_desc[name].desc.versioned then
     s.struct_size = ffi.sizeof(name)
   end
   return fill_struct(name, s, values)
@@ -406,7 +418,9 @@ M.Module = Module
 
 -- One layer description: ember.layer("linear", {in_features = 64, out_features = 256}).
 function M.layer(kind, fields)
-  return new_struct("ember_layer_desc", fields, "ember_layer_kind", kind)
+  local values = { kind = kind }
+  for k, v in pairs(fields or {}) do values[k] = v end
+  return new_struct("ember_layer_desc", values)
 end
 
 -- A Sequential of layer descriptions (from ember.layer).
@@ -505,10 +519,9 @@ local Optimizer = handle_methods.ember_optimizer
 -- An optimizer over the module's trainable params: ember.optimizer(model, {kind = "adam", lr = 1e-3}); the other
 -- fields are ember_optimizer_options' (PyTorch's defaults for the kind).
 function M.optimizer(module, options)
-  options = options or {}
-  local values = {}
-  for k, v in pairs(options) do if k ~= "kind" then values[k] = v end end
-  local opts = new_struct("ember_optimizer_options", values, "ember_optimizer_kind", options.kind or "adam")
+  local values = { kind = "adam" }
+  for k, v in pairs(options or {}) do values[k] = v end
+  local opts = new_struct("ember_optimizer_options", values)
   return take("ember_optimizer", C.ember_optimizer_create(module, opts, slot("ember_optimizer")))
 end
 
@@ -520,5 +533,8 @@ function Optimizer.lr(o)
   check(C.ember_optimizer_get_lr(o, f64_out))
   return f64_out[0]
 end
+
+-- Every other described function: ember.fn.<name> and methods of the handle types (ember_calls.lua).
+require("ember_calls").install(M, { own = own, handle_methods = handle_methods })
 
 return M

@@ -73,6 +73,24 @@ test("constants and enum values are Lua constants, 64-bit ones exact", function(
   expect_eq(ember.enum_name("ember_dtype", 0), "f32", "enum_name")
 end)
 
+test("every ember_* function the Lua sources call is in the description", function()
+  -- the hand-written layer would otherwise fail only when the call is reached
+  local described = {}
+  for _, fn in ipairs(api.functions) do described[fn.name] = true end
+  local dir = debug.getinfo(1, "S").source:match("^@(.*)/tests/[^/]*$") or "."
+  local calls = 0
+  for _, file in ipairs({ "ember.lua", "ember_calls.lua", "bench_overhead.lua", "examples/train_digits.lua" }) do
+    local f = assert(io.open(dir .. "/" .. file))
+    local source = f:read("*a")
+    f:close()
+    for name in source:gmatch("C%.(ember_[%w_]+)") do
+      calls = calls + 1
+      if not described[name] then fail(file .. " calls " .. name .. ", which the description does not have") end
+    end
+  end
+  expect_eq(calls > 20, true, "calls found (" .. calls .. ")")
+end)
+
 test("the library's version is the description's", function()
   local v = api.version
   expect_eq(ember.version(), string.format("%d.%d.%d", v.major, v.minor, v.patch), "ember_version()")
@@ -258,6 +276,33 @@ test("records: save writes to_record's bytes; a strict load of a mismatching rec
   expect_eq(e.report ~= nil and #e.report:text() > 0, true, "the error carries the load report")
   expect_eq(ember_error(function() m:load(path .. ".missing") end).name, "EMBER_ERR_IO", "missing file")
   os.remove(path)
+end)
+
+-- ---------------------------------------------------------------- generic wrappers (ember_calls.lua)
+test("generic wrappers: arrays, enums by name, several out values, string outs, struct ins and outs", function()
+  local t = ember.tensor({ { 1, 2, 3 }, { 4, 5, 6 } })
+  expect_eq(table.concat(t:reshape({ 3, 2 }):shape(), ","), "3,2", "t:reshape (in_array + derived length)")
+  expect_close(t:reduce_all("sum"):item(), 21, "t:reduce_all (enum by short name)")
+  expect_values(t:reduce("EMBER_REDUCE_MAX", 1, 0), { 3, 6 }, "t:reduce (enum by full name)")
+  expect_eq(table.concat(ember.fn.tensor_cat({ t, t }, 0):shape(), ","), "4,3", "tensor_cat (array of handles)")
+  expect_eq(ember_error(function() return t:reshape({ 4, 4 }) end).name, "EMBER_ERR_SHAPE", "errors raised")
+  local root = ember.fn.module_create(nil)
+  root:add_child("fc", ember.fn.module_layer(nil, { kind = "linear", in_features = 3, out_features = 2 }))
+  expect_eq(root:child_count(), 1, "child_count (out value)")
+  expect_eq(root:child_name(0), "fc", "child_name (string out)")
+  expect_eq(root:param_name(1), "fc.weight", "hand-written param_name (from 1) takes precedence")
+  local report = root:load_record(root:to_record(), "strict")
+  local missing, unexpected, mismatched = report:counts()
+  expect_eq(missing + unexpected + mismatched, 0, "load_report_counts (three out values)")
+  expect_eq(select("#", report:counts()), 3, "three results")
+  local info = ember.fn.backend_query("cpu")
+  expect_eq(ffi.string(info.name), "cpu", "backend_query (inout struct)")
+  expect_eq(info.usable, 1, "cpu usable")
+  expect_eq(t:requires_grad(), 0, "requires_grad (int out value)")
+  expect_eq(ember.fn.tensor_dtype(t), "f32", "enum out value by short name")
+  local wrapped = 0
+  for _ in pairs(ember.fn) do wrapped = wrapped + 1 end
+  expect_eq(wrapped > #api.functions * 0.8, true, "most functions wrapped (" .. wrapped .. ")")
 end)
 
 for _, t in ipairs(tests) do
