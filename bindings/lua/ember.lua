@@ -114,7 +114,10 @@ for _, h in ipairs(api.handles or {}) do
     ffi.gc(self, nil)
     check(free(self))
   end
-  local mt = { __index = methods, __tostring = function(self) return h.name .. ": " .. tostring(ffi.cast("void*", self)) end }
+  local mt = {
+    __index = methods,
+    __tostring = function(self) return h.name .. ": " .. tostring(ffi.cast("void*", self)) end,
+  }
   handle_free[h.name], handle_methods[h.name], handle_meta[h.name] = free, methods, mt
   out_slot[h.name] = ffi.new(h.name .. "*[1]")
   ffi.metatype(h.name, mt)
@@ -240,7 +243,8 @@ end
 -- A tensor holding a copy of `bytes` bytes at `ptr` (row-major elements of `dtype`) shaped `shape`.
 function M.from_buffer(ptr, bytes, shape, dtype, device)
   local dims, rank = int64_array(shape)
-  return take_tensor(C.ember_tensor_from_data(device, enum_value("ember_dtype", dtype or "f32"), ptr, bytes, dims, rank, tensor_out))
+  local code = enum_value("ember_dtype", dtype or "f32")
+  return take_tensor(C.ember_tensor_from_data(device, code, ptr, bytes, dims, rank, tensor_out))
 end
 
 -- A tensor from a (nested) Lua table of numbers: ember.tensor({{1, 2}, {3, 4}}), or flat values with a shape:
@@ -279,7 +283,8 @@ end
 
 function M.full(shape, value, dtype, device)
   local dims, rank = int64_array(shape)
-  return take_tensor(C.ember_tensor_full(device, enum_value("ember_dtype", dtype or "f32"), dims, rank, value, tensor_out))
+  local code = enum_value("ember_dtype", dtype or "f32")
+  return take_tensor(C.ember_tensor_full(device, code, dims, rank, value, tensor_out))
 end
 function M.zeros(shape, dtype, device) return M.full(shape, 0, dtype, device) end
 function M.ones(shape, dtype, device) return M.full(shape, 1, dtype, device) end
@@ -408,7 +413,8 @@ end
 
 -- ---------------------------------------------------------------- losses
 function M.cross_entropy(logits, targets, reduction)
-  return take_tensor(C.ember_loss_cross_entropy(logits, targets, enum_value("ember_reduction", reduction or "mean"), tensor_out))
+  local code = enum_value("ember_reduction", reduction or "mean")
+  return take_tensor(C.ember_loss_cross_entropy(logits, targets, code, tensor_out))
 end
 
 -- ---------------------------------------------------------------- modules
@@ -444,7 +450,9 @@ end
 
 -- The i-th param's path ("layers.0.weight"), i from 1.
 function Module.param_name(m, i)
-  return string_result(function(buf, capacity, length) return C.ember_module_param_name(m, i - 1, buf, capacity, length) end)
+  return string_result(function(buf, capacity, length)
+    return C.ember_module_param_name(m, i - 1, buf, capacity, length)
+  end)
 end
 
 -- The i-th param's description as a table (i from 1).
