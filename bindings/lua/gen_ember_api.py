@@ -92,9 +92,10 @@ def make_cdef(api):
     for e in api.get("enums", []):
         lines.append("typedef %s %s;" % (e.get("underlying", "int32_t"), e["name"]))
         defined.add(e["name"])
-    for t in api.get("typedefs", []):  # plain aliases, should the schema grow them
-        lines.append("typedef %s %s;" % (t["type"], t["name"]))
-        defined.add(t["name"])
+    for t in api.get("typedefs", []):  # plain aliases (ember_status); one already declared above is skipped
+        if t["name"] not in defined:
+            lines.append("typedef %s %s;" % (t["type"], t["name"]))
+            defined.add(t["name"])
     if "ember_status" not in defined:
         # The schema spells every status return `ember_status` (an int32_t typedef in ember.h) and may describe
         # its values under the C enum tag (ember_status_code) instead.

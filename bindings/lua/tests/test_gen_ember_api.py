@@ -44,6 +44,14 @@ class CdefTest(unittest.TestCase):
                       "ember_tensor** out);", cdef)
         self.assertIn("const char* ember_version(void);", cdef)
 
+    def test_typedefs_once_each(self):
+        api = description(enums=[{"name": "ember_dtype", "underlying": "int32_t", "values": []}],
+                          typedefs=[{"name": "ember_status", "type": "int32_t"},
+                                    {"name": "ember_dtype", "type": "int32_t"}])
+        cdef = gen_ember_api.make_cdef(api)
+        self.assertEqual(cdef.count("typedef int32_t ember_status;"), 1)
+        self.assertEqual(cdef.count("typedef int32_t ember_dtype;"), 1)
+
     def test_struct_arrays_sized_by_constants_and_embedded_structs_first(self):
         api = description(
             constants=[{"name": "EMBER_MAX_RANK", "type": "int32_t", "value": 8}],
