@@ -40,6 +40,7 @@ local enum_names = {} -- enum name -> {value -> short name}
 
 -- The short name of a value is its name without the prefix all values of the enum share ("EMBER_DTYPE_").
 local function common_prefix(values)
+  if #values == 0 then return "" end
   local prefix = values[1].name
   for i = 2, #values do
     local name = values[i].name
@@ -177,6 +178,10 @@ for _, s in ipairs(api.structs or {}) do
 end
 M.structs = struct_desc
 
+-- Lua values a struct's pointer fields point into (a Lua string set as a const char* field), kept as long as the
+-- struct cdata lives: the struct itself holds no reference the collector sees.
+local struct_anchors = setmetatable({}, { __mode = "k" })
+
 -- Sets the fields of struct cdata `s` from a Lua table: enum fields take names, array fields a table (or one
 -- number for every element). An unknown field is an error, not silently ignored.
 local function fill_struct(name, s, values)
@@ -191,6 +196,10 @@ local function fill_struct(name, s, values)
     elseif f.enum then
       s[k] = enum_value(f.enum, v)
     else
+      if type(v) == "string" or type(v) == "cdata" then
+        struct_anchors[s] = struct_anchors[s] or {}
+        table.insert(struct_anchors[s], v)
+      end
       s[k] = v
     end
   end
@@ -272,7 +281,12 @@ function M.tensor(values, shape, dtype)
   else
     flat = type(values) == "table" and values or { values }
   end
-  local short = type(dtype) == "number" and M.enum_name("ember_dtype", dtype) or dtype:lower():gsub("^ember_dtype_", "")
+  local short = dtype
+  if type(dtype) == "number" then
+    short = M.enum_name("ember_dtype", dtype)
+  else
+    short = dtype:lower():gsub("^ember_dtype_", "")
+  end
   local ctype = dtype_ctype[short]
   if ctype == nil then error("ember.tensor: no Lua conversion for dtype " .. tostring(dtype), 2) end
   local n = #flat
@@ -346,6 +360,9 @@ Tensor.sub = binary(C.ember_tensor_sub)
 Tensor.mul = binary(C.ember_tensor_mul)
 Tensor.div = binary(C.ember_tensor_div)
 Tensor.matmul = binary(C.ember_tensor_matmul)
+function Tensor.pow(a, b)
+  return take_tensor(C.ember_tensor_binary(a, b, M.EMBER_BINARY_POW, tensor_out))
+end
 
 -- x (op) s for a number s; op an ember_scalar_op.
 function Tensor.scalar(x, op, s)
@@ -370,7 +387,10 @@ end
 local function operator(fn, scalar_op, reversed_op)
   return function(a, b)
     if type(b) == "number" then return a:scalar(scalar_op, b) end
-    if type(a) == "number" then return b:scalar(reversed_op, a) end
+    if type(a) == "number" then
+      if reversed_op then return b:scalar(reversed_op, a) end
+      return fn(M.full(b:shape(), a, b:dtype()), b) -- no scalar op for it (number ^ tensor)
+    end
     return fn(a, b)
   end
 end
@@ -378,6 +398,7 @@ tensor_meta.__add = operator(Tensor.add, "add", "add")
 tensor_meta.__sub = operator(Tensor.sub, "sub", "rsub")
 tensor_meta.__mul = operator(Tensor.mul, "mul", "mul")
 tensor_meta.__div = operator(Tensor.div, "div", "rdiv")
+tensor_meta.__pow = operator(Tensor.pow, "pow", nil)
 tensor_meta.__unm = function(x) return x:unary("neg") end
 -- #t is the size of the first dim, as len() of a tensor in PyTorch.
 tensor_meta.__len = function(t)

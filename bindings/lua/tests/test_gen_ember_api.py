@@ -31,7 +31,8 @@ class CdefTest(unittest.TestCase):
     def test_handles_enums_and_functions(self):
         api = description(
             handles=[{"name": "ember_tensor", "free": "ember_tensor_free"}],
-            enums=[{"name": "ember_dtype", "underlying": "int32_t", "values": [{"name": "EMBER_DTYPE_F32", "value": 0}]}],
+            enums=[{"name": "ember_dtype", "underlying": "int32_t",
+                    "values": [{"name": "EMBER_DTYPE_F32", "value": 0}]}],
             functions=[{"name": "ember_tensor_cat", "returns": STATUS, "params": [
                 param("xs", "const ember_tensor* const*", "in_array", length="n"), param("n", "size_t"),
                 param("dtype", "ember_dtype", enum="ember_dtype"), param("out", "ember_tensor**", "out_handle")]},
