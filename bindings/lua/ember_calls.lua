@@ -74,7 +74,13 @@ local function install(M, internal)
           -- cast to the parameter's own spelling (LuaJIT does not add an inner const by itself); `anchors`
           -- keeps the array alive through the call
           anchors[i] = array
-          args[i], args[index_of[p.length]] = ffi.cast(p.type, array), count
+          local length_index = index_of[p.length]
+          if args[length_index] ~= nil and args[length_index] ~= count then
+            -- arrays sharing one length (ember_tensor_slice's starts and ends) must agree
+            error(string.format("ember.fn.%s: %s has %d elements, another array of length %s has %d",
+              fn.name:sub(7), p.name, count, p.length, args[length_index]), 2)
+          end
+          args[i], args[length_index] = ffi.cast(p.type, array), count
         elseif role == "in_struct" then
           used = used + 1
           local v = inputs[used]
