@@ -90,8 +90,11 @@ def make_cdef(api):
         defined.add(s["name"])
     lines.append("/* enums: int32_t at the ABI; their values are Lua constants (ember.lua) */")
     for e in api.get("enums", []):
-        lines.append("typedef %s %s;" % (e.get("underlying", "int32_t"), e["name"]))
-        defined.add(e["name"])
+        # the enum's own name (the schema's spelling in signatures) and the header's typedef of it (ember_dtype_t)
+        for name in (e["name"], e.get("typedef")):
+            if name and name not in defined:
+                lines.append("typedef %s %s;" % (e.get("underlying", "int32_t"), name))
+                defined.add(name)
     for t in api.get("typedefs", []):  # plain aliases (ember_status); one already declared above is skipped
         if t["name"] not in defined:
             lines.append("typedef %s %s;" % (t["type"], t["name"]))

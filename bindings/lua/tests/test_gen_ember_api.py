@@ -46,12 +46,14 @@ class CdefTest(unittest.TestCase):
         self.assertIn("const char* ember_version(void);", cdef)
 
     def test_typedefs_once_each(self):
-        api = description(enums=[{"name": "ember_dtype", "underlying": "int32_t", "values": []}],
+        api = description(enums=[{"name": "ember_dtype", "underlying": "int32_t", "typedef": "ember_dtype_t",
+                                  "values": []}],
                           typedefs=[{"name": "ember_status", "type": "int32_t"},
                                     {"name": "ember_dtype", "type": "int32_t"}])
         cdef = gen_ember_api.make_cdef(api)
         self.assertEqual(cdef.count("typedef int32_t ember_status;"), 1)
         self.assertEqual(cdef.count("typedef int32_t ember_dtype;"), 1)
+        self.assertEqual(cdef.count("typedef int32_t ember_dtype_t;"), 1)  # the header's name for it
 
     def test_struct_arrays_sized_by_constants_and_embedded_structs_first(self):
         api = description(
