@@ -46,11 +46,18 @@ local function install(M, internal)
     end
     local index_of = {}
     for i, p in ipairs(params) do index_of[p.name] = i end
-    local cfn = C[fn.name]
+    local cfn -- looked up at the first call: a library older than the description still loads the module
     local returns = fn.returns.type
     local n = #params
 
     return function(...)
+      if cfn == nil then
+        local found, symbol = pcall(function() return C[fn.name] end)
+        if not found then
+          error(string.format("ember: the loaded libember has no %s (older than the description?)", fn.name), 2)
+        end
+        cfn = symbol
+      end
       local inputs, used = { ... }, 0
       local args, outs, cells, anchors = {}, {}, {}, {}
       local string_param
