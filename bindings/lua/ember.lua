@@ -27,8 +27,13 @@ local function load_library()
   if path and path ~= "" then return ffi.load(path) end
   local ok, lib = pcall(ffi.load, api.library)
   if ok then return lib end
-  -- Without the development symlink (libember.so) only the SONAME file is there.
-  return ffi.load("lib" .. api.library .. ".so." .. api.version.major)
+  -- Without the development symlink (libember.so) only the SONAME file is there: libember.so.<ABI version> (the
+  -- packaging's SONAME policy), before it libember.so.<major>.
+  for _, soversion in ipairs({ api.version.abi, api.version.major }) do
+    ok, lib = pcall(ffi.load, "lib" .. api.library .. ".so." .. soversion)
+    if ok then return lib end
+  end
+  error("ember: cannot load lib" .. api.library .. ".so (set EMBER_LIBRARY to its path): " .. tostring(lib), 0)
 end
 
 local C = load_library()

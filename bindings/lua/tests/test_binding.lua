@@ -97,6 +97,25 @@ test("the library's version is the description's", function()
   expect_eq(ember.abi_version(), v.abi, "ember_abi_version()")
 end)
 
+test("without EMBER_LIBRARY the module loads libember from the linker's path, else says what to set", function()
+  local dir = os.getenv("EMBER_LIBRARY"):match("^(.*)/[^/]*$")
+  local probe = "luajit_probe=$(env -u EMBER_LIBRARY LD_LIBRARY_PATH=%s %s -e %s 2>&1); echo \"$luajit_probe\""
+  local script = "'local ok, e = pcall(require, \"ember\"); print(ok and e.version() or tostring(e))'"
+  local function run(library_dir)
+    local p = assert(io.popen(string.format(probe, library_dir, arg[-1], script)))
+    local out = p:read("*a")
+    p:close()
+    return out
+  end
+  expect_eq(run(dir):match("^[^\n]*"), ember.version(), "found through LD_LIBRARY_PATH")
+  local missing = run("/nonexistent")
+  if missing:match("^%d+%.%d+%.%d+") then
+    print("      (a libember is installed system-wide: the not-found message is not checked here)")
+  else
+    expect_eq(missing:find("set EMBER_LIBRARY", 1, true) ~= nil, true, "the message says what to set: " .. missing)
+  end
+end)
+
 -- ---------------------------------------------------------------- errors
 test("a shape mismatch raises an ember.Error carrying Ember's status and message", function()
   local a, b = ember.ones({ 2, 3 }), ember.ones({ 4, 5 })
