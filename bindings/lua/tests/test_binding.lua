@@ -95,6 +95,8 @@ test("the library's version is the description's", function()
   local v = api.version
   expect_eq(ember.version(), string.format("%d.%d.%d", v.major, v.minor, v.patch), "ember_version()")
   expect_eq(ember.abi_version(), v.abi, "ember_abi_version()")
+  expect_eq(ember.fn.version_number(), ember.EMBER_VERSION_NUMBER, "ember_version_number() (a generic wrapper)")
+  expect_eq(ember.EMBER_VERSION_NUMBER, v.major * 1000000 + v.minor * 1000 + v.patch, "EMBER_VERSION_NUMBER")
 end)
 
 test("without EMBER_LIBRARY the module loads libember from the linker's path, else says what to set", function()
