@@ -15,6 +15,10 @@ packages=(g++ meson ninja-build pkg-config libopenblas-dev libgtest-dev libbench
   libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers glslc glslang-dev spirv-tools libvkfft-dev
   # The C ABI fuzzer (tests/fuzz, the c_api_fuzz test): clang with libFuzzer and the sanitizer runtimes.
   clang-14 libclang-rt-14-dev
+  # issue 12: the Rust binding's test (bindings/rust) builds with Debian's toolchain (rustc 1.63), not rustup's.
+  rustc cargo
+  # The LuaJIT binding's tests (bindings/lua).
+  luajit
   # The C# binding (bindings/csharp): Mono's compiler and runtime (GZipStream included; no mono-devel needed).
   mono-mcs mono-runtime)
 
