@@ -26,6 +26,22 @@ ParamRecord relaid(ParamRecord pr, bool transpose) {
 
 }  // namespace
 
+void add_torch_param(TorchNameMap& map, TorchLayer layer, const std::string& ember_prefix,
+                     const std::string& torch_prefix, const std::string& leaf, uint64_t id) {
+  const bool norm = layer == TorchLayer::BatchNorm || layer == TorchLayer::LayerNorm;
+  const std::string torch_leaf = norm && leaf == "gamma" ? "weight" : norm && leaf == "beta" ? "bias" : leaf;
+  auto join = [](const std::string& prefix, const std::string& name) {
+    return prefix.empty() ? name : prefix + "." + name;
+  };
+  map.names.push_back(
+      {join(ember_prefix, leaf), join(torch_prefix, torch_leaf), layer == TorchLayer::Linear && leaf == "weight", id});
+}
+
+void add_torch_layer(TorchNameMap& map, TorchLayer layer, const std::string& torch_prefix) {
+  if (layer == TorchLayer::BatchNorm)
+    map.torch_only.push_back(torch_prefix.empty() ? "num_batches_tracked" : torch_prefix + ".num_batches_tracked");
+}
+
 Record record_from_torch(const Record& torch, const TorchNameMap& map, std::vector<std::string>* dropped) {
   Record out;
   out.scalars = torch.scalars;

@@ -41,6 +41,14 @@ struct TorchNameMap {
   std::vector<std::string> torch_only;
 };
 
+// The map built from names instead of types, for modules composed at run time (the C ABI's): a param `leaf` of a
+// layer of kind `layer` under `ember_prefix`, known to PyTorch under `torch_prefix`. add_torch_layer adds what the
+// layer has in PyTorch only (num_batches_tracked), once per layer.
+enum class TorchLayer { Other, Linear, BatchNorm, LayerNorm };
+void add_torch_param(TorchNameMap& map, TorchLayer layer, const std::string& ember_prefix,
+                     const std::string& torch_prefix, const std::string& leaf, uint64_t id);
+void add_torch_layer(TorchNameMap& map, TorchLayer layer, const std::string& torch_prefix);
+
 // A PyTorch state_dict (keys and layouts as PyTorch has them, e.g. SafetensorsFile::to_record()) as a record of
 // the module's paths and layouts, ready for load_record. Keys the map does not know keep their name (load_record
 // reports them as unexpected); torch_only keys are dropped and listed in `dropped`.
