@@ -272,7 +272,8 @@ TEST(TorchStateDict, StrictRefusesWithAReportPartialLoadsWhatMatches) {
   const auto cnn = load_torch_state_dict(before, fewer, LoadMode::Partial, &rep);
   EXPECT_EQ(rep.missing.size() + rep.unexpected.size() + rep.mismatched.size(), 3u);
   EXPECT_EQ(into_record(cnn).params.at("bn.gamma").data.bytes, torch.params.at("bn.weight").data.bytes);
-  EXPECT_EQ(into_record(cnn).params.at("conv.weight").data.bytes, into_record(before).params.at("conv.weight").data.bytes);
+  EXPECT_EQ(into_record(cnn).params.at("conv.weight").data.bytes,
+            into_record(before).params.at("conv.weight").data.bytes);
 }
 
 TEST(TorchStateDict, TheMapKnowsTheLayoutNotTheShape) {

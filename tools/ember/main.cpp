@@ -1,6 +1,6 @@
 // The `ember` command line: train / eval / inspect (the digits classifier and its records), import / export
-// (safetensors), fit (a small autodiff demo), version. Parsing is CLI11's: every command has --help and --version; a usage error prints the
-// problem and the command's usage line and exits 2; any other failure prints "error: ..." and exits 1. Nothing
+// (safetensors), fit (a small autodiff demo), version. Parsing is CLI11's: every command has --help and --version;
+// a usage error prints the problem and the command's usage line and exits 2; any other failure prints "error: ..." and exits 1. Nothing
 // aborts.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>

@@ -9,6 +9,7 @@ from collections import OrderedDict
 import _support
 import ember
 import ember.nn as nn
+import ember.nn.functional as F
 import ember.safetensors
 from ember import _record_bridge, errors
 
@@ -32,7 +33,7 @@ class TinyCnn(nn.Module):
         self.fc = nn.Linear(4 * 5 * 5, 3)
 
     def forward(self, x):
-        return self.fc(self.bn(self.conv(x)).relu().flatten(1))
+        return self.fc(F.relu(self.bn(self.conv(x))).flatten(1))
 
 
 @unittest.skipUnless(_record_bridge.available(), "this libember has no module trees")
