@@ -246,7 +246,8 @@ Record SafetensorsFile::to_record() const {
     const ParamKind kind = dtype_is_float(e.dtype) ? ParamKind::Float
                            : e.dtype == DType::Bool ? ParamKind::Bool
                                                     : ParamKind::Int;
-    r.params.emplace(e.name, ParamRecord{0, kind, ParamRole::Trainable, tensor(e)});
+    // A fresh id each: load_record refuses two params sharing one (their optimizer state would mix).
+    r.params.emplace(e.name, ParamRecord{ParamId::next().value, kind, ParamRole::Trainable, tensor(e)});
   }
   for (const auto& [key, value] : header_.metadata) {
     if (!key.starts_with(kScalarPrefix)) continue;

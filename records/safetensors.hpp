@@ -70,7 +70,7 @@ class SafetensorsFile {
   // `e` as a TensorData in e.dtype (one copy from the mapping).
   TensorData tensor(const SafetensorsEntry& e) const;
   // Every tensor as a record entry under its own name: Float / Int / Bool kind from its dtype, role Trainable,
-  // id 0 (safetensors has no ids: the torch name map gives loaded params the module's own).
+  // a fresh ParamId each (safetensors has no ids; the torch name map gives loaded params the module's own).
   Record to_record() const;
 
  private:

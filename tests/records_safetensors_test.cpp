@@ -2,6 +2,7 @@
 // clear error, allocating little), and PyTorch state_dicts loaded through the name map, compared with PyTorch's
 // outputs (tests/reference/gen_torch_safetensors.py made the fixtures).
 #include <chrono>
+#include <set>
 
 #include "records/safetensors.hpp"
 #include "records/tensor_name.hpp"
@@ -53,11 +54,25 @@ TEST(Safetensors, RoundTripEveryDtypeWithMetadataAndScalars) {
     EXPECT_EQ(b.data.bytes, pr.data.bytes);
   }
   EXPECT_EQ(back.scalars.at("lr"), 0.1);
+  std::set<uint64_t> ids;  // safetensors has no ids: each tensor gets a fresh one, so load_record takes them
+  for (const auto& [name, pr] : back.params) EXPECT_TRUE(pr.id != 0 && ids.insert(pr.id).second) << name;
   EXPECT_EQ(read_bytes(p), safetensors_bytes(r, {{"format", "pt"}}));  // file and memory writers agree
   const auto bytes = read_bytes(p);
   uint64_t n = 0;
   std::memcpy(&n, bytes.data(), 8);
   EXPECT_EQ(n % 8, 0u);  // the header is padded to a multiple of 8, as the reference writer does
+}
+
+// A module saved under its own (Ember) names loads back with plain load_record: no name map involved.
+TEST(Safetensors, EmberNamedRecordsLoadWithLoadRecord) {
+  TempDir dir;
+  const auto net = valued_net();
+  write_safetensors(into_record(net), dir.path / "net.safetensors");
+  int calls = 0;
+  const auto back = load_record(fresh_net(&calls), SafetensorsFile::open(dir.path / "net.safetensors").to_record());
+  EXPECT_EQ(calls, 0);
+  EXPECT_EQ(into_record(back).params.at("weight").data.bytes, into_record(net).params.at("weight").data.bytes);
+  EXPECT_EQ(into_record(back).params.at("mask").data.bytes, into_record(net).params.at("mask").data.bytes);
 }
 
 TEST(Safetensors, RawViewsTheMappingAndBf16Widens) {

@@ -6,6 +6,7 @@
 #include "records/safetensors.hpp"
 #include "tests/c_api/capi_support.hpp"
 
+namespace ember::capi_test {
 namespace {
 
 const std::filesystem::path kSource = EMBER_TEST_SOURCE_DIR;
@@ -84,8 +85,11 @@ TEST(CapiSafetensors, TreeLoadsAPyTorchCnnStateDictAndExportsItBack) {
   const auto again = ember::SafetensorsFile::open(path).to_record();
   std::filesystem::remove(path);
   ASSERT_EQ(again.params.size(), torch.params.size());
-  for (const auto& [key, pr] : torch.params)
-    if (key != "bn.num_batches_tracked") EXPECT_EQ(again.params.at(key).data.bytes, pr.data.bytes) << key;
+  for (const auto& [key, pr] : torch.params) {
+    if (key != "bn.num_batches_tracked") {
+      EXPECT_EQ(again.params.at(key).data.bytes, pr.data.bytes) << key;
+    }
+  }
 }
 
 TEST(CapiSafetensors, StrictMismatchReportsPartialLoads) {
@@ -119,3 +123,4 @@ TEST(CapiSafetensors, HostileFilesAreRecordErrorsWithEscapedNames) {
 }
 
 }  // namespace
+}  // namespace ember::capi_test

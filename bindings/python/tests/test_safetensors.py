@@ -77,6 +77,11 @@ class SafetensorsTest(unittest.TestCase):
         with self.assertRaises(errors.EmberError) as cm:
             wide.load_state_dict(rec)
         self.assertIn("2.weight", str(cm.exception))
+        wide.load_state_dict(rec, strict=False)  # the first layer matches and loads; the last keeps its values
+        mlp = nn.Sequential(nn.Linear(5, 8), nn.ReLU(), nn.Linear(8, 3))
+        mlp.load_state_dict(rec)
+        self.assertEqual(wide[0].weight.tolist(), mlp[0].weight.tolist())
+        self.assertEqual(list(wide[2].weight.shape), [4, 8])
 
     def test_hostile_files_raise_record_errors(self):
         with self.assertRaises(errors.RecordError) as cm:
