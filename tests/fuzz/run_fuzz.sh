@@ -47,7 +47,7 @@ start=$(date +%s)
 target=${EMBER_FUZZ_TARGET:-ember_fuzz}
 corpus=${EMBER_FUZZ_CORPUS:-$src/tests/fuzz/corpus}
 ninja -C "$build" "tests/fuzz/$target"
-echo "c_api_fuzz: build took $(($(date +%s) - start)) s"
+echo "$target: build took $(($(date +%s) - start)) s"
 
 # The checked-in corpus is read only; what the run discovers goes to a scratch dir (the first dir given is the
 # one libFuzzer writes to). Allocations: a hostile size must come back as EMBER_ERR_OUT_OF_MEMORY, so ASan returns
