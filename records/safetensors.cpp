@@ -63,6 +63,14 @@ uint64_t read_u64_le(const std::byte* p) {
 
 std::string json_string(const rapidjson::Value& v) { return std::string(v.GetString(), v.GetStringLength()); }
 
+// f(name, value) for each member of the object `obj`, walked by count: C++20 makes the comparison of rapidjson's
+// member iterators ambiguous (clang's -Wambiguous-reversed-operator).
+template <class F>
+void for_each_member(const rapidjson::Value& obj, F&& f) {
+  auto it = obj.MemberBegin();
+  for (rapidjson::SizeType i = 0; i < obj.MemberCount(); ++i, ++it) f(it->name, it->value);
+}
+
 SafetensorsEntry parse_entry(const std::string& file, const std::string& name, const rapidjson::Value& v,
                              uint64_t buffer_size) {
   const std::string where = fmt::format("tensor {}", quote_file_text(name));
@@ -71,9 +79,10 @@ SafetensorsEntry parse_entry(const std::string& file, const std::string& name, c
   SafetensorsEntry e;
   e.name = name;
   bool has_dtype = false, has_shape = false, has_offsets = false;
-  for (auto m = v.MemberBegin(); m != v.MemberEnd(); ++m) {
-    const std::string key = json_string(m->name);
-    const rapidjson::Value& x = m->value;
+  for_each_member(v, [&](const rapidjson::Value& name_value, const rapidjson::Value& x) {
+    const std::string key = json_string(name_value);
+    if ((key == "dtype" && has_dtype) || (key == "shape" && has_shape) || (key == "data_offsets" && has_offsets))
+      fail(fmt::format("{} appears twice", key));
     if (key == "dtype") {
       if (!x.IsString()) fail("dtype is not a string");
       e.stored_dtype = json_string(x);
@@ -95,7 +104,7 @@ SafetensorsEntry parse_entry(const std::string& file, const std::string& name, c
     } else {
       fail(fmt::format("unknown field {}", quote_file_text(key)));
     }
-  }
+  });
   if (!has_dtype || !has_shape || !has_offsets)
     fail(fmt::format("missing {}", !has_dtype ? "dtype" : !has_shape ? "shape" : "data_offsets"));
   const DTypeName* dt = find_dtype(e.stored_dtype);
@@ -142,24 +151,24 @@ SafetensorsHeader parse_safetensors(std::span<const std::byte> bytes, const std:
   h.buffer_start = 8 + n;
   const uint64_t buffer_size = bytes.size() - h.buffer_start;
   bool seen_metadata = false;
-  for (auto m = doc.MemberBegin(); m != doc.MemberEnd(); ++m) {
-    const std::string name = json_string(m->name);
-    if (name == kMetadataKey) {
-      if (seen_metadata) format_error(file, "two __metadata__ entries");
-      seen_metadata = true;
-      if (!m->value.IsObject()) format_error(file, "__metadata__ is not an object");
-      for (auto k = m->value.MemberBegin(); k != m->value.MemberEnd(); ++k) {
-        const std::string key = json_string(k->name);
-        if (!k->value.IsString())
-          format_error(file, fmt::format("__metadata__ {}: the value is not a string", quote_file_text(key)));
-        if (!h.metadata.emplace(key, json_string(k->value)).second)
-          format_error(file, fmt::format("__metadata__ {} appears twice", quote_file_text(key)));
-      }
-      continue;
+  for_each_member(doc, [&](const rapidjson::Value& name_value, const rapidjson::Value& value) {
+    const std::string name = json_string(name_value);
+    if (name != kMetadataKey) {
+      if (const std::string why = tensor_name_problem(name); !why.empty()) format_error(file, "tensor name: " + why);
+      h.entries.push_back(parse_entry(file, name, value, buffer_size));
+      return;
     }
-    if (const std::string why = tensor_name_problem(name); !why.empty()) format_error(file, "tensor name: " + why);
-    h.entries.push_back(parse_entry(file, name, m->value, buffer_size));
-  }
+    if (seen_metadata) format_error(file, "two __metadata__ entries");
+    seen_metadata = true;
+    if (!value.IsObject()) format_error(file, "__metadata__ is not an object");
+    for_each_member(value, [&](const rapidjson::Value& k, const rapidjson::Value& v) {
+      const std::string key = json_string(k);
+      if (!v.IsString())
+        format_error(file, fmt::format("__metadata__ {}: the value is not a string", quote_file_text(key)));
+      if (!h.metadata.emplace(key, json_string(v)).second)
+        format_error(file, fmt::format("__metadata__ {} appears twice", quote_file_text(key)));
+    });
+  });
   std::sort(h.entries.begin(), h.entries.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
   for (std::size_t i = 1; i < h.entries.size(); ++i)
     if (h.entries[i].name == h.entries[i - 1].name)

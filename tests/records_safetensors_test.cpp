@@ -121,6 +121,7 @@ TEST(Safetensors, HostileSeedsFailFastWithClearErrors) {
       {"hostile_escape_in_name", "holds a control character (U+001B"},
       {"hostile_invalid_utf8_name", "not valid JSON"},
       {"hostile_duplicate_name", "tensor 'x' appears twice"},
+      {"hostile_duplicate_field", "tensor 'x': shape appears twice"},
   };
   for (const auto& [name, want] : cases) {
     SCOPED_TRACE(name);

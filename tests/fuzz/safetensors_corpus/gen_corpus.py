@@ -5,7 +5,7 @@ tests (tests/records_safetensors_test.cpp) also load one by one, each expecting 
   valid_*.safetensors     well-formed files (every dtype Ember reads, metadata, an empty tensor, no tensor)
   hostile_*.safetensors   one defect each: header length huge / past the end, offsets past the end, overlapping and
                           gapped tensors, a bad dtype, a shape that overflows or does not match the bytes, broken
-                          JSON, deep nesting, a control character or invalid UTF-8 in a name, duplicate names
+                          JSON, deep nesting, a control character or invalid UTF-8 in a name, duplicate names or fields
 
     /usr/bin/python3 tests/fuzz/safetensors_corpus/gen_corpus.py    # rewrites the files next to this script
 """
@@ -49,6 +49,8 @@ FILES = {
     "hostile_escape_in_name": file_of({"\x1b[31mred": entry("F32", [1], 0, 4)}, bytes(4)),
     "hostile_invalid_utf8_name": raw_file(b'{"a\xe6\xff":' + json.dumps(entry("F32", [1], 0, 4)).encode() + b"}",
                                           bytes(4)),
+    "hostile_duplicate_field": raw_file(b'{"x":{"dtype":"F32","shape":[1],"shape":[1],"data_offsets":[0,4]}}',
+                                        bytes(4)),
     "hostile_duplicate_name": raw_file(b'{"x":' + json.dumps(entry("F32", [1], 0, 4)).encode() + b',"x":'
                                        + json.dumps(entry("F32", [1], 4, 8)).encode() + b"}", bytes(8)),
 }
