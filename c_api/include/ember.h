@@ -5,22 +5,32 @@
  *  Errors.    Every fallible function returns an ember_status; EMBER_OK (0) is success. On failure a message naming
  *             the function and the problem is stored per thread and read with ember_last_error(). No input makes
  *             Ember abort or exit the process: C++ exceptions are caught at this boundary.
- *  Handles.   Opaque pointers. A function that returns a handle through `out` gives the caller ownership: release
- *             it with the matching ember_<object>_free. Every ember_*_free(NULL) is a no-op. Passing NULL where a
- *             handle is required gives EMBER_ERR_NULL_HANDLE; passing a handle that was already freed (or a pointer
- *             that is not a live handle of that type) gives EMBER_ERR_INVALID_HANDLE, detected through a registry of
- *             live handles (a freed address that is reused by a new handle of the same type cannot be told apart).
+ *  Handles.   Opaque pointer-sized values, never addresses: Ember does not dereference them and neither may the
+ *             caller (they encode a slot and a generation). A function that returns a handle through `out` gives
+ *             the caller ownership: release it with the matching ember_<object>_free. Every ember_*_free(NULL) is a
+ *             no-op. Passing NULL where a handle is required gives EMBER_ERR_NULL_HANDLE; passing a handle that was
+ *             already freed, a handle of another type, or a value that is not a handle gives
+ *             EMBER_ERR_INVALID_HANDLE, with a message saying which. A freed handle stays recognizable as freed
+ *             for the life of the process, however many handles are created after it: using or freeing it again
+ *             never reaches the object of any other handle. Looking a handle up takes no lock.
  *             On failure, `*out` is set to NULL, so freeing it unconditionally is safe.
  *  Inputs.    Handles passed as inputs are borrowed: the callee never frees or keeps them beyond the call, unless
  *             said otherwise (an optimizer keeps its module alive).
  *  Structs.   Passed by pointer; the first field is `uint32_t struct_size`, set by the caller to
  *             sizeof(the struct it was compiled with) (ember_*_init functions do it). Fields are only ever appended,
- *             so an older caller's smaller struct keeps working (missing fields take their defaults).
+ *             so an older caller's smaller struct keeps working (missing fields take their defaults). A newer
+ *             caller's larger input struct is accepted when every byte past this Ember's struct is zero (the newer
+ *             fields left at their defaults); otherwise it gives EMBER_ERR_INVALID_ARGUMENT naming the struct and
+ *             the offset of the first non-zero byte, instead of ignoring a field this version cannot honour.
  *  Enums.     Stored as int32_t; values are explicit and append-only. Unknown values give
  *             EMBER_ERR_INVALID_ARGUMENT. Functions are only ever appended.
  *  Strings.   Output text goes to a caller buffer (buf, capacity) with the full length (without the terminating
  *             NUL) in *length; if capacity is too small the text is truncated, still NUL-terminated when
  *             capacity > 0, and EMBER_ERR_BUFFER_TOO_SMALL is returned (call again with *length + 1).
+ *             Capacity 0 (buf may be NULL) is a length query: EMBER_OK with *length set, nothing written, and
+ *             ember_last_error() left as it was (so the message of a failed call can be measured, then read). The
+ *             same holds for every (buffer, capacity, size/count/rank) output: capacity 0 with a non-NULL size
+ *             pointer returns EMBER_OK and the size needed.
  *  Threads.   Tensors are immutable values: any number of threads may use the same tensor as an op input at once.
  *             A handle must not be freed (or mutated: ember_tensor_set_requires_grad, ember_tensor_inplace*) while
  *             another thread uses it.
@@ -732,7 +742,7 @@ EMBER_API ember_status EMBER_CALL ember_tensor_data_ptr(const ember_tensor* tens
  * caller then drops only the caller's reference. Each time ember.h hands the pointer out (its creation,
  * ember_module_param, ember_module_find_param) the caller owns one reference and frees it once; freeing more
  * often is EMBER_ERR_INVALID_HANDLE. Using a handle after freeing all of one's references is not detected while a
- * holder keeps it alive (like the address reuse noted under Handles above). A module's or optimizer's
+ * holder keeps it alive (the handle is still live then). A module's or optimizer's
  * functions must not run concurrently with calls that change the same tree or params (forward of a layer module,
  * step, load): lock around them. */
 
@@ -895,7 +905,7 @@ typedef struct ember_vulkan_adopt_options {
   uint32_t tensor_buffer_usage; /* extra VkBufferUsageFlags for tensor memory (e.g. vertex, indirect); 0 default */
   int32_t shader_int64;         /* 1 (default): the host enabled shaderInt64; 0: Int tensors use 32-bit words */
   int32_t timeline_semaphore;   /* 1 (default): the host enabled timelineSemaphore; 0: only host-record mode */
-  int32_t shader_float16;       /* 0 (default); 1: the host enabled shaderFloat16 + storageBuffer16BitAccess */
+  int32_t shader_float16;       /* 0 (default); EMBER_VULKAN_FLOAT16_*: the f16 features the host enabled */
   uint64_t pipeline_cache;      /* the host's VkPipelineCache Ember compiles into; 0 (default): Ember's own */
 } ember_vulkan_adopt_options;
 /* Sets struct_size and the defaults above. */
@@ -1315,6 +1325,42 @@ EMBER_API ember_status EMBER_CALL ember_vulkan_memory_block_init(ember_vulkan_me
 EMBER_API ember_status EMBER_CALL ember_vulkan_memory_stats_init(ember_vulkan_memory_stats* stats);
 EMBER_API ember_status EMBER_CALL ember_vulkan_buffer_state_init(ember_vulkan_buffer_state* state);
 EMBER_API ember_status EMBER_CALL ember_vulkan_requirements2_init(ember_vulkan_requirements2* out);
+
+/* ==== Vulkan: f16 storage and automatic f16 variants (issue 17 part 6)
+ * Ember has two kinds of f16 variants, each on its own device feature (as ncnn's use_fp16_arithmetic and
+ * use_fp16_storage):
+ *  - arithmetic (shaderFloat16, EMBER_VULKAN_FEATURE_FLOAT16): the GEMM behind matmul, linear and conv2d holds its
+ *    operands as f16 and multiplies in f16, summing in f32 (described above, with the lower feature floor).
+ *  - storage (storageBuffer16BitAccess, core in Vulkan 1.1, EMBER_VULKAN_FEATURE_STORAGE_16BIT): a plan
+ *    (ember_vulkan_plan_create, ember_vulkan_plan_capture_end) keeps an f16 copy of each weight its GEMMs read
+ *    (linear layers' right-hand operand, conv2d's left-hand one), made once when the plan is built, and every
+ *    replay reads that copy: half the weight bytes per frame. Weights are rounded to f16 (relative error 2^-11 each, range
+ *    +-65504); inputs, products and sums stay f32 (unless arithmetic is on too). Eager ops are unchanged. The copies
+ *    hold the weights of when the plan was built (rebuild it after training steps or a load, as any plan) and add
+ *    half the weights' bytes: the module keeps its f32 weights.
+ * Both are off by default, so Ember computes in f32 as PyTorch does unless the host asks. The adopt option
+ * shader_float16 takes these values (0: neither; 1 keeps its meaning: arithmetic only). For Ember's own device
+ * (ember_device_create) the environment variable EMBER_VULKAN_FLOAT16 = 1 (arithmetic), storage, or auto chooses,
+ * each variant only where the device has its feature, which Ember then enables. */
+#define EMBER_VULKAN_FLOAT16_ARITHMETIC 1 /* the host enabled shaderFloat16: f16 arithmetic */
+#define EMBER_VULKAN_FLOAT16_STORAGE 2    /* the host enabled storageBuffer16BitAccess: f16 storage (| 1: both) */
+/* The host enabled each of the two features its physical device has (ncnn's default): Ember uses each variant
+ * exactly where the physical device reports its feature (shaderFloat16 is read on Vulkan 1.2 devices; a 1.1 device
+ * with VK_KHR_shader_float16_int8 names ARITHMETIC explicitly). */
+#define EMBER_VULKAN_FLOAT16_AUTO -1
+#define EMBER_VULKAN_FEATURE_STORAGE_16BIT 0x8u /* VkPhysicalDevice16BitStorageFeatures.storageBuffer16BitAccess */
+/* The f16 variants device uses: EMBER_VULKAN_FEATURE_FLOAT16 and EMBER_VULKAN_FEATURE_STORAGE_16BIT bits (0: every
+ * Float op in f32). */
+EMBER_API ember_status EMBER_CALL ember_vulkan_float16_query(const ember_device* device, uint32_t* features);
+/* How many weights a built plan holds as f16 copies (f16 storage) and the bytes of those copies (0 and 0 without
+ * f16 storage). Either pointer may be NULL. */
+EMBER_API ember_status EMBER_CALL ember_vulkan_plan_f16_weights(const ember_vulkan_plan* plan, size_t* count,
+                                                                uint64_t* bytes);
+/* Plans on a device adopted without timeline semaphores (adopt option timeline_semaphore = 0): build them between
+ * frames (outside ember_vulkan_record_begin / _end, like every plan), after the module's parameters reached the GPU
+ * in a frame of the host's. ember_vulkan_plan_create and ember_vulkan_warmup then neither submit nor wait (the
+ * warm-up is a capture that is dropped); the plan reads f32 weights whatever shader_float16 says; and
+ * ember_vulkan_plan_submit fails with EMBER_ERR_UNSUPPORTED. */
 
 /* ---- Issue 13: safetensors and PyTorch state_dicts ----
  * safetensors files (Hugging Face's format, PyTorch's usual weight exchange) as records. Reading checks the whole

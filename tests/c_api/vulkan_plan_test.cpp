@@ -7,28 +7,16 @@
 #include <cstring>
 
 #include "tests/c_api/capi_support.hpp"
+#include "tests/c_api/vulkan_device.hpp"
 #include "tests/c_api/vulkan_host.hpp"
 
 namespace ember::capi_test {
 namespace {
 
-struct DeviceFree {
-  void operator()(ember_device* d) const { ember_device_free(d); }
-};
-using Device = std::unique_ptr<ember_device, DeviceFree>;
 struct PlanFree {
   void operator()(ember_vulkan_plan* p) const { ember_vulkan_plan_free(p); }
 };
 using Plan = std::unique_ptr<ember_vulkan_plan, PlanFree>;
-
-#define SKIP_WITHOUT_HOST(host)                                                                          \
-  do {                                                                                                   \
-    ember_backend_info info_{};                                                                          \
-    info_.struct_size = sizeof info_;                                                                    \
-    ASSERT_EQ(ember_backend_query(EMBER_BACKEND_VULKAN, &info_), EMBER_OK);                              \
-    if (!info_.compiled || !info_.usable) GTEST_SKIP() << "no Vulkan backend or device here";            \
-    if (!(host).ok()) GTEST_SKIP() << "the host side cannot create its device: " << (host).why();        \
-  } while (0)
 
 Device adopt(VulkanHost& host, uint64_t pipeline_cache = 0) {
   ember_vulkan_device_desc desc = host.desc();
@@ -533,7 +521,7 @@ TEST(VulkanPlan, HostPipelineCacheAndWarmup) {
     EXPECT_GT(warmed, 0);
     EXPECT_EQ(PipelineSpy::last_cache, cache) << "Ember did not create its pipelines into the host's cache";
     size_t ember_view = 0, host_size = 0;
-    EXPECT_EQ(ember_vulkan_pipeline_cache_data(d, nullptr, 0, &ember_view), EMBER_ERR_BUFFER_TOO_SMALL);
+    EXPECT_EQ(ember_vulkan_pipeline_cache_data(d, nullptr, 0, &ember_view), EMBER_OK);  // a size query
     VK_ASSERT(vkGetPipelineCacheData(host.device(), cache, &host_size, nullptr));
     EXPECT_EQ(ember_view, host_size) << "Ember's cache is not the host's";
 
