@@ -45,6 +45,24 @@ run_consumer() {  # run_consumer BINARY [env...]: must print 1 + 2 = 3
 }
 cc=${CC:-cc}
 
+use_plugins() {  # use_plugins WHAT BINARY [env...]: each installed GPU plugin is found and loaded by BINARY
+  local plugin name out
+  for plugin in "$lib"/libember-*.so; do
+    [[ -e "$plugin" ]] || continue
+    name=$(basename "$plugin" .so)
+    name=${name#libember-}
+    out=$(env -u EMBER_PLUGIN_PATH "${@:3}" "$2" "$name") || true
+    if [[ "$out" == *"1 + 2 = 3 on $name"* ]]; then
+      echo "  $name plugin, $1: $out"
+      continue
+    fi
+    # Found and loaded, but this machine has no such device: the message then names no missing or refused file.
+    [[ "$out" == "no $name device"* && "$out" != *"not found"* && "$out" != *"cannot load"* ]] ||
+      fail "$name plugin, $1: $out"
+    echo "  $name plugin loaded by $1; no device here: $out"
+  done
+}
+
 # pkg-config: ember.pc from the staged install (the sysroot prefixes its paths with DESTDIR).
 export PKG_CONFIG_PATH="$lib/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$root" PKG_CONFIG_LIBDIR="$lib/pkgconfig"
 [[ "$(pkg-config --modversion ember)" == "$version" ]] || fail "ember.pc says version $(pkg-config --modversion ember)"
@@ -52,6 +70,7 @@ export PKG_CONFIG_PATH="$lib/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$root" PKG_CONFI
 "$cc" -o "$tmp/consumer_pkgconfig" "$here/consumer.c" $(pkg-config --cflags --libs ember)
 echo "pkg-config ember:"
 run_consumer "$tmp/consumer_pkgconfig" LD_LIBRARY_PATH="$lib"
+use_plugins "a program linked to libember.so (plugins beside it)" "$tmp/consumer_pkgconfig" LD_LIBRARY_PATH="$lib"
 
 # CMake: find_package(Ember <major.minor>) through the staged prefix, then a request for a newer release fails.
 IFS=. read -r major minor _ <<<"$version"
@@ -91,5 +110,8 @@ if [[ "$static" == static ]]; then
     grep -q 'NEEDED.*libember' <<<"$(readelf -d "$exe")" && fail "$exe still needs libember.so"
   done
   echo "static consumers need no libember.so"
+  # The GPU backends stay plugins: a static program finds them next to itself or through EMBER_PLUGIN_PATH.
+  use_plugins "the static consumer with EMBER_PLUGIN_PATH" "$tmp/consumer_static" EMBER_PLUGIN_PATH="$lib" \
+    LD_LIBRARY_PATH=
 fi
 echo "PASS"
