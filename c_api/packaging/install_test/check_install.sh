@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The c_api_install test (meson.build here): installs the build into a temporary DESTDIR and checks there what
 # README's Packaging section promises.
-# usage: check_install.sh MESON BUILD_DIR THIS_DIR PREFIX LIBDIR VERSION ABI_VERSION stripped|unstripped static|no-static
+# usage: check_install.sh MESON BUILD_DIR THIS_DIR PREFIX LIBDIR VERSION ABI_VERSION stripped|unstripped
+#          static|no-static PYTHON_SITE_DIR|none
 set -euo pipefail
 meson_cmd="$1" build="$2" here="$3" prefix="$4" libdir="$5" version="$6" abi="$7" strip="$8" static="$9"
+python_site="${10}"
 tmp=$(mktemp -d)
 trap '[[ -n "${KEEP_TMP:-}" ]] || rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -113,5 +115,22 @@ if [[ "$static" == static ]]; then
   # The GPU backends stay plugins: a static program finds them next to itself or through EMBER_PLUGIN_PATH.
   use_plugins "the static consumer with EMBER_PLUGIN_PATH" "$tmp/consumer_static" EMBER_PLUGIN_PATH="$lib" \
     LD_LIBRARY_PATH=
+fi
+
+# The bindings, where `meson install` put them (README: Packaging).
+if [[ "$python_site" != none ]]; then
+  site="$root$python_site"
+  [[ -f "$site/ember/__init__.py" ]] || fail "the Python package is not in $site"
+  out=$(cd "$tmp" && PYTHONPATH="$site" LD_LIBRARY_PATH="$lib" EMBER_LIBRARY= PYTHONDONTWRITEBYTECODE=1 \
+    /usr/bin/python3 -c '
+import sys, ember
+from ember import _lib
+lib = next(l.split()[-1] for l in open("/proc/self/maps") if "libember.so" in l)
+assert ember.__file__.startswith(sys.argv[1]), ember.__file__
+assert lib.startswith(sys.argv[2]), lib
+print("1 + 2 = %g, package %s, library %s" % ((ember.full((1,), 1.0) + ember.full((1,), 2.0)).item(),
+      ember.__file__, lib))
+' "$site" "$lib") || fail "the installed Python package: $out"
+  echo "python: $out"
 fi
 echo "PASS"
