@@ -117,6 +117,23 @@ if [[ "$static" == static ]]; then
     LD_LIBRARY_PATH=
 fi
 
+# The description under share/ember, where the installed loader finds it by default: its ABI version is the
+# SONAME's, and every function it describes is exported by the installed (stripped) library.
+share="$root$prefix/share/ember"
+exported=$(nm -D --defined-only "$real" | awk '{print $3}')
+missing=$(/usr/bin/python3 -B -c '
+import sys
+sys.path.insert(0, sys.argv[1])
+import ember_api
+api = ember_api.load()
+if str(api["version"]["abi"]) != sys.argv[2]:
+    print("description ABI version %s" % api["version"]["abi"])
+exported = set(sys.argv[3].split())
+print(" ".join(f["name"] for f in api["functions"] if f["name"] not in exported))
+' "$share/tools/abi" "$abi" "$exported") || fail "the installed description does not load"
+[[ -z "${missing// /}" ]] || fail "installed description vs library: $missing"
+echo "share/ember/c_api/ember_api.json: ABI $abi, every described function exported"
+
 # The bindings, where `meson install` put them (README: Packaging).
 if [[ "$python_site" != none ]]; then
   site="$root$python_site"
