@@ -49,6 +49,14 @@
 #else
 #define EMBER_API
 #endif
+/* The calling convention of every function and callback below, spelled out for FFI callers (C#'s
+ * CallingConvention.Cdecl, LuaJIT, Rust's extern "C"): __cdecl on 32-bit Windows, where compilers may default to
+ * another one (/Gz, /Gr); elsewhere there is only one C convention. */
+#if defined(_WIN32) && !defined(_WIN64)
+#define EMBER_CALL __cdecl
+#else
+#define EMBER_CALL
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -57,13 +65,21 @@ extern "C" {
 #define EMBER_VERSION_MAJOR 0
 #define EMBER_VERSION_MINOR 1
 #define EMBER_VERSION_PATCH 0
+/* One number to compare (SQLite style): MAJOR * 1000000 + MINOR * 1000 + PATCH; ember_version_number() gives the
+ * loaded library's. */
+#define EMBER_VERSION_NUMBER 1000
 /* Bumped only on an incompatible ABI change (never so far); compare with ember_abi_version() at run time. */
 #define EMBER_ABI_VERSION 1
 /* Largest tensor rank (number of dims) accepted anywhere in this API. Rank 0 is a scalar (shape [], one element):
  * since issue 11, full reductions and reduced losses return rank 0, as PyTorch does (they returned shape [1]). */
-#define EMBER_MAX_RANK 8
-/* ember_tensor_slice: an end that means "to the end of the dim". */
-#define EMBER_SLICE_END INT64_MAX
+enum { EMBER_MAX_RANK = 8 };
+/* An enum value rather than a macro so that the struct arrays it sizes stay declarable without a preprocessor
+ * (LuaJIT's ffi.cdef); the self-referring macro keeps `#ifdef EMBER_MAX_RANK` true. */
+#define EMBER_MAX_RANK EMBER_MAX_RANK
+/* ember_tensor_slice: an end that means "to the end of the dim": INT64_MAX, spelled as a literal that FFI tools
+ * (bindgen, LuaJIT) read. An unsuffixed decimal literal has the first of int, long, long long that holds it: the
+ * type int64_t is on LP64 and on LLP64 / ILP32 alike. */
+#define EMBER_SLICE_END 9223372036854775807
 
 /* ================================================================ status and errors */
 typedef int32_t ember_status;
@@ -87,26 +103,32 @@ enum ember_status_code {
 
 /* The message of the last failed call on this thread ("" if none). Valid until the next failing call on this
  * thread; successful calls leave it unchanged. Never NULL. Thread-safe. */
-EMBER_API const char* ember_last_error(void);
+EMBER_API const char* EMBER_CALL ember_last_error(void);
 /* Forgets this thread's last error message. */
-EMBER_API void ember_clear_error(void);
+EMBER_API void EMBER_CALL ember_clear_error(void);
 /* "EMBER_OK", "EMBER_ERR_SHAPE", ...; "EMBER_ERR_UNKNOWN" for other values. Static storage; thread-safe. */
-EMBER_API const char* ember_status_name(ember_status status);
+EMBER_API const char* EMBER_CALL ember_status_name(ember_status status);
 /* "0.1.0" (static storage). */
-EMBER_API const char* ember_version(void);
+EMBER_API const char* EMBER_CALL ember_version(void);
 /* EMBER_ABI_VERSION of the library actually loaded. */
-EMBER_API int32_t ember_abi_version(void);
+EMBER_API int32_t EMBER_CALL ember_abi_version(void);
 /* Seeds the process-wide generator used for parameter initialization and dropout masks. Thread-safe. */
-EMBER_API ember_status ember_seed(uint64_t seed);
+EMBER_API ember_status EMBER_CALL ember_seed(uint64_t seed);
 /* Threads used by CPU kernels (and OpenBLAS); n >= 1. Call it before running work, not concurrently with it. */
-EMBER_API ember_status ember_set_num_threads(int32_t n);
+EMBER_API ember_status EMBER_CALL ember_set_num_threads(int32_t n);
 
-/* ================================================================ enums (all stored as int32_t) */
+/* ================================================================ enums (all stored as int32_t)
+ * Each enum has an int32_t typedef, <enum>_t, that the signatures and struct fields taking it use: it names the
+ * enum for readers and tools (bindgen, ember_api.json) while the type stays int32_t, so C and C++ callers passing
+ * an int keep compiling and the ABI is unchanged. The typedef cannot share the enum's name: in C++ (and in
+ * bindgen's output) an enum tag and a typedef of another type under one name clash. */
 enum ember_dtype { /* element types at the host boundary; the values match Ember's record files */
   EMBER_DTYPE_F32 = 0, EMBER_DTYPE_F64 = 1, EMBER_DTYPE_F16 = 2, EMBER_DTYPE_I32 = 3,
   EMBER_DTYPE_I64 = 4, EMBER_DTYPE_U8 = 5, EMBER_DTYPE_BOOL = 6, EMBER_DTYPE_I16 = 7
 };
+typedef int32_t ember_dtype_t;
 enum ember_backend { EMBER_BACKEND_CPU = 0, EMBER_BACKEND_VULKAN = 1, EMBER_BACKEND_CUDA = 2 };
+typedef int32_t ember_backend_t;
 enum ember_unary_op { /* float tensors: all; int tensors: NEG, ABS, SIGN */
   EMBER_UNARY_NEG = 0, EMBER_UNARY_ABS = 1, EMBER_UNARY_EXP = 2, EMBER_UNARY_LOG = 3, EMBER_UNARY_LOG1P = 4,
   EMBER_UNARY_SQRT = 5, EMBER_UNARY_SIN = 6, EMBER_UNARY_COS = 7, EMBER_UNARY_TANH = 8, EMBER_UNARY_SIGMOID = 9,
@@ -116,56 +138,66 @@ enum ember_unary_op { /* float tensors: all; int tensors: NEG, ABS, SIGN */
   EMBER_UNARY_SINH = 22, EMBER_UNARY_COSH = 23, EMBER_UNARY_ASINH = 24, EMBER_UNARY_ACOSH = 25,
   EMBER_UNARY_ATANH = 26
 };
+typedef int32_t ember_unary_op_t;
 enum ember_binary_op { /* NumPy broadcasting; both operands of the same kind (float or int) */
   EMBER_BINARY_ADD = 0, EMBER_BINARY_SUB = 1, EMBER_BINARY_MUL = 2, EMBER_BINARY_DIV = 3, EMBER_BINARY_POW = 4,
   EMBER_BINARY_MAXIMUM = 5, EMBER_BINARY_MINIMUM = 6,
   EMBER_BINARY_ATAN2 = 7,    /* float only */
   EMBER_BINARY_REMAINDER = 8 /* a - floor(a / b) * b: the sign of b, like torch.remainder; int: b == 0 is an error */
 };
+typedef int32_t ember_binary_op_t;
 enum ember_scalar_op { /* x (op) s; RSUB is s - x, RDIV is s / x */
   EMBER_SCALAR_ADD = 0, EMBER_SCALAR_SUB = 1, EMBER_SCALAR_MUL = 2, EMBER_SCALAR_DIV = 3, EMBER_SCALAR_POW = 4,
   EMBER_SCALAR_CLAMP_MIN = 5, EMBER_SCALAR_CLAMP_MAX = 6, EMBER_SCALAR_RSUB = 7, EMBER_SCALAR_RDIV = 8,
   EMBER_SCALAR_REMAINDER = 9 /* x - floor(x / s) * s, like torch.remainder */
 };
+typedef int32_t ember_scalar_op_t;
 enum ember_compare_op { EMBER_CMP_EQ = 0, EMBER_CMP_NE = 1, EMBER_CMP_LT = 2, EMBER_CMP_LE = 3, EMBER_CMP_GT = 4,
                         EMBER_CMP_GE = 5 };
+typedef int32_t ember_compare_op_t;
 enum ember_predicate_op { /* float tensor -> bool tensor (ember_tensor_predicate) */
   EMBER_PREDICATE_ISNAN = 0, EMBER_PREDICATE_ISINF = 1
 };
+typedef int32_t ember_predicate_op_t;
 enum ember_logic_op { EMBER_LOGIC_AND = 0, EMBER_LOGIC_OR = 1, EMBER_LOGIC_XOR = 2 };
+typedef int32_t ember_logic_op_t;
 enum ember_reduce_op { EMBER_REDUCE_SUM = 0, EMBER_REDUCE_MEAN = 1, EMBER_REDUCE_PROD = 2, EMBER_REDUCE_MAX = 3,
                        EMBER_REDUCE_MIN = 4 };
+typedef int32_t ember_reduce_op_t;
 enum ember_distribution { /* ember_tensor_random(a, b): UNIFORM [a, b); NORMAL mean a, std b; BERNOULLI p = a */
   EMBER_DIST_UNIFORM = 0, EMBER_DIST_NORMAL = 1, EMBER_DIST_BERNOULLI = 2
 };
+typedef int32_t ember_distribution_t;
 enum ember_reduction { EMBER_REDUCTION_MEAN = 0, EMBER_REDUCTION_SUM = 1 };
+typedef int32_t ember_reduction_t;
 
 /* ================================================================ devices */
 typedef struct ember_device ember_device;
 
 typedef struct ember_backend_info {
   uint32_t struct_size;
-  int32_t backend;      /* ember_backend */
+  ember_backend_t backend; /* ember_backend */
   int32_t compiled;     /* 1 when this library was built with it */
   int32_t usable;       /* 1 when it can run here (a device is present) */
   int32_t device_count; /* devices usable here */
-  int32_t float_dtype;  /* dtype float tensors are stored in on this backend (CPU: F32) */
+  ember_dtype_t float_dtype; /* dtype float tensors are stored in on this backend (CPU: F32) */
   const char* name;     /* "cpu", "vulkan", "cuda" (static storage) */
 } ember_backend_info;
 
 /* Fills *info for `backend` (any ember_backend value, compiled or not). Thread-safe. */
-EMBER_API ember_status ember_backend_query(int32_t backend, ember_backend_info* info);
+EMBER_API ember_status EMBER_CALL ember_backend_query(ember_backend_t backend, ember_backend_info* info);
 /* The backends compiled in, into backends[0..capacity); *count = how many there are (BUFFER_TOO_SMALL when more
  * than capacity). backends may be NULL when capacity is 0. Thread-safe. */
-EMBER_API ember_status ember_backend_list(int32_t* backends, size_t capacity, size_t* count);
+EMBER_API ember_status EMBER_CALL ember_backend_list(ember_backend_t* backends, size_t capacity, size_t* count);
 /* A device of `backend` (index < device_count). Functions taking a `const ember_device*` accept NULL for the
  * default device (CPU 0). Devices are small values: free them any time; tensors do not reference them.
  * Vulkan: index is the physical device in vkEnumeratePhysicalDevices order; the first create of an index opens it
  * (EMBER_ERR_UNSUPPORTED, with the reason, when it cannot run Ember) and later creates share it. Ops need all their
  * tensors on one device. A device adopted from the host (ember_vulkan_device_adopt) reports index -1. */
-EMBER_API ember_status ember_device_create(int32_t backend, int32_t index, ember_device** out);
-EMBER_API ember_status ember_device_info(const ember_device* device, int32_t* backend, int32_t* index);
-EMBER_API ember_status ember_device_free(ember_device* device);
+EMBER_API ember_status EMBER_CALL ember_device_create(ember_backend_t backend, int32_t index, ember_device** out);
+EMBER_API ember_status EMBER_CALL ember_device_info(const ember_device* device, ember_backend_t* backend,
+                                                    int32_t* index);
+EMBER_API ember_status EMBER_CALL ember_device_free(ember_device* device);
 
 /* ================================================================ tensors */
 typedef struct ember_tensor ember_tensor;
@@ -175,94 +207,105 @@ typedef struct ember_tensor ember_tensor;
  * float tensor: EMBER_DTYPE_F64 computes in float64 on the CPU (EMBER_ERR_UNSUPPORTED on GPU backends), the other
  * float dtypes in the backend's float dtype (F32); integer dtypes an int tensor (I64 on CPU), BOOL a bool tensor (any
  * nonzero byte is true). Ops mixing F32 and F64 float tensors compute in F64 (PyTorch's type promotion). */
-EMBER_API ember_status ember_tensor_from_data(const ember_device* device, int32_t dtype, const void* data,
-                                              size_t data_bytes, const int64_t* shape, size_t rank,
-                                              ember_tensor** out);
-EMBER_API ember_status ember_tensor_full(const ember_device* device, int32_t dtype, const int64_t* shape,
-                                         size_t rank, double value, ember_tensor** out);
-EMBER_API ember_status ember_tensor_zeros(const ember_device* device, int32_t dtype, const int64_t* shape,
-                                          size_t rank, ember_tensor** out);
-EMBER_API ember_status ember_tensor_ones(const ember_device* device, int32_t dtype, const int64_t* shape,
-                                         size_t rank, ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_tensor_from_data(const ember_device* device, ember_dtype_t dtype,
+                                                         const void* data, size_t data_bytes, const int64_t* shape,
+                                                         size_t rank, ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_tensor_full(const ember_device* device, ember_dtype_t dtype,
+                                                    const int64_t* shape, size_t rank, double value,
+                                                    ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_tensor_zeros(const ember_device* device, ember_dtype_t dtype,
+                                                     const int64_t* shape, size_t rank, ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_tensor_ones(const ember_device* device, ember_dtype_t dtype,
+                                                    const int64_t* shape, size_t rank, ember_tensor** out);
 /* [start, end) by step (step != 0), rank 1, of `dtype`. */
-EMBER_API ember_status ember_tensor_arange(const ember_device* device, int32_t dtype, int64_t start, int64_t end,
-                                           int64_t step, ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_tensor_arange(const ember_device* device, ember_dtype_t dtype, int64_t start,
+                                                      int64_t end, int64_t step, ember_tensor** out);
 /* A float tensor sampled from `distribution` (ember_distribution) with its own generator seeded by `seed`: the
  * same seed gives the same values on every platform. Independent of ember_seed. */
-EMBER_API ember_status ember_tensor_random(const ember_device* device, int32_t distribution, double a, double b,
-                                           uint64_t seed, const int64_t* shape, size_t rank, ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_tensor_random(const ember_device* device, ember_distribution_t distribution,
+                                                      double a, double b, uint64_t seed, const int64_t* shape,
+                                                      size_t rank, ember_tensor** out);
 /* A new handle to the same (immutable) tensor; cheap. It shares the value's leaf identity (.grad) but not the
  * handle: an in-place update of one handle (ember_tensor_inplace) is not seen through the other. */
-EMBER_API ember_status ember_tensor_clone(const ember_tensor* tensor, ember_tensor** out);
-EMBER_API ember_status ember_tensor_free(ember_tensor* tensor);
+EMBER_API ember_status EMBER_CALL ember_tensor_clone(const ember_tensor* tensor, ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_tensor_free(ember_tensor* tensor);
 
 /* The dtype the tensor is stored in (F32, F64, I64 or BOOL on CPU). */
-EMBER_API ember_status ember_tensor_dtype(const ember_tensor* tensor, int32_t* dtype);
-EMBER_API ember_status ember_tensor_rank(const ember_tensor* tensor, size_t* rank);
+EMBER_API ember_status EMBER_CALL ember_tensor_dtype(const ember_tensor* tensor, ember_dtype_t* dtype);
+EMBER_API ember_status EMBER_CALL ember_tensor_rank(const ember_tensor* tensor, size_t* rank);
 /* dims[0..rank) (BUFFER_TOO_SMALL when capacity < rank; dims may be NULL with capacity 0); *rank always set. */
-EMBER_API ember_status ember_tensor_shape(const ember_tensor* tensor, int64_t* dims, size_t capacity, size_t* rank);
-EMBER_API ember_status ember_tensor_numel(const ember_tensor* tensor, int64_t* numel);
-EMBER_API ember_status ember_tensor_device(const ember_tensor* tensor, ember_device** out);
+EMBER_API ember_status EMBER_CALL ember_tensor_shape(const ember_tensor* tensor, int64_t* dims, size_t capacity,
+                                                     size_t* rank);
+EMBER_API ember_status EMBER_CALL ember_tensor_numel(const ember_tensor* tensor, int64_t* numel);
+EMBER_API ember_status EMBER_CALL ember_tensor_device(const ember_tensor* tensor, ember_device** out);
 /* Copies the elements, converted to `dtype`, row-major into buffer (capacity bytes). *written (may be NULL) is the
  * byte count needed; BUFFER_TOO_SMALL (nothing written) when capacity is less. Float to int truncates toward 0. */
-EMBER_API ember_status ember_tensor_copy_to(const ember_tensor* tensor, int32_t dtype, void* buffer,
-                                            size_t capacity, size_t* written);
+EMBER_API ember_status EMBER_CALL ember_tensor_copy_to(const ember_tensor* tensor, ember_dtype_t dtype, void* buffer,
+                                                       size_t capacity, size_t* written);
 /* The value of a one-element tensor as a double. */
-EMBER_API ember_status ember_tensor_item(const ember_tensor* tensor, double* value);
+EMBER_API ember_status EMBER_CALL ember_tensor_item(const ember_tensor* tensor, double* value);
 
 /* ================================================================ ops: every result is a new tensor */
-EMBER_API ember_status ember_tensor_unary(const ember_tensor* x, int32_t op, ember_tensor** out);
-EMBER_API ember_status ember_tensor_binary(const ember_tensor* a, const ember_tensor* b, int32_t op,
-                                           ember_tensor** out);
-EMBER_API ember_status ember_tensor_add(const ember_tensor* a, const ember_tensor* b, ember_tensor** out);
-EMBER_API ember_status ember_tensor_sub(const ember_tensor* a, const ember_tensor* b, ember_tensor** out);
-EMBER_API ember_status ember_tensor_mul(const ember_tensor* a, const ember_tensor* b, ember_tensor** out);
-EMBER_API ember_status ember_tensor_div(const ember_tensor* a, const ember_tensor* b, ember_tensor** out);
-EMBER_API ember_status ember_tensor_scalar(const ember_tensor* x, int32_t op, double s, ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_tensor_unary(const ember_tensor* x, ember_unary_op_t op, ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_tensor_binary(const ember_tensor* a, const ember_tensor* b,
+                                                      ember_binary_op_t op, ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_tensor_add(const ember_tensor* a, const ember_tensor* b, ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_tensor_sub(const ember_tensor* a, const ember_tensor* b, ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_tensor_mul(const ember_tensor* a, const ember_tensor* b, ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_tensor_div(const ember_tensor* a, const ember_tensor* b, ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_tensor_scalar(const ember_tensor* x, ember_scalar_op_t op, double s,
+                                                      ember_tensor** out);
 /* Comparisons give bool tensors; operands float or int (same kind), or both bool for EQ / NE. */
-EMBER_API ember_status ember_tensor_compare(const ember_tensor* a, const ember_tensor* b, int32_t op,
-                                            ember_tensor** out);
-EMBER_API ember_status ember_tensor_compare_scalar(const ember_tensor* x, int32_t op, double s, ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_tensor_compare(const ember_tensor* a, const ember_tensor* b,
+                                                       ember_compare_op_t op, ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_tensor_compare_scalar(const ember_tensor* x, ember_compare_op_t op, double s,
+                                                              ember_tensor** out);
 /* A bool tensor of x's shape testing each element of the float tensor x (ember_predicate_op: ISNAN, ISINF). */
-EMBER_API ember_status ember_tensor_predicate(const ember_tensor* x, int32_t op, ember_tensor** out);
-EMBER_API ember_status ember_tensor_logical(const ember_tensor* a, const ember_tensor* b, int32_t op,
-                                            ember_tensor** out);
-EMBER_API ember_status ember_tensor_logical_not(const ember_tensor* x, ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_tensor_predicate(const ember_tensor* x, ember_predicate_op_t op,
+                                                         ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_tensor_logical(const ember_tensor* a, const ember_tensor* b,
+                                                       ember_logic_op_t op, ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_tensor_logical_not(const ember_tensor* x, ember_tensor** out);
 /* cond ? a : b elementwise, broadcasting all three; cond bool, a and b of the same kind. */
-EMBER_API ember_status ember_tensor_where(const ember_tensor* cond, const ember_tensor* a, const ember_tensor* b,
-                                          ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_tensor_where(const ember_tensor* cond, const ember_tensor* a,
+                                                     const ember_tensor* b, ember_tensor** out);
 /* Along dim (negative counts from the end); keepdim 0 drops the dim (a rank-1 input gives rank 0, as PyTorch; it gave
  * shape [1] before issue 11). A rank-0 input takes dim 0 or -1 and gives rank 0. */
-EMBER_API ember_status ember_tensor_reduce(const ember_tensor* x, int32_t op, int64_t dim, int32_t keepdim,
-                                           ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_tensor_reduce(const ember_tensor* x, ember_reduce_op_t op, int64_t dim,
+                                                      int32_t keepdim, ember_tensor** out);
 /* Over all elements: rank 0 (a scalar, as PyTorch; shape [1] before issue 11). */
-EMBER_API ember_status ember_tensor_reduce_all(const ember_tensor* x, int32_t op, ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_tensor_reduce_all(const ember_tensor* x, ember_reduce_op_t op,
+                                                          ember_tensor** out);
 /* Int (I64) indices of the max / min along dim. */
-EMBER_API ember_status ember_tensor_argmax(const ember_tensor* x, int64_t dim, int32_t keepdim, ember_tensor** out);
-EMBER_API ember_status ember_tensor_argmin(const ember_tensor* x, int64_t dim, int32_t keepdim, ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_tensor_argmax(const ember_tensor* x, int64_t dim, int32_t keepdim,
+                                                      ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_tensor_argmin(const ember_tensor* x, int64_t dim, int32_t keepdim,
+                                                      ember_tensor** out);
 /* Float, rank >= 2 both; batch dims broadcast (the lower rank gets leading 1s). */
-EMBER_API ember_status ember_tensor_matmul(const ember_tensor* a, const ember_tensor* b, ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_tensor_matmul(const ember_tensor* a, const ember_tensor* b, ember_tensor** out);
 /* shape may hold one -1 (inferred); rank 0 (shape NULL) makes a one-element tensor a scalar. */
-EMBER_API ember_status ember_tensor_reshape(const ember_tensor* x, const int64_t* shape, size_t rank,
-                                            ember_tensor** out);
-EMBER_API ember_status ember_tensor_permute(const ember_tensor* x, const int64_t* axes, size_t naxes,
-                                            ember_tensor** out);
-EMBER_API ember_status ember_tensor_transpose(const ember_tensor* x, int64_t dim0, int64_t dim1, ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_tensor_reshape(const ember_tensor* x, const int64_t* shape, size_t rank,
+                                                       ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_tensor_permute(const ember_tensor* x, const int64_t* axes, size_t naxes,
+                                                       ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_tensor_transpose(const ember_tensor* x, int64_t dim0, int64_t dim1,
+                                                         ember_tensor** out);
 /* Python-style ranges for the leading n dims: starts[i]..ends[i] (negatives count from the end, bounds clamp,
  * EMBER_SLICE_END = to the end); n <= rank, later dims are kept whole. */
-EMBER_API ember_status ember_tensor_slice(const ember_tensor* x, const int64_t* starts, const int64_t* ends, size_t n,
-                                          ember_tensor** out);
-EMBER_API ember_status ember_tensor_cat(const ember_tensor* const* xs, size_t n, int64_t dim, ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_tensor_slice(const ember_tensor* x, const int64_t* starts, const int64_t* ends,
+                                                     size_t n, ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_tensor_cat(const ember_tensor* const* xs, size_t n, int64_t dim,
+                                                   ember_tensor** out);
 /* Rows of x along dim picked by the rank-1 int tensor `indices`. */
-EMBER_API ember_status ember_tensor_index_select(const ember_tensor* x, int64_t dim, const ember_tensor* indices,
-                                                 ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_tensor_index_select(const ember_tensor* x, int64_t dim,
+                                                            const ember_tensor* indices, ember_tensor** out);
 /* torch.gather: indices (int) of the same rank as x. */
-EMBER_API ember_status ember_tensor_gather(const ember_tensor* x, int64_t dim, const ember_tensor* indices,
-                                           ember_tensor** out);
-EMBER_API ember_status ember_tensor_softmax(const ember_tensor* x, int64_t dim, ember_tensor** out);
-EMBER_API ember_status ember_tensor_log_softmax(const ember_tensor* x, int64_t dim, ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_tensor_gather(const ember_tensor* x, int64_t dim, const ember_tensor* indices,
+                                                      ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_tensor_softmax(const ember_tensor* x, int64_t dim, ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_tensor_log_softmax(const ember_tensor* x, int64_t dim, ember_tensor** out);
 /* To the kind of `dtype` (float dtypes: float, integer dtypes: int, BOOL: bool; != 0 is true). */
-EMBER_API ember_status ember_tensor_cast(const ember_tensor* x, int32_t dtype, ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_tensor_cast(const ember_tensor* x, ember_dtype_t dtype, ember_tensor** out);
 
 typedef struct ember_conv2d_options {
   uint32_t struct_size;
@@ -276,21 +319,22 @@ typedef struct ember_pool2d_options {
   int64_t kernel_size[2], stride[2], padding[2], dilation[2]; /* dilation: max pooling only */
 } ember_pool2d_options;
 /* PyTorch's defaults: conv stride 1, padding 0, dilation 1, groups 1; pool kernel 2x2, stride 2, padding 0. */
-EMBER_API ember_status ember_conv2d_options_init(ember_conv2d_options* options);
-EMBER_API ember_status ember_pool2d_options_init(ember_pool2d_options* options);
+EMBER_API ember_status EMBER_CALL ember_conv2d_options_init(ember_conv2d_options* options);
+EMBER_API ember_status EMBER_CALL ember_pool2d_options_init(ember_pool2d_options* options);
 /* x [N, C_in, H, W], weight [C_out, C_in / groups, kH, kW], bias [C_out] or NULL; options NULL for defaults. */
-EMBER_API ember_status ember_tensor_conv2d(const ember_tensor* x, const ember_tensor* weight, const ember_tensor* bias,
-                                           const ember_conv2d_options* options, ember_tensor** out);
-EMBER_API ember_status ember_tensor_max_pool2d(const ember_tensor* x, const ember_pool2d_options* options,
-                                               ember_tensor** out);
-EMBER_API ember_status ember_tensor_avg_pool2d(const ember_tensor* x, const ember_pool2d_options* options,
-                                               ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_tensor_conv2d(const ember_tensor* x, const ember_tensor* weight,
+                                                      const ember_tensor* bias, const ember_conv2d_options* options,
+                                                      ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_tensor_max_pool2d(const ember_tensor* x, const ember_pool2d_options* options,
+                                                          ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_tensor_avg_pool2d(const ember_tensor* x, const ember_pool2d_options* options,
+                                                          ember_tensor** out);
 
 /* Losses (PyTorch semantics), rank 0 (shape [1] before issue 11). cross_entropy: logits [N, C] float, targets [N] int class indices. */
-EMBER_API ember_status ember_loss_cross_entropy(const ember_tensor* logits, const ember_tensor* targets,
-                                                int32_t reduction, ember_tensor** out);
-EMBER_API ember_status ember_loss_mse(const ember_tensor* input, const ember_tensor* target, int32_t reduction,
-                                      ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_loss_cross_entropy(const ember_tensor* logits, const ember_tensor* targets,
+                                                           ember_reduction_t reduction, ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_loss_mse(const ember_tensor* input, const ember_tensor* target,
+                                                 ember_reduction_t reduction, ember_tensor** out);
 
 /* ================================================================ autodiff */
 typedef struct ember_grads ember_grads;
@@ -300,23 +344,25 @@ typedef struct ember_grads ember_grads;
  * a recorded op (a non-leaf, see ember_tensor_is_leaf) already requires grad, so on != 0 leaves it as it is (still
  * a non-leaf; detach it first to make a new leaf), and on == 0 fails with EMBER_ERR_INVALID_ARGUMENT ("you can only
  * change requires_grad flags of leaf variables"; ember_tensor_detach is the way). */
-EMBER_API ember_status ember_tensor_set_requires_grad(ember_tensor* tensor, int32_t on);
-EMBER_API ember_status ember_tensor_requires_grad(const ember_tensor* tensor, int32_t* on);
+EMBER_API ember_status EMBER_CALL ember_tensor_set_requires_grad(ember_tensor* tensor, int32_t on);
+EMBER_API ember_status EMBER_CALL ember_tensor_requires_grad(const ember_tensor* tensor, int32_t* on);
 /* The same values, cut from the graph. */
-EMBER_API ember_status ember_tensor_detach(const ember_tensor* tensor, ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_tensor_detach(const ember_tensor* tensor, ember_tensor** out);
 /* Reverse pass from `tensor`, seeded with `grad` (same shape). grad NULL is only for a one-element tensor (seeded
  * with 1); otherwise EMBER_ERR_INVALID_ARGUMENT ("grad can be implicitly created only for scalar outputs"), as
  * PyTorch. Frees the graph it runs through: a second backward through the same graph fails. Leaves' .grad are not
  * touched (ember_tensor_backward_ex does that). The caller owns *out. */
-EMBER_API ember_status ember_tensor_backward(const ember_tensor* tensor, const ember_tensor* grad, ember_grads** out);
+EMBER_API ember_status EMBER_CALL ember_tensor_backward(const ember_tensor* tensor, const ember_tensor* grad,
+                                                        ember_grads** out);
 /* The gradient of leaf `tensor` (one that required grad) in `grads`, as a new tensor that does not require grad;
  * *out is NULL (and EMBER_OK returned) when the backward pass did not reach it. */
-EMBER_API ember_status ember_grads_get(const ember_grads* grads, const ember_tensor* tensor, ember_tensor** out);
-EMBER_API ember_status ember_grads_free(ember_grads* grads);
+EMBER_API ember_status EMBER_CALL ember_grads_get(const ember_grads* grads, const ember_tensor* tensor,
+                                                  ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_grads_free(ember_grads* grads);
 /* No-grad scopes, per thread, nestable: between enter and the matching exit nothing is recorded on this thread. */
-EMBER_API ember_status ember_no_grad_enter(void);
-EMBER_API ember_status ember_no_grad_exit(void);
-EMBER_API ember_status ember_is_grad_enabled(int32_t* enabled);
+EMBER_API ember_status EMBER_CALL ember_no_grad_enter(void);
+EMBER_API ember_status EMBER_CALL ember_no_grad_exit(void);
+EMBER_API ember_status EMBER_CALL ember_is_grad_enabled(int32_t* enabled);
 
 /* ================================================================ modules */
 typedef struct ember_module ember_module;
@@ -346,16 +392,21 @@ enum ember_layer_kind {
   EMBER_LAYER_BATCH_NORM2D = 19, /* in_features = channels, eps, momentum; input [N, C, H, W] */
   EMBER_LAYER_ADAPTIVE_AVG_POOL2D = 20 /* kernel_size = output size */
 };
+typedef int32_t ember_layer_kind_t;
 enum ember_gelu_approximate { EMBER_GELU_NONE = 0, EMBER_GELU_TANH = 1 };
+typedef int32_t ember_gelu_approximate_t;
 enum ember_mode { EMBER_MODE_EVAL = 0, EMBER_MODE_TRAIN = 1 };
+typedef int32_t ember_mode_t;
 enum ember_param_role { EMBER_PARAM_TRAINABLE = 0, EMBER_PARAM_BUFFER = 1, EMBER_PARAM_CONSTANT = 2 };
+typedef int32_t ember_param_role_t;
 enum ember_load_mode { EMBER_LOAD_STRICT = 0, EMBER_LOAD_PARTIAL = 1 };
+typedef int32_t ember_load_mode_t;
 
 /* One layer of a Sequential. ember_layer_init(&d, kind) sets struct_size and PyTorch's defaults; then set the
  * fields the layer kind uses (see ember_layer_kind). */
 typedef struct ember_layer_desc {
   uint32_t struct_size;
-  int32_t kind;             /* ember_layer_kind */
+  ember_layer_kind_t kind;  /* ember_layer_kind */
   int64_t in_features;
   int64_t out_features;
   int64_t kernel_size[2];   /* conv2d (1x1), max / avg pool (2x2), adaptive pool: output size (1x1) */
@@ -373,15 +424,15 @@ typedef struct ember_layer_desc {
   double momentum;          /* batch_norm (0.1) */
   double negative_slope;    /* leaky_relu (0.01) */
   int32_t bias;             /* linear, conv2d (1) */
-  int32_t approximate;      /* gelu: ember_gelu_approximate (NONE) */
+  ember_gelu_approximate_t approximate; /* gelu: ember_gelu_approximate (NONE) */
   int32_t count_include_pad; /* avg_pool2d (1) */
   int32_t reserved;         /* 0 */
 } ember_layer_desc;
 
 typedef struct ember_param_info {
   uint32_t struct_size;
-  int32_t dtype;            /* storage dtype of the param */
-  int32_t role;             /* ember_param_role */
+  ember_dtype_t dtype;      /* storage dtype of the param */
+  ember_param_role_t role;  /* ember_param_role */
   int32_t requires_grad;
   uint64_t id;              /* stable across save/load; keys optimizer state */
   int64_t numel;
@@ -390,82 +441,87 @@ typedef struct ember_param_info {
   int64_t shape[EMBER_MAX_RANK];
 } ember_param_info;
 
-EMBER_API ember_status ember_layer_init(ember_layer_desc* desc, int32_t kind);
+EMBER_API ember_status EMBER_CALL ember_layer_init(ember_layer_desc* desc, ember_layer_kind_t kind);
 /* A Sequential of `n` layers (layers[i] read with a stride of layers[0].struct_size), parameter paths
  * "layers.<i>.<name>" like the typed nn::Sequential. Params are initialized now, in order, from the generator
  * seeded by ember_seed. Thread-safe. */
-EMBER_API ember_status ember_module_sequential(const ember_device* device, const ember_layer_desc* layers, size_t n,
-                                               ember_module** out);
+EMBER_API ember_status EMBER_CALL ember_module_sequential(const ember_device* device, const ember_layer_desc* layers,
+                                                          size_t n, ember_module** out);
 /* Runs the layers on x. mode: ember_mode (dropout and batch_norm differ; train-mode batch_norm updates its running
  * statistics). Safe to call from many threads at once (see Threads above). */
-EMBER_API ember_status ember_module_forward(ember_module* module, const ember_tensor* x, int32_t mode,
-                                            ember_tensor** out);
-EMBER_API ember_status ember_module_free(ember_module* module);
+EMBER_API ember_status EMBER_CALL ember_module_forward(ember_module* module, const ember_tensor* x, ember_mode_t mode,
+                                                       ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_module_free(ember_module* module);
 /* Named parameters, in a stable order (layer order, then each layer's fields). */
-EMBER_API ember_status ember_module_param_count(const ember_module* module, size_t* count);
-EMBER_API ember_status ember_module_param_info(const ember_module* module, size_t index, ember_param_info* info);
+EMBER_API ember_status EMBER_CALL ember_module_param_count(const ember_module* module, size_t* count);
+EMBER_API ember_status EMBER_CALL ember_module_param_info(const ember_module* module, size_t index,
+                                                          ember_param_info* info);
 /* "layers.0.weight"; see Strings above. */
-EMBER_API ember_status ember_module_param_name(const ember_module* module, size_t index, char* buf, size_t capacity,
-                                               size_t* length);
+EMBER_API ember_status EMBER_CALL ember_module_param_name(const ember_module* module, size_t index, char* buf,
+                                                          size_t capacity, size_t* length);
 /* The current value (a leaf that requires grad when the param does: usable in a loss). It does not follow later
  * optimizer steps or loads: ask again. */
-EMBER_API ember_status ember_module_param_value(const ember_module* module, size_t index, ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_module_param_value(const ember_module* module, size_t index,
+                                                           ember_tensor** out);
 /* Total elements over all params. */
-EMBER_API ember_status ember_module_num_elements(const ember_module* module, int64_t* numel);
+EMBER_API ember_status EMBER_CALL ember_module_num_elements(const ember_module* module, int64_t* numel);
 
 /* ================================================================ records */
 typedef struct ember_record ember_record;
 
 enum ember_recorder { EMBER_RECORDER_BINARY = 0, EMBER_RECORDER_JSON = 1, EMBER_RECORDER_COMPACT = 2 };
+typedef int32_t ember_recorder_t;
 enum ember_precision { /* DEFAULT: the recorder's own (COMPACT: HALF, others: FULL) */
   EMBER_PRECISION_DEFAULT = 0, EMBER_PRECISION_FULL = 1, EMBER_PRECISION_HALF = 2, EMBER_PRECISION_DOUBLE = 3
 };
+typedef int32_t ember_precision_t;
 typedef struct ember_record_options {
   uint32_t struct_size;
-  int32_t recorder;  /* ember_recorder (BINARY) */
-  int32_t precision; /* ember_precision (DEFAULT) */
+  ember_recorder_t recorder; /* ember_recorder (BINARY) */
+  ember_precision_t precision; /* ember_precision (DEFAULT) */
   int32_t reserved;  /* 0 */
 } ember_record_options;
 
-EMBER_API ember_status ember_record_options_init(ember_record_options* options);
+EMBER_API ember_status EMBER_CALL ember_record_options_init(ember_record_options* options);
 /* Snapshot of a module's params (or an optimizer's state) as a record. */
-EMBER_API ember_status ember_module_to_record(const ember_module* module, ember_record** out);
+EMBER_API ember_status EMBER_CALL ember_module_to_record(const ember_module* module, ember_record** out);
 /* Loads `record` into the module. STRICT: any missing, unexpected or mismatching entry fails with
  * EMBER_ERR_RECORD and changes nothing; PARTIAL: loads what matches. *report (report may be NULL) receives the
  * mismatch report in both modes, also when a strict load fails. */
-EMBER_API ember_status ember_module_load_record(ember_module* module, const ember_record* record, int32_t mode,
-                                                ember_load_report** report);
+EMBER_API ember_status EMBER_CALL ember_module_load_record(ember_module* module, const ember_record* record,
+                                                           ember_load_mode_t mode, ember_load_report** report);
 /* Shorthands: to_record + record_write_file, record_read_file + load_record. options may be NULL (binary, full). */
-EMBER_API ember_status ember_module_save(const ember_module* module, const char* path,
-                                         const ember_record_options* options);
-EMBER_API ember_status ember_module_load(ember_module* module, const char* path, int32_t mode,
-                                         ember_load_report** report);
+EMBER_API ember_status EMBER_CALL ember_module_save(const ember_module* module, const char* path,
+                                                    const ember_record_options* options);
+EMBER_API ember_status EMBER_CALL ember_module_load(ember_module* module, const char* path, ember_load_mode_t mode,
+                                                    ember_load_report** report);
 /* Written atomically (temporary file + rename). */
-EMBER_API ember_status ember_record_write_file(const ember_record* record, const char* path,
-                                               const ember_record_options* options);
-EMBER_API ember_status ember_record_read_file(const char* path, ember_record** out);
+EMBER_API ember_status EMBER_CALL ember_record_write_file(const ember_record* record, const char* path,
+                                                          const ember_record_options* options);
+EMBER_API ember_status EMBER_CALL ember_record_read_file(const char* path, ember_record** out);
 /* The file bytes in memory: *size = bytes needed (BUFFER_TOO_SMALL, nothing written, when capacity is less). */
-EMBER_API ember_status ember_record_to_bytes(const ember_record* record, const ember_record_options* options,
-                                             void* buffer, size_t capacity, size_t* size);
-EMBER_API ember_status ember_record_from_bytes(const void* data, size_t size, ember_record** out);
+EMBER_API ember_status EMBER_CALL ember_record_to_bytes(const ember_record* record, const ember_record_options* options,
+                                                        void* buffer, size_t capacity, size_t* size);
+EMBER_API ember_status EMBER_CALL ember_record_from_bytes(const void* data, size_t size, ember_record** out);
 /* Number of tensor entries. */
-EMBER_API ember_status ember_record_entry_count(const ember_record* record, size_t* count);
-EMBER_API ember_status ember_record_free(ember_record* record);
+EMBER_API ember_status EMBER_CALL ember_record_entry_count(const ember_record* record, size_t* count);
+EMBER_API ember_status EMBER_CALL ember_record_free(ember_record* record);
 
-EMBER_API ember_status ember_load_report_counts(const ember_load_report* report, size_t* missing, size_t* unexpected,
-                                                size_t* mismatched);
+EMBER_API ember_status EMBER_CALL ember_load_report_counts(const ember_load_report* report, size_t* missing,
+                                                           size_t* unexpected, size_t* mismatched);
 /* Human-readable, one entry per line ("" when everything matched); see Strings above. */
-EMBER_API ember_status ember_load_report_text(const ember_load_report* report, char* buf, size_t capacity,
-                                              size_t* length);
-EMBER_API ember_status ember_load_report_free(ember_load_report* report);
+EMBER_API ember_status EMBER_CALL ember_load_report_text(const ember_load_report* report, char* buf, size_t capacity,
+                                                         size_t* length);
+EMBER_API ember_status EMBER_CALL ember_load_report_free(ember_load_report* report);
 
 /* ================================================================ optimizers */
 typedef struct ember_optimizer ember_optimizer;
 
 enum ember_optimizer_kind { EMBER_OPTIM_SGD = 0, EMBER_OPTIM_ADAM = 1, EMBER_OPTIM_ADAMW = 2 };
+typedef int32_t ember_optimizer_kind_t;
 typedef struct ember_optimizer_options {
   uint32_t struct_size;
-  int32_t kind;         /* ember_optimizer_kind */
+  ember_optimizer_kind_t kind; /* ember_optimizer_kind */
   double lr;            /* SGD 0.01, Adam / AdamW 0.001 */
   double momentum;      /* SGD (0) */
   double dampening;     /* SGD (0) */
@@ -477,29 +533,30 @@ typedef struct ember_optimizer_options {
 } ember_optimizer_options;
 
 /* Sets struct_size and PyTorch's defaults for `kind`. */
-EMBER_API ember_status ember_optimizer_options_init(ember_optimizer_options* options, int32_t kind);
+EMBER_API ember_status EMBER_CALL ember_optimizer_options_init(ember_optimizer_options* options,
+                                                               ember_optimizer_kind_t kind);
 /* An optimizer over `module`'s trainable params; it keeps the module alive (freeing the module handle first is
  * fine). Steps update the module in place. */
-EMBER_API ember_status ember_optimizer_create(ember_module* module, const ember_optimizer_options* options,
-                                              ember_optimizer** out);
+EMBER_API ember_status EMBER_CALL ember_optimizer_create(ember_module* module, const ember_optimizer_options* options,
+                                                         ember_optimizer** out);
 /* Adds a backward pass's gradients (of a loss computed from this module's forward) to the pending ones. */
-EMBER_API ember_status ember_optimizer_accumulate(ember_optimizer* optimizer, const ember_grads* grads);
+EMBER_API ember_status EMBER_CALL ember_optimizer_accumulate(ember_optimizer* optimizer, const ember_grads* grads);
 /* One update with the pending gradients plus `grads` (may be NULL); the pending gradients are then cleared.
  * Params without a gradient are left as they are. */
-EMBER_API ember_status ember_optimizer_step(ember_optimizer* optimizer, const ember_grads* grads);
+EMBER_API ember_status EMBER_CALL ember_optimizer_step(ember_optimizer* optimizer, const ember_grads* grads);
 /* Drops the pending gradients (PyTorch's zero_grad). */
-EMBER_API ember_status ember_optimizer_zero_grad(ember_optimizer* optimizer);
+EMBER_API ember_status EMBER_CALL ember_optimizer_zero_grad(ember_optimizer* optimizer);
 /* Drops the optimizer state (moments, step counts). */
-EMBER_API ember_status ember_optimizer_reset(ember_optimizer* optimizer);
-EMBER_API ember_status ember_optimizer_set_lr(ember_optimizer* optimizer, double lr);
-EMBER_API ember_status ember_optimizer_get_lr(const ember_optimizer* optimizer, double* lr);
+EMBER_API ember_status EMBER_CALL ember_optimizer_reset(ember_optimizer* optimizer);
+EMBER_API ember_status EMBER_CALL ember_optimizer_set_lr(ember_optimizer* optimizer, double lr);
+EMBER_API ember_status EMBER_CALL ember_optimizer_get_lr(const ember_optimizer* optimizer, double* lr);
 /* State keyed by param id: load it after loading the module record it belongs to. A failed load changes nothing. */
-EMBER_API ember_status ember_optimizer_to_record(const ember_optimizer* optimizer, ember_record** out);
-EMBER_API ember_status ember_optimizer_load_record(ember_optimizer* optimizer, const ember_record* record);
-EMBER_API ember_status ember_optimizer_save(const ember_optimizer* optimizer, const char* path,
-                                            const ember_record_options* options);
-EMBER_API ember_status ember_optimizer_load(ember_optimizer* optimizer, const char* path);
-EMBER_API ember_status ember_optimizer_free(ember_optimizer* optimizer);
+EMBER_API ember_status EMBER_CALL ember_optimizer_to_record(const ember_optimizer* optimizer, ember_record** out);
+EMBER_API ember_status EMBER_CALL ember_optimizer_load_record(ember_optimizer* optimizer, const ember_record* record);
+EMBER_API ember_status EMBER_CALL ember_optimizer_save(const ember_optimizer* optimizer, const char* path,
+                                                       const ember_record_options* options);
+EMBER_API ember_status EMBER_CALL ember_optimizer_load(ember_optimizer* optimizer, const char* path);
+EMBER_API ember_status EMBER_CALL ember_optimizer_free(ember_optimizer* optimizer);
 
 /* ================================================================ Vulkan interop
  * Sharing a Vulkan device with a host application (a game engine that owns its VkInstance / VkDevice / queue).
@@ -525,6 +582,8 @@ typedef struct ember_vulkan_requirements {
 } ember_vulkan_requirements;
 
 /* The host's device, for ember_vulkan_device_adopt. Ember never destroys these objects. */
+/* ember_vulkan_device_desc.lock_queue / unlock_queue (named for bindings; the fields' type is unchanged). */
+typedef void(EMBER_CALL* ember_vulkan_queue_lock_fn)(void* user);
 typedef struct ember_vulkan_device_desc {
   uint32_t struct_size;
   void* instance;               /* VkInstance */
@@ -533,49 +592,50 @@ typedef struct ember_vulkan_device_desc {
   uint32_t queue_family;        /* a family with VK_QUEUE_COMPUTE_BIT */
   uint32_t queue_index;         /* the queue Ember submits to (shared with the host when the host uses it too) */
   void* get_instance_proc_addr; /* PFN_vkGetInstanceProcAddr the host's instance works with; NULL: the loader's */
-  void (*lock_queue)(void* user);   /* called around every use of the queue by Ember (both or neither; may be NULL) */
-  void (*unlock_queue)(void* user);
+  ember_vulkan_queue_lock_fn lock_queue;   /* called around every use of the queue by Ember (both or neither; may be NULL) */
+  ember_vulkan_queue_lock_fn unlock_queue;
   void* user;                       /* passed to lock_queue / unlock_queue */
   const void* pipeline_cache_data;  /* a previous ember_vulkan_pipeline_cache_data, or NULL (mismatch: ignored) */
   size_t pipeline_cache_size;
 } ember_vulkan_device_desc;
 
 /* Fills *out (struct_size set by the caller). Needs no device. */
-EMBER_API ember_status ember_vulkan_requirements_query(ember_vulkan_requirements* out);
+EMBER_API ember_status EMBER_CALL ember_vulkan_requirements_query(ember_vulkan_requirements* out);
 /* A device handle running Ember on the host's VkDevice and queue. The host keeps its instance, device and queue
  * alive until every Ember handle made on this device (devices, tensors, modules, grads, optimizers) is freed; the
  * last one releases Ember's own objects on it (memory, pipelines, its semaphore), after waiting for Ember's work. */
-EMBER_API ember_status ember_vulkan_device_adopt(const ember_vulkan_device_desc* desc, ember_device** out);
+EMBER_API ember_status EMBER_CALL ember_vulkan_device_adopt(const ember_vulkan_device_desc* desc, ember_device** out);
 /* The storage of a Vulkan tensor (an autodiff tensor: its value): a VkBuffer range holding the elements row-major,
  * f32 / int64 / bool as 32-bit words (0 or 1). Valid while the tensor handle (or a handle sharing its storage)
  * lives; its contents are final once the value of the next ember_vulkan_submit is reached on Ember's timeline.
  * vk_buffer is required; offset and size may be NULL. */
-EMBER_API ember_status ember_vulkan_tensor_buffer(const ember_tensor* tensor, uint64_t* vk_buffer, uint64_t* offset,
-                                                  uint64_t* size);
+EMBER_API ember_status EMBER_CALL ember_vulkan_tensor_buffer(const ember_tensor* tensor, uint64_t* vk_buffer,
+                                                             uint64_t* offset, uint64_t* size);
 /* A tensor over the host's VkBuffer (VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, on `device`), without a copy: numel
  * elements row-major from `offset` (a multiple of minStorageBufferOffsetAlignment). dtype: EMBER_DTYPE_F32 (float
  * tensor), EMBER_DTYPE_I64 (int), EMBER_DTYPE_BOOL (bool: 32-bit words holding 0 or 1, not bytes); others give
  * EMBER_ERR_DTYPE. Ember only reads the buffer; the host keeps it alive while the tensor and work reading it live,
  * and must not write it before that work is done (wait on Ember's timeline). */
-EMBER_API ember_status ember_vulkan_tensor_wrap_buffer(const ember_device* device, uint64_t vk_buffer, uint64_t offset,
-                                                       int32_t dtype, const int64_t* shape, size_t rank,
-                                                       ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_vulkan_tensor_wrap_buffer(const ember_device* device, uint64_t vk_buffer,
+                                                                  uint64_t offset, ember_dtype_t dtype,
+                                                                  const int64_t* shape, size_t rank,
+                                                                  ember_tensor** out);
 /* Submits everything recorded on `device`; *timeline_value is reached on Ember's timeline semaphore when it has
  * executed (the last submitted value when nothing was pending). */
-EMBER_API ember_status ember_vulkan_submit(const ember_device* device, uint64_t* timeline_value);
+EMBER_API ember_status EMBER_CALL ember_vulkan_submit(const ember_device* device, uint64_t* timeline_value);
 /* Ember's timeline semaphore (VkSemaphore) on `device`: the host waits on it, never signals or destroys it. */
-EMBER_API ember_status ember_vulkan_timeline_semaphore(const ember_device* device, uint64_t* semaphore);
+EMBER_API ember_status EMBER_CALL ember_vulkan_timeline_semaphore(const ember_device* device, uint64_t* semaphore);
 /* Ember's next submit on `device` waits (on the GPU) until the host's timeline semaphore reaches value. */
-EMBER_API ember_status ember_vulkan_wait_semaphore(const ember_device* device, uint64_t host_timeline_semaphore,
-                                                   uint64_t value);
+EMBER_API ember_status EMBER_CALL ember_vulkan_wait_semaphore(const ember_device* device,
+                                                              uint64_t host_timeline_semaphore, uint64_t value);
 /* Blocks the calling thread until Ember's timeline reaches value (a value ember_vulkan_submit returned). */
-EMBER_API ember_status ember_vulkan_host_wait(const ember_device* device, uint64_t value);
+EMBER_API ember_status EMBER_CALL ember_vulkan_host_wait(const ember_device* device, uint64_t value);
 /* Submits and waits for all of Ember's work on `device`. */
-EMBER_API ember_status ember_vulkan_synchronize(const ember_device* device);
+EMBER_API ember_status EMBER_CALL ember_vulkan_synchronize(const ember_device* device);
 /* The device's VkPipelineCache contents, to pass as pipeline_cache_data when adopting a device in a later run
  * (saves shader compilation); *size = bytes needed (BUFFER_TOO_SMALL, nothing written, when capacity is less). */
-EMBER_API ember_status ember_vulkan_pipeline_cache_data(const ember_device* device, void* buffer, size_t capacity,
-                                                        size_t* size);
+EMBER_API ember_status EMBER_CALL ember_vulkan_pipeline_cache_data(const ember_device* device, void* buffer,
+                                                                   size_t capacity, size_t* size);
 
 /* ================================================================ autograd: .grad, retain_graph, autograd.grad,
  * in-place updates (PyTorch's semantics unless said otherwise) */
@@ -586,7 +646,7 @@ typedef struct ember_backward_options {
   int32_t reserved;     /* 0 */
 } ember_backward_options;
 /* Sets struct_size and the defaults (retain_graph 0, accumulate 1). */
-EMBER_API ember_status ember_backward_options_init(ember_backward_options* options);
+EMBER_API ember_status EMBER_CALL ember_backward_options_init(ember_backward_options* options);
 /* Tensor.backward(gradient, retain_graph): reverse pass from `tensor` seeded with `grad` (same shape; NULL only for
  * a one-element tensor, else EMBER_ERR_INVALID_ARGUMENT "grad can be implicitly created only for scalar outputs").
  * options NULL: the defaults. With accumulate, the .grad of every leaf reached becomes .grad + gradient (set when it
@@ -597,27 +657,29 @@ EMBER_API ember_status ember_backward_options_init(ember_backward_options* optio
  * gradient computation has been modified by an inplace operation"). Ember checks every tracked input of the op,
  * also one the op's gradient does not read (PyTorch checks only the saved ones), and does not check tensors that
  * require no grad: their values are immutable, so the gradient never reads a changed value. */
-EMBER_API ember_status ember_tensor_backward_ex(const ember_tensor* tensor, const ember_tensor* grad,
-                                                const ember_backward_options* options, ember_grads** out);
+EMBER_API ember_status EMBER_CALL ember_tensor_backward_ex(const ember_tensor* tensor, const ember_tensor* grad,
+                                                           const ember_backward_options* options, ember_grads** out);
 /* torch.autograd.grad: results[i] = d(sum_j <outputs[j], grad_outputs[j]>) / d inputs[i], for inputs that are
  * leaves or results of recorded ops (an input that requires no grad is EMBER_ERR_INVALID_ARGUMENT).
  * grad_outputs may be NULL, and so may each of its entries, for one-element outputs (seeded with 1). An input the
  * outputs do not reach gets results[i] = NULL when allow_unused, else the call fails. No .grad is touched. On
  * failure every results[i] is NULL; the caller owns (frees) the non-NULL results. retain_graph as above. */
-EMBER_API ember_status ember_autograd_grad(const ember_tensor* const* outputs, const ember_tensor* const* grad_outputs,
-                                           size_t n_outputs, const ember_tensor* const* inputs, size_t n_inputs,
-                                           int32_t retain_graph, int32_t allow_unused, ember_tensor** results);
+EMBER_API ember_status EMBER_CALL ember_autograd_grad(const ember_tensor* const* outputs,
+                                                      const ember_tensor* const* grad_outputs, size_t n_outputs,
+                                                      const ember_tensor* const* inputs, size_t n_inputs,
+                                                      int32_t retain_graph, int32_t allow_unused,
+                                                      ember_tensor** results);
 /* A leaf's accumulated gradient (.grad) as a new handle that requires no grad; *out = NULL when it has none, or
  * when the tensor is not a leaf that requires grad. The slot belongs to the leaf, not to a handle: every handle of
  * that leaf (clones, the handle after in-place updates under no-grad) sees it. The returned handle is a copy of the
  * slot's current value: to change the slot (zero_grad, clipping), write it back with ember_tensor_set_grad. */
-EMBER_API ember_status ember_tensor_grad(const ember_tensor* tensor, ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_tensor_grad(const ember_tensor* tensor, ember_tensor** out);
 /* Sets a leaf's .grad to grad's values (same shape: "assigned grad has data of a different size"); grad NULL clears
  * it. Only for leaves that require grad (EMBER_ERR_INVALID_ARGUMENT otherwise). */
-EMBER_API ember_status ember_tensor_set_grad(ember_tensor* tensor, const ember_tensor* grad);
+EMBER_API ember_status EMBER_CALL ember_tensor_set_grad(ember_tensor* tensor, const ember_tensor* grad);
 /* *leaf = 1 for a tensor that requires no grad or was made a leaf by ember_tensor_set_requires_grad, 0 for the
  * result of a recorded op (PyTorch's is_leaf). */
-EMBER_API ember_status ember_tensor_is_leaf(const ember_tensor* tensor, int32_t* leaf);
+EMBER_API ember_status EMBER_CALL ember_tensor_is_leaf(const ember_tensor* tensor, int32_t* leaf);
 
 /* In-place updates: self's handle takes the new value and keeps its identity; its version (ember_tensor_version)
  * increases by one. With grad mode off (ember_no_grad_enter) a leaf stays the same leaf: same .grad, same optimizer
@@ -635,10 +697,12 @@ enum ember_inplace_op {
   EMBER_INPLACE_DIV = 4,
   EMBER_INPLACE_FILL = 5 /* self = s (scalar form only) */
 };
-EMBER_API ember_status ember_tensor_inplace(ember_tensor* self, const ember_tensor* other, int32_t op);
-EMBER_API ember_status ember_tensor_inplace_scalar(ember_tensor* self, int32_t op, double s);
+typedef int32_t ember_inplace_op_t;
+EMBER_API ember_status EMBER_CALL ember_tensor_inplace(ember_tensor* self, const ember_tensor* other,
+                                                       ember_inplace_op_t op);
+EMBER_API ember_status EMBER_CALL ember_tensor_inplace_scalar(ember_tensor* self, ember_inplace_op_t op, double s);
 /* How many in-place updates this handle has had (0 for a new handle, clones included). */
-EMBER_API ember_status ember_tensor_version(const ember_tensor* tensor, int64_t* version);
+EMBER_API ember_status EMBER_CALL ember_tensor_version(const ember_tensor* tensor, int64_t* version);
 
 /* ================================================================ issue 11: tensor core (FFT, storage views) */
 /* Discrete Fourier transforms, NumPy / torch.fft semantics. Complex tensors are float tensors with a trailing dim of
@@ -648,14 +712,16 @@ EMBER_API ember_status ember_tensor_version(const ember_tensor* tensor, int64_t*
  * zero-padded to n along dim (irfft: to n/2+1 bins). norm: BACKWARD scales the inverse transforms by 1/n, FORWARD
  * the forward ones by 1/n, ORTHO both by 1/sqrt(n). Differentiable; F32 or F64 like x. */
 enum ember_fft_op { EMBER_FFT_FFT = 0, EMBER_FFT_IFFT = 1, EMBER_FFT_RFFT = 2, EMBER_FFT_IRFFT = 3 };
+typedef int32_t ember_fft_op_t;
 enum ember_fft_norm { EMBER_FFT_NORM_BACKWARD = 0, EMBER_FFT_NORM_FORWARD = 1, EMBER_FFT_NORM_ORTHO = 2 };
-EMBER_API ember_status ember_tensor_fft(const ember_tensor* x, int32_t op, int64_t n, int64_t dim, int32_t norm,
-                                        ember_tensor** out);
+typedef int32_t ember_fft_norm_t;
+EMBER_API ember_status EMBER_CALL ember_tensor_fft(const ember_tensor* x, ember_fft_op_t op, int64_t n, int64_t dim,
+                                                   ember_fft_norm_t norm, ember_tensor** out);
 /* A zero-copy, read-only view of a CPU tensor's elements: contiguous, row-major, in the tensor's storage dtype
  * (ember_tensor_dtype: F32 / F64 floats, I64 ints, BOOL as one byte 0 / 1). Valid while the handle lives and the
  * tensor is not modified in place; NULL for a tensor of no elements. EMBER_ERR_UNSUPPORTED on GPU backends (copy with
  * ember_tensor_copy_to). */
-EMBER_API ember_status ember_tensor_data_ptr(const ember_tensor* tensor, const void** data);
+EMBER_API ember_status EMBER_CALL ember_tensor_data_ptr(const ember_tensor* tensor, const void** data);
 /* ================================================================ module trees, params, param-list optimizers
  * (issue 11). A module tree is built by the caller, as a torch.nn.Module: containers (ember_module_create) with
  * named children and the caller's own params, and one module per nn layer (ember_module_layer). Params are tensor
@@ -672,7 +738,7 @@ EMBER_API ember_status ember_tensor_data_ptr(const ember_tensor* tensor, const v
 
 /* A container: no params of its own until ember_module_add_param; its forward is the caller's (ember_module_forward
  * on it is EMBER_ERR_INVALID_ARGUMENT "this module's forward is written by the caller"). Starts in training mode. */
-EMBER_API ember_status ember_module_create(const ember_device* device, ember_module** out);
+EMBER_API ember_status EMBER_CALL ember_module_create(const ember_device* device, ember_module** out);
 /* One nn layer as its own module (any ember_layer_kind; `desc` from ember_layer_init), params named as the typed
  * layer's ("weight", "bias"; layer_norm and batch_norm: "gamma", "beta", and buffers "running_mean",
  * "running_var"). ember_module_forward runs it with the current values of its param handles. Lazy layers:
@@ -680,47 +746,49 @@ EMBER_API ember_status ember_module_create(const ember_device* device, ember_mod
  * the first forward materializes in place from the input's shape (linear, layer_norm: its last dim; conv2d,
  * batch_norm: dim 1), drawing initial values as an eager layer would; a load before that gives them the
  * record's values and shapes (torch's LazyLinear / UninitializedParameter.materialize). */
-EMBER_API ember_status ember_module_layer(const ember_device* device, const ember_layer_desc* desc,
-                                          ember_module** out);
+EMBER_API ember_status EMBER_CALL ember_module_layer(const ember_device* device, const ember_layer_desc* desc,
+                                                     ember_module** out);
 /* Adds `child` under `name` (unique among the parent's params and children, non-empty, no '.'). The parent keeps
  * the child alive (the caller still frees its own handle). A child may be shared by several parents (its params
  * are then listed once, under the first path); a cycle, a Sequential of ember_module_sequential and a layer module
  * as the parent are errors. */
-EMBER_API ember_status ember_module_add_child(ember_module* parent, const char* name, ember_module* child);
+EMBER_API ember_status EMBER_CALL ember_module_add_child(ember_module* parent, const char* name, ember_module* child);
 /* The child named `name` (a new handle to the same module: free it). EMBER_ERR_INDEX when there is none. */
-EMBER_API ember_status ember_module_child(const ember_module* parent, const char* name, ember_module** out);
+EMBER_API ember_status EMBER_CALL ember_module_child(const ember_module* parent, const char* name, ember_module** out);
 /* Children in the order they were added. */
-EMBER_API ember_status ember_module_child_count(const ember_module* module, size_t* count);
-EMBER_API ember_status ember_module_child_name(const ember_module* module, size_t index, char* buf, size_t capacity,
-                                               size_t* length);
+EMBER_API ember_status EMBER_CALL ember_module_child_count(const ember_module* module, size_t* count);
+EMBER_API ember_status EMBER_CALL ember_module_child_name(const ember_module* module, size_t index, char* buf,
+                                                          size_t capacity, size_t* length);
 /* Makes the caller's tensor a param of the container (torch's register_parameter / register_buffer): the same
  * handle, held by the module. role: ember_param_role. TRAINABLE params must be float leaves (not results of an
  * op); their requires_grad stays as the caller set it (set it before, or freeze later). The tensor must live on
  * the module's device. */
-EMBER_API ember_status ember_module_add_param(ember_module* module, const char* name, ember_tensor* tensor,
-                                              int32_t role);
+EMBER_API ember_status EMBER_CALL ember_module_add_param(ember_module* module, const char* name, ember_tensor* tensor,
+                                                         ember_param_role_t role);
 /* The live param handle (not a copy: the handle the module holds and optimizers update; use it in the caller's
  * forward). index and paths as ember_module_param_count / _param_name, which list a tree's params recursively with
  * dotted paths ("conv1.weight"), own params first, then each child's. The caller owns one reference (free it). */
-EMBER_API ember_status ember_module_param(const ember_module* module, size_t index, ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_module_param(const ember_module* module, size_t index, ember_tensor** out);
 /* The live param handle at a dotted path; EMBER_ERR_INDEX naming the path when there is none. */
-EMBER_API ember_status ember_module_find_param(const ember_module* module, const char* path, ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_module_find_param(const ember_module* module, const char* path,
+                                                          ember_tensor** out);
 /* nn.Module.train(mode) / eval(): sets the flag of the module and every module under it. The flag is what the
  * caller's forward reads (ember_module_is_training) to pick the ember_mode it passes to its layers' forwards. */
-EMBER_API ember_status ember_module_set_training(ember_module* module, int32_t train);
-EMBER_API ember_status ember_module_is_training(const ember_module* module, int32_t* train);
+EMBER_API ember_status EMBER_CALL ember_module_set_training(ember_module* module, int32_t train);
+EMBER_API ember_status EMBER_CALL ember_module_is_training(const ember_module* module, int32_t* train);
 /* Freezes (on = 0) or unfreezes every TRAINABLE param of the tree: requires_grad of each param handle (a frozen
  * param gets no gradient, so optimizers leave it as it is). Buffers and constants never require grad. */
-EMBER_API ember_status ember_module_set_requires_grad(ember_module* module, int32_t on);
+EMBER_API ember_status EMBER_CALL ember_module_set_requires_grad(ember_module* module, int32_t on);
 /* nn.Module.apply: calls visit(user, module, path) for every module of the tree, children before their parent,
  * the root last with path "". `module` is valid during the call only. A status other than EMBER_OK from visit
  * stops the walk and is returned, with a message naming the module's path (and the visitor's own last error, if it
  * left one); a value outside ember_status_code is returned as EMBER_ERR_INVALID_ARGUMENT. */
-typedef ember_status (*ember_module_visitor)(void* user, ember_module* module, const char* path);
-EMBER_API ember_status ember_module_apply(ember_module* module, ember_module_visitor visit, void* user);
+typedef ember_status(EMBER_CALL* ember_module_visitor)(void* user, ember_module* module, const char* path);
+EMBER_API ember_status EMBER_CALL ember_module_apply(ember_module* module, ember_module_visitor visit, void* user);
 /* Sets the param (or buffer) at `path` to a copy of value's data (torch's state_dict()[path].copy_(value)): same
  * dtype and shape (a lazy placeholder takes any shape); the handle stays the same leaf with its requires_grad. */
-EMBER_API ember_status ember_module_state_set(ember_module* module, const char* path, const ember_tensor* value);
+EMBER_API ember_status EMBER_CALL ember_module_state_set(ember_module* module, const char* path,
+                                                         const ember_tensor* value);
 /* For trees, ember_module_to_record / _load_record / _save / _load use the records of typed C++ modules: one entry
  * per param path, with its id, kind, role and data; loads replace the values behind the same handles.
  * ember_optimizer_create on a tree makes an optimizer over its TRAINABLE params in path order (as
@@ -735,35 +803,40 @@ EMBER_API ember_status ember_module_state_set(ember_module* module, const char* 
  * ember_optimizer_step(optimizer, NULL) steps with each param's .grad (what ember_tensor_backward_ex accumulated:
  * torch's optimizer.step()) plus anything accumulated; ember_optimizer_zero_grad also clears each param's .grad.
  * A step updates each param as `with no_grad: p.copy_(new)`: the same leaf (its .grad kept), version + 1. */
-EMBER_API ember_status ember_optimizer_create_params(ember_tensor* const* params, size_t n,
-                                                     const ember_optimizer_options* options, ember_optimizer** out);
+EMBER_API ember_status EMBER_CALL ember_optimizer_create_params(ember_tensor* const* params, size_t n,
+                                                                const ember_optimizer_options* options,
+                                                                ember_optimizer** out);
 /* A param group with its own options (lr, weight decay, momentum, betas...) of the optimizer's kind; *group (may
  * be NULL) receives its index. Same validation as creation, and a param already in the optimizer is an error. */
-EMBER_API ember_status ember_optimizer_add_param_group(ember_optimizer* optimizer, ember_tensor* const* params,
-                                                       size_t n, const ember_optimizer_options* options,
-                                                       size_t* group);
+EMBER_API ember_status EMBER_CALL ember_optimizer_add_param_group(ember_optimizer* optimizer,
+                                                                  ember_tensor* const* params, size_t n,
+                                                                  const ember_optimizer_options* options,
+                                                                  size_t* group);
 /* Groups and their learning rates; a module optimizer (ember_optimizer_create) has one group. */
-EMBER_API ember_status ember_optimizer_group_count(const ember_optimizer* optimizer, size_t* count);
-EMBER_API ember_status ember_optimizer_set_group_lr(ember_optimizer* optimizer, size_t group, double lr);
-EMBER_API ember_status ember_optimizer_get_group_lr(const ember_optimizer* optimizer, size_t group, double* lr);
+EMBER_API ember_status EMBER_CALL ember_optimizer_group_count(const ember_optimizer* optimizer, size_t* count);
+EMBER_API ember_status EMBER_CALL ember_optimizer_set_group_lr(ember_optimizer* optimizer, size_t group, double lr);
+EMBER_API ember_status EMBER_CALL ember_optimizer_get_group_lr(const ember_optimizer* optimizer, size_t group,
+                                                               double* lr);
 /* Gluon's grad_req: WRITE (default) steps with the latest backward's gradient, ADD with the sum of the gradients
  * accumulated since the last step, NULL never updates the param. */
 enum ember_grad_req { EMBER_GRAD_REQ_WRITE = 0, EMBER_GRAD_REQ_ADD = 1, EMBER_GRAD_REQ_NULL = 2 };
+typedef int32_t ember_grad_req_t;
 /* Per-param options of a param-list optimizer: effective lr = group lr * lr_mult, weight decay = group weight decay
  * * wd_mult (both finite, >= 0; defaults 1), grad_req: ember_grad_req. */
-EMBER_API ember_status ember_optimizer_set_param_options(ember_optimizer* optimizer, const ember_tensor* param,
-                                                         double lr_mult, double wd_mult, int32_t grad_req);
+EMBER_API ember_status EMBER_CALL ember_optimizer_set_param_options(ember_optimizer* optimizer,
+                                                                    const ember_tensor* param, double lr_mult,
+                                                                    double wd_mult, ember_grad_req_t grad_req);
 /* torch.nn.utils.clip_grad_norm_ over the gradients a param-list optimizer has accumulated (ember_optimizer_accumulate)
  * and not yet stepped with: scales them by max_norm / (total + 1e-6) when that is below 1. norm_type > 0 (INFINITY:
  * the max norm); *total_norm (may be NULL) receives the norm before clipping. */
-EMBER_API ember_status ember_optimizer_clip_grad_norm(ember_optimizer* optimizer, double max_norm, double norm_type,
-                                                      double* total_norm);
+EMBER_API ember_status EMBER_CALL ember_optimizer_clip_grad_norm(ember_optimizer* optimizer, double max_norm,
+                                                                 double norm_type, double* total_norm);
 
 /* torch.nn.utils.clip_grad_norm_(params, max_norm, norm_type) over the params' .grad (ember_tensor_grad; params
  * without one are skipped): each .grad is scaled in place by max_norm / (total + 1e-6) when that is below 1.
  * *total_norm (may be NULL) receives the norm before clipping. */
-EMBER_API ember_status ember_clip_grad_norm(ember_tensor* const* params, size_t n, double max_norm, double norm_type,
-                                            double* total_norm);
+EMBER_API ember_status EMBER_CALL ember_clip_grad_norm(ember_tensor* const* params, size_t n, double max_norm,
+                                                       double norm_type, double* total_norm);
 
 /* Learning-rate schedulers over an optimizer's groups, with torch.optim.lr_scheduler's (1.13) chainable formulas:
  * each step reads each group's current lr and writes the next. Creating one applies epoch 0 (LINEAR multiplies
@@ -776,9 +849,10 @@ enum ember_scheduler_kind {
   EMBER_SCHED_COSINE = 3,      /* CosineAnnealingLR: t_max (> 0), eta_min (0) */
   EMBER_SCHED_LINEAR = 4       /* LinearLR: start_factor (1/3) in (0, 1], end_factor (1) in [0, 1], total_iters (5) */
 };
+typedef int32_t ember_scheduler_kind_t;
 typedef struct ember_scheduler_options {
   uint32_t struct_size;
-  int32_t kind;             /* ember_scheduler_kind */
+  ember_scheduler_kind_t kind; /* ember_scheduler_kind */
   int64_t step_size;
   double gamma;
   int64_t t_max;
@@ -789,22 +863,24 @@ typedef struct ember_scheduler_options {
   const int64_t* milestones; /* read at creation (copied) */
   size_t n_milestones;
 } ember_scheduler_options;
-EMBER_API ember_status ember_scheduler_options_init(ember_scheduler_options* options, int32_t kind);
-EMBER_API ember_status ember_scheduler_create(ember_optimizer* optimizer, const ember_scheduler_options* options,
-                                              ember_scheduler** out);
+EMBER_API ember_status EMBER_CALL ember_scheduler_options_init(ember_scheduler_options* options,
+                                                               ember_scheduler_kind_t kind);
+EMBER_API ember_status EMBER_CALL ember_scheduler_create(ember_optimizer* optimizer,
+                                                         const ember_scheduler_options* options, ember_scheduler** out);
 /* scheduler.step(): the next epoch's lr into every group. */
-EMBER_API ember_status ember_scheduler_step(ember_scheduler* scheduler);
+EMBER_API ember_status EMBER_CALL ember_scheduler_step(ember_scheduler* scheduler);
 /* get_last_lr()[group]: the group's lr now. */
-EMBER_API ember_status ember_scheduler_get_lr(const ember_scheduler* scheduler, size_t group, double* lr);
+EMBER_API ember_status EMBER_CALL ember_scheduler_get_lr(const ember_scheduler* scheduler, size_t group, double* lr);
 /* last_epoch: 0 after creation, +1 per step. */
-EMBER_API ember_status ember_scheduler_epoch(const ember_scheduler* scheduler, int64_t* epoch);
-EMBER_API ember_status ember_scheduler_free(ember_scheduler* scheduler);
+EMBER_API ember_status EMBER_CALL ember_scheduler_epoch(const ember_scheduler* scheduler, int64_t* epoch);
+EMBER_API ember_status EMBER_CALL ember_scheduler_free(ember_scheduler* scheduler);
 
 /* ================================================================ issue 11: small-op overhead (indexing) */
 /* torch.select / x[index] along `dim`: the slice at `index` with that dim dropped (rank - 1; a rank-1 x gives rank
  * 0). dim and index count from the end when negative; an index outside [-size, size) is EMBER_ERR_INDEX, a rank-0
  * x too. One call for what took ember_tensor_slice plus ember_tensor_reshape; differentiable. */
-EMBER_API ember_status ember_tensor_select(const ember_tensor* x, int64_t dim, int64_t index, ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_tensor_select(const ember_tensor* x, int64_t dim, int64_t index,
+                                                      ember_tensor** out);
 
 /* ================================================================ Vulkan: adopting a device with options (issue 17)
  * ember_vulkan_device_adopt with the settings a game engine needs: its allocator and budget, its pipeline cache,
@@ -823,10 +899,11 @@ typedef struct ember_vulkan_adopt_options {
   uint64_t pipeline_cache;      /* the host's VkPipelineCache Ember compiles into; 0 (default): Ember's own */
 } ember_vulkan_adopt_options;
 /* Sets struct_size and the defaults above. */
-EMBER_API ember_status ember_vulkan_adopt_options_init(ember_vulkan_adopt_options* options);
+EMBER_API ember_status EMBER_CALL ember_vulkan_adopt_options_init(ember_vulkan_adopt_options* options);
 /* ember_vulkan_device_adopt with options (NULL: the defaults, the same as ember_vulkan_device_adopt). */
-EMBER_API ember_status ember_vulkan_device_adopt_ex(const ember_vulkan_device_desc* desc,
-                                                    const ember_vulkan_adopt_options* options, ember_device** out);
+EMBER_API ember_status EMBER_CALL ember_vulkan_device_adopt_ex(const ember_vulkan_device_desc* desc,
+                                                               const ember_vulkan_adopt_options* options,
+                                                               ember_device** out);
 
 /* ================================================================ Vulkan: record into the host's command buffer;
  * never block (issue 17 parts 1 and 3)
@@ -859,62 +936,65 @@ EMBER_API ember_status ember_vulkan_device_adopt_ex(const ember_vulkan_device_de
 /* Starts recording into vk_command_buffer (a VkCommandBuffer in the recording state, outside a render pass, of
  * queue_family: the family of the adopted queue) for frame_index, which never decreases between calls and is above
  * the last safe frame. EMBER_ERR_INVALID_ARGUMENT when already recording or for a bad argument. */
-EMBER_API ember_status ember_vulkan_record_begin(const ember_device* device, void* vk_command_buffer,
-                                                 uint32_t queue_family, uint64_t frame_index);
+EMBER_API ember_status EMBER_CALL ember_vulkan_record_begin(const ember_device* device, void* vk_command_buffer,
+                                                            uint32_t queue_family, uint64_t frame_index);
 /* Records the final barrier and leaves host-record mode; the command buffer is the host's again. Ember's outputs
  * are complete when the host's submission of it has executed. */
-EMBER_API ember_status ember_vulkan_record_end(const ember_device* device);
+EMBER_API ember_status EMBER_CALL ember_vulkan_record_end(const ember_device* device);
 /* All GPU work of frames <= safe_frame_index has completed: Ember releases what those frames held (memory returns
  * to Ember's pools) and their device-side checks become readable by ember_vulkan_poll_errors. Never waits. */
-EMBER_API ember_status ember_vulkan_safe_frame(const ember_device* device, uint64_t safe_frame_index);
+EMBER_API ember_status EMBER_CALL ember_vulkan_safe_frame(const ember_device* device, uint64_t safe_frame_index);
 /* *frames: recorded frames not yet reported safe; *resources (may be NULL): the allocations and descriptor pools
  * Ember keeps for them. */
-EMBER_API ember_status ember_vulkan_record_pending(const ember_device* device, uint64_t* frames,
-                                                   uint64_t* resources);
+EMBER_API ember_status EMBER_CALL ember_vulkan_record_pending(const ember_device* device, uint64_t* frames,
+                                                              uint64_t* resources);
 /* EMBER_OK, or the first failed device-side check of completed work -- recorded frames <= the last safe frame and
  * Ember's submits whose value its timeline semaphore has reached -- as EMBER_ERR_INDEX ("index_select: index 7 out
  * of range for dim 0 of size 5 (device-side check, recorded in frame 3)") or EMBER_ERR_INVALID_ARGUMENT ("div:
  * integer division by zero (...)"). Each error is reported once; checks of work not yet complete wait for a later
  * poll. Never waits. */
-EMBER_API ember_status ember_vulkan_poll_errors(const ember_device* device);
+EMBER_API ember_status EMBER_CALL ember_vulkan_poll_errors(const ember_device* device);
 /* ================================================================ issue 11: the typed engine's remaining ops
  * (c_api/README.md's table maps every typed engine feature to its C function). Each is differentiable for float
  * tensors, as the typed op is, and validates its arguments as the typed op does. */
 /* torch.Tensor.expand(*sizes): x broadcast to `shape` (rank >= x's rank; new dims lead; -1 keeps x's size, not
  * allowed for a new dim; a dim of size 1 repeats, any other must stay as it is). Any dtype. The gradient sums over
  * the repeats. */
-EMBER_API ember_status ember_tensor_expand(const ember_tensor* x, const int64_t* shape, size_t rank,
-                                           ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_tensor_expand(const ember_tensor* x, const int64_t* shape, size_t rank,
+                                                      ember_tensor** out);
 /* torch.flip(x, dims): the order along each listed dim reversed (negative from the end; each dim at most once).
  * Any dtype. */
-EMBER_API ember_status ember_tensor_flip(const ember_tensor* x, const int64_t* dims, size_t n, ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_tensor_flip(const ember_tensor* x, const int64_t* dims, size_t n,
+                                                    ember_tensor** out);
 /* torch.Tensor.repeat(*times): x tiled times[i] times along dim i (times >= 0). n >= x's rank; when n is larger, x
  * first gets leading dims of size 1, as in torch. Any dtype. */
-EMBER_API ember_status ember_tensor_repeat(const ember_tensor* x, const int64_t* times, size_t n, ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_tensor_repeat(const ember_tensor* x, const int64_t* times, size_t n,
+                                                      ember_tensor** out);
 /* torch.scatter_add(x, dim, index, src): a copy of x with each values[i] added at its index along dim (repeated
  * indices accumulate). indices: an int tensor of x's rank, no larger than x in the other dims, every value in
  * [0, x.shape[dim]); values: x's dtype and exactly indices' shape (torch also takes a larger src). Float or int x. */
-EMBER_API ember_status ember_tensor_scatter_add(const ember_tensor* x, int64_t dim, const ember_tensor* indices,
-                                                const ember_tensor* values, ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_tensor_scatter_add(const ember_tensor* x, int64_t dim,
+                                                           const ember_tensor* indices, const ember_tensor* values,
+                                                           ember_tensor** out);
 /* torch.masked_fill(x, mask, value): x with `value` where the bool `mask` (broadcast to x's shape) is true. Int x
  * takes a value representable as int64 (truncated toward 0); bool x takes value != 0. Any dtype. */
-EMBER_API ember_status ember_tensor_masked_fill(const ember_tensor* x, const ember_tensor* mask, double value,
-                                                ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_tensor_masked_fill(const ember_tensor* x, const ember_tensor* mask,
+                                                           double value, ember_tensor** out);
 /* torch.var(x, dim, correction=, keepdim=): sum((x - mean)^2) / max(N - correction, 0) along dim (correction 1 is
  * the unbiased estimate, torch's default; a rank-0 x takes dim 0 or -1). Float x. */
-EMBER_API ember_status ember_tensor_var(const ember_tensor* x, int64_t dim, int64_t correction, int32_t keepdim,
-                                        ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_tensor_var(const ember_tensor* x, int64_t dim, int64_t correction,
+                                                   int32_t keepdim, ember_tensor** out);
 /* F.adaptive_avg_pool2d(x, (out_h, out_w)): float x [N, C, H, W] with H, W > 0; out_h, out_w > 0. */
-EMBER_API ember_status ember_tensor_adaptive_avg_pool2d(const ember_tensor* x, int64_t out_h, int64_t out_w,
-                                                        ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_tensor_adaptive_avg_pool2d(const ember_tensor* x, int64_t out_h, int64_t out_w,
+                                                                   ember_tensor** out);
 /* F.huber_loss(input, target, reduction, delta): 0.5 d^2 where |d| <= delta, else delta (|d| - 0.5 delta), with
  * d = input - target (same shape, float); delta > 0. A scalar (rank 0), as ember_loss_mse. */
-EMBER_API ember_status ember_loss_huber(const ember_tensor* input, const ember_tensor* target, int32_t reduction,
-                                        double delta, ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_loss_huber(const ember_tensor* input, const ember_tensor* target,
+                                                   ember_reduction_t reduction, double delta, ember_tensor** out);
 /* F.binary_cross_entropy_with_logits(logits, targets, reduction) in the stable form max(x, 0) - x t +
  * log(1 + exp(-|x|)); logits and targets float, same shape. A scalar (rank 0). */
-EMBER_API ember_status ember_loss_bce_with_logits(const ember_tensor* logits, const ember_tensor* targets,
-                                                  int32_t reduction, ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_loss_bce_with_logits(const ember_tensor* logits, const ember_tensor* targets,
+                                                             ember_reduction_t reduction, ember_tensor** out);
 /* ==== Vulkan: plans and warm-up (issue 17, parts 2 and 7)
  * A plan is a forward pass captured once and replayed every frame into a command buffer the host records (a game
  * engine's frame, Unity's native-plugin command buffer), with no allocation, descriptor update, pipeline creation
@@ -942,47 +1022,49 @@ EMBER_API ember_status ember_loss_bce_with_logits(const ember_tensor* logits, co
 typedef struct ember_vulkan_plan ember_vulkan_plan;
 typedef struct ember_vulkan_plan_tensor_info {
   uint32_t struct_size;
-  int32_t dtype;                  /* ember_dtype */
+  ember_dtype_t dtype;            /* ember_dtype */
   uint32_t rank;
   int64_t shape[EMBER_MAX_RANK];
   uint64_t bytes;                 /* the size the host's buffer needs from its offset */
 } ember_vulkan_plan_tensor_info;
 /* The plan of module's eval forward over one input (dtype, shape[rank]) on a Vulkan device (the module's). */
-EMBER_API ember_status ember_vulkan_plan_create(ember_module* module, const ember_device* device, int32_t dtype,
-                                                const int64_t* shape, size_t rank, ember_vulkan_plan** out);
+EMBER_API ember_status EMBER_CALL ember_vulkan_plan_create(ember_module* module, const ember_device* device,
+                                                           ember_dtype_t dtype, const int64_t* shape, size_t rank,
+                                                           ember_vulkan_plan** out);
 /* Starts capturing the ops run on device (a Vulkan device). End with ember_vulkan_plan_capture_end, or free the
  * plan to abandon the capture. */
-EMBER_API ember_status ember_vulkan_plan_capture_begin(const ember_device* device, ember_vulkan_plan** out);
+EMBER_API ember_status EMBER_CALL ember_vulkan_plan_capture_begin(const ember_device* device, ember_vulkan_plan** out);
 /* While capturing: the plan's next input, a tensor of (dtype, shape) to run the captured ops on (the caller frees
  * it; the plan keeps its storage). */
-EMBER_API ember_status ember_vulkan_plan_add_input(ember_vulkan_plan* plan, int32_t dtype, const int64_t* shape,
-                                                   size_t rank, ember_tensor** input);
+EMBER_API ember_status EMBER_CALL ember_vulkan_plan_add_input(ember_vulkan_plan* plan, ember_dtype_t dtype,
+                                                              const int64_t* shape, size_t rank, ember_tensor** input);
 /* Ends the capture and builds the plan with these outputs (tensors computed by the captured ops). */
-EMBER_API ember_status ember_vulkan_plan_capture_end(ember_vulkan_plan* plan, const ember_tensor* const* outputs,
-                                                     size_t count);
-EMBER_API ember_status ember_vulkan_plan_counts(const ember_vulkan_plan* plan, size_t* inputs, size_t* outputs);
-EMBER_API ember_status ember_vulkan_plan_input_info(const ember_vulkan_plan* plan, size_t index,
-                                                    ember_vulkan_plan_tensor_info* info);
-EMBER_API ember_status ember_vulkan_plan_output_info(const ember_vulkan_plan* plan, size_t index,
-                                                     ember_vulkan_plan_tensor_info* info);
+EMBER_API ember_status EMBER_CALL ember_vulkan_plan_capture_end(ember_vulkan_plan* plan,
+                                                                const ember_tensor* const* outputs, size_t count);
+EMBER_API ember_status EMBER_CALL ember_vulkan_plan_counts(const ember_vulkan_plan* plan, size_t* inputs,
+                                                           size_t* outputs);
+EMBER_API ember_status EMBER_CALL ember_vulkan_plan_input_info(const ember_vulkan_plan* plan, size_t index,
+                                                               ember_vulkan_plan_tensor_info* info);
+EMBER_API ember_status EMBER_CALL ember_vulkan_plan_output_info(const ember_vulkan_plan* plan, size_t index,
+                                                                ember_vulkan_plan_tensor_info* info);
 /* This frame's buffers (VkBuffer handles of the plan's device). A binding stays until rebound. */
-EMBER_API ember_status ember_vulkan_plan_bind_input(ember_vulkan_plan* plan, size_t index, uint64_t vk_buffer,
-                                                    uint64_t offset);
-EMBER_API ember_status ember_vulkan_plan_bind_output(ember_vulkan_plan* plan, size_t index, uint64_t vk_buffer,
-                                                     uint64_t offset);
+EMBER_API ember_status EMBER_CALL ember_vulkan_plan_bind_input(ember_vulkan_plan* plan, size_t index,
+                                                               uint64_t vk_buffer, uint64_t offset);
+EMBER_API ember_status EMBER_CALL ember_vulkan_plan_bind_output(ember_vulkan_plan* plan, size_t index,
+                                                                uint64_t vk_buffer, uint64_t offset);
 /* Appends the plan to vk_command_buffer (a VkCommandBuffer in the recording state, outside a render pass, of a
  * queue family with compute). Every input and output must be bound. */
-EMBER_API ember_status ember_vulkan_plan_record(const ember_vulkan_plan* plan, void* vk_command_buffer);
+EMBER_API ember_status EMBER_CALL ember_vulkan_plan_record(const ember_vulkan_plan* plan, void* vk_command_buffer);
 /* Records the plan on Ember's own stream and submits it; *timeline_value signals on Ember's timeline semaphore
  * when it has executed (ember_vulkan_host_wait). */
-EMBER_API ember_status ember_vulkan_plan_submit(ember_vulkan_plan* plan, uint64_t* timeline_value);
-EMBER_API ember_status ember_vulkan_plan_free(ember_vulkan_plan* plan);
+EMBER_API ember_status EMBER_CALL ember_vulkan_plan_submit(ember_vulkan_plan* plan, uint64_t* timeline_value);
+EMBER_API ember_status EMBER_CALL ember_vulkan_plan_free(ember_vulkan_plan* plan);
 /* Warm-up for eager use (during a loading screen): runs module's eval forward once over zeros of (dtype, shape) and
  * waits for it, so every pipeline and VkFFT plan it needs exists, its memory is allocated and the driver's
  * first-execution work is done: the first real forward costs what any forward costs. ember_vulkan_plan_create
  * does the same before it captures. */
-EMBER_API ember_status ember_vulkan_warmup(ember_module* module, const ember_device* device, int32_t dtype,
-                                           const int64_t* shape, size_t rank);
+EMBER_API ember_status EMBER_CALL ember_vulkan_warmup(ember_module* module, const ember_device* device,
+                                                      ember_dtype_t dtype, const int64_t* shape, size_t rank);
 /* Device-side checks in plans. Index-range checks (Embedding, gather, index_select, ...) and integer-division
  * checks are captured into the plan: each replay clears the plan's own error words (a vkCmdFillBuffer it records
  * first), the checks write them, and the ops run on indices clamped into range, so a bad index never reads outside
@@ -998,7 +1080,7 @@ EMBER_API ember_status ember_vulkan_warmup(ember_module* module, const ember_dev
  * Building in host-record mode: ember_vulkan_plan_create, _capture_begin and ember_vulkan_warmup fail with
  * EMBER_ERR_UNSUPPORTED between ember_vulkan_record_begin and _end, recording nothing into the host's frame (a
  * build waits for the GPU); build plans during loading and record them into any frame. */
-EMBER_API ember_status ember_vulkan_plan_poll_errors(const ember_vulkan_plan* plan);
+EMBER_API ember_status EMBER_CALL ember_vulkan_plan_poll_errors(const ember_vulkan_plan* plan);
 
 /* ==== Vulkan: failure, readback and queue choice (issue 17 part 8)
  * Device lost. When the GPU is lost (a driver reset, a GPU hang, a removed GPU: VK_ERROR_DEVICE_LOST from a submit or
@@ -1015,40 +1097,40 @@ EMBER_API ember_status ember_vulkan_plan_poll_errors(const ember_vulkan_plan* pl
  * do all its submits and waits after that. Work submitted before still runs on the GPU (a real loss drops it); the
  * last handle's release waits for it. Setting EMBER_VULKAN_INJECT_DEVICE_LOST=n arms every Vulkan device created or
  * adopted afterwards the same way. Calling it again before the loss happened re-arms the count. */
-EMBER_API ember_status ember_vulkan_simulate_device_lost(const ember_device* device, uint32_t after);
+EMBER_API ember_status EMBER_CALL ember_vulkan_simulate_device_lost(const ember_device* device, uint32_t after);
 /* *lost = 1 once Ember saw VK_ERROR_DEVICE_LOST on `device` (every later use fails with EMBER_ERR_DEVICE_LOST), else 0.
  * Never touches the device. */
-EMBER_API ember_status ember_vulkan_device_is_lost(const ember_device* device, int32_t* lost);
+EMBER_API ember_status EMBER_CALL ember_vulkan_device_is_lost(const ember_device* device, int32_t* lost);
 /* The queue family and queue index Ember submits to on `device` (either may be NULL). For an adopted device, the
  * desc's; for Ember's own, its choice: by default a compute-only ("async compute") family when the device has one,
  * else a universal one; EMBER_VULKAN_QUEUE=async | universal | async-only | <family>[:<index>] overrides it for devices
  * created afterwards (async-only fails on a device without a compute-only family). */
-EMBER_API ember_status ember_vulkan_queue_info(const ember_device* device, uint32_t* queue_family,
-                                               uint32_t* queue_index);
+EMBER_API ember_status EMBER_CALL ember_vulkan_queue_info(const ember_device* device, uint32_t* queue_family,
+                                                          uint32_t* queue_index);
 
 /* An asynchronous readback ring for gameplay code: results in persistently mapped host-visible memory a frame or two
  * after they were asked for, with no call that waits. `slots` slots of `slot_bytes` bytes each (slot_bytes >= 1,
  * slots in 1..4096, slot_bytes * slots <= 4 GiB). The ring keeps its device alive. */
 typedef struct ember_vulkan_readback ember_vulkan_readback;
-EMBER_API ember_status ember_vulkan_readback_create(const ember_device* device, uint64_t slot_bytes, uint32_t slots,
-                                                    ember_vulkan_readback** out);
+EMBER_API ember_status EMBER_CALL ember_vulkan_readback_create(const ember_device* device, uint64_t slot_bytes,
+                                                               uint32_t slots, ember_vulkan_readback** out);
 /* Records a copy of the tensor's storage (as ember_vulkan_tensor_buffer describes it: f32 / int64 / bool as 32-bit
  * words, row-major) into the next slot; it does not submit (the flush policy stays the caller's): the copy runs
  * with Ember's next submit (ember_vulkan_submit, as a host calls each frame, or a flush of Ember's own) or, between
  * ember_vulkan_record_begin and _end, inside the host's command buffer. *ticket (1, 2, ...) names the copy; ticket
  * t stays readable until ticket t + slots is enqueued. The tensor must be on the ring's device and fit a slot
  * (EMBER_ERR_INVALID_ARGUMENT otherwise). */
-EMBER_API ember_status ember_vulkan_readback_enqueue(ember_vulkan_readback* ring, const ember_tensor* tensor,
-                                                     uint64_t* ticket);
+EMBER_API ember_status EMBER_CALL ember_vulkan_readback_enqueue(ember_vulkan_readback* ring, const ember_tensor* tensor,
+                                                                uint64_t* ticket);
 /* Never blocks: *ready = 1 and the ticket's bytes copied into dst once the GPU has executed its copy (Ember's
  * timeline semaphore reached the copy's submit; in host-record mode: the host reported the copy's frame safe with
  * ember_vulkan_safe_frame); *ready = 0 and nothing written before that. *size (may be NULL)
  * = the ticket's byte count; capacity below it is EMBER_ERR_BUFFER_TOO_SMALL (nothing written). A ticket never
  * enqueued or already overwritten is EMBER_ERR_INVALID_ARGUMENT. */
-EMBER_API ember_status ember_vulkan_readback_poll(ember_vulkan_readback* ring, uint64_t ticket, void* dst,
-                                                  size_t capacity, size_t* size, int32_t* ready);
+EMBER_API ember_status EMBER_CALL ember_vulkan_readback_poll(ember_vulkan_readback* ring, uint64_t ticket, void* dst,
+                                                             size_t capacity, size_t* size, int32_t* ready);
 /* Frees the ring without waiting: copies still in flight keep its memory until they have executed. NULL: no-op. */
-EMBER_API ember_status ember_vulkan_readback_free(ember_vulkan_readback* ring);
+EMBER_API ember_status EMBER_CALL ember_vulkan_readback_free(ember_vulkan_readback* ring);
 
 /* ================================================================ Vulkan: memory the host controls, resource
  * states for host buffers (issue 17 parts 4 and 5)
@@ -1077,6 +1159,11 @@ typedef struct ember_vulkan_memory_block {
   uint32_t memory_type; /* the memory type index of `memory` (one of the request's memory_type_bits) */
   uint64_t allocation;  /* the host's handle of this allocation (e.g. a VmaAllocation), passed back to free */
 } ember_vulkan_memory_block;
+/* ember_vulkan_allocator.allocate_memory (named for bindings; the field's type is unchanged). */
+typedef int32_t(EMBER_CALL* ember_vulkan_allocate_memory_fn)(void* user, const ember_vulkan_memory_request* request,
+                                                             ember_vulkan_memory_block* out);
+/* ember_vulkan_allocator.free_memory (named for bindings; the field's type is unchanged). */
+typedef void(EMBER_CALL* ember_vulkan_free_memory_fn)(void* user, const ember_vulkan_memory_block* block);
 /* Host allocator callbacks (ember_vulkan_adopt_options.allocator). Called with Ember's device lock held, from
  * whichever thread runs the op; the host's allocator must be thread-safe against its own other users. */
 struct ember_vulkan_allocator {
@@ -1085,12 +1172,12 @@ struct ember_vulkan_allocator {
   /* Fills *out (struct_size set by Ember) and returns 0 (VK_SUCCESS), or a negative VkResult
    * (VK_ERROR_OUT_OF_DEVICE_MEMORY = -2: Ember releases its unused blocks, retries once, then reports
    * EMBER_ERR_OUT_OF_MEMORY). */
-  int32_t (*allocate_memory)(void* user, const ember_vulkan_memory_request* request, ember_vulkan_memory_block* out);
+  ember_vulkan_allocate_memory_fn allocate_memory;
   /* Frees what allocate_memory returned (after the GPU finished with it). */
-  void (*free_memory)(void* user, const ember_vulkan_memory_block* block);
+  ember_vulkan_free_memory_fn free_memory;
 };
 /* Sets struct_size; the rest zero (both callbacks are required when the struct is passed). */
-EMBER_API ember_status ember_vulkan_allocator_init(ember_vulkan_allocator* allocator);
+EMBER_API ember_status EMBER_CALL ember_vulkan_allocator_init(ember_vulkan_allocator* allocator);
 
 /* Memory statistics of a Vulkan device (all of Ember's blocks, tensor and staging). */
 typedef struct ember_vulkan_memory_stats {
@@ -1102,16 +1189,17 @@ typedef struct ember_vulkan_memory_stats {
   uint32_t blocks;        /* blocks held */
   uint32_t host_blocks;   /* of which from the host's allocator */
 } ember_vulkan_memory_stats;
-EMBER_API ember_status ember_vulkan_memory_stats_query(const ember_device* device, ember_vulkan_memory_stats* out);
+EMBER_API ember_status EMBER_CALL ember_vulkan_memory_stats_query(const ember_device* device,
+                                                                  ember_vulkan_memory_stats* out);
 /* Releases every block with nothing allocated in it (to the host's allocator, or vkFreeMemory). Memory still used
  * by submitted work is kept until that work has executed. */
-EMBER_API ember_status ember_vulkan_memory_trim(const ember_device* device);
+EMBER_API ember_status EMBER_CALL ember_vulkan_memory_trim(const ember_device* device);
 /* Changes the budget (bytes; 0: none) of any Vulkan device, Ember's own included. A budget is a hard limit on
  * `reserved`: an allocation that would exceed it first releases unused blocks, then waits for Ember's recorded work
  * (whose staging and temporaries it holds) and releases again, then fails with
  * EMBER_ERR_OUT_OF_MEMORY and a message giving the budget, the bytes held and the request; nothing is leaked and
  * the device stays usable. A budget below what is held now only stops growth. */
-EMBER_API ember_status ember_vulkan_memory_set_budget(const ember_device* device, uint64_t budget);
+EMBER_API ember_status EMBER_CALL ember_vulkan_memory_set_budget(const ember_device* device, uint64_t budget);
 
 /* Resource states. A wrapped buffer is read-only unless wrapped with EMBER_VULKAN_WRAP_WRITABLE; Ember then writes
  * into it only through ember_vulkan_tensor_write_wrapped (ops never write their inputs).
@@ -1126,24 +1214,27 @@ EMBER_API ember_status ember_vulkan_memory_set_budget(const ember_device* device
 enum ember_vulkan_wrap_flags {
   EMBER_VULKAN_WRAP_WRITABLE = 1 /* Ember may write the buffer (ember_vulkan_tensor_write_wrapped) */
 };
+typedef int32_t ember_vulkan_wrap_flags_t;
 /* ember_vulkan_tensor_wrap_buffer with flags (ember_vulkan_wrap_flags; 0: the same as ember_vulkan_tensor_wrap_buffer).
  * A writable buffer also needs VK_BUFFER_USAGE_TRANSFER_DST_BIT. */
-EMBER_API ember_status ember_vulkan_tensor_wrap_buffer_ex(const ember_device* device, uint64_t vk_buffer,
-                                                          uint64_t offset, int32_t dtype, const int64_t* shape,
-                                                          size_t rank, uint32_t flags, ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_vulkan_tensor_wrap_buffer_ex(const ember_device* device, uint64_t vk_buffer,
+                                                                     uint64_t offset, ember_dtype_t dtype,
+                                                                     const int64_t* shape, size_t rank, uint32_t flags,
+                                                                     ember_tensor** out);
 /* Records a copy of src's elements into the host buffer that `wrapped` wraps (writable, same device, same dtype and
  * element count): how an op's output lands in the host's buffer. Every tensor over that range sees the new values
  * in later work. Complete once the next ember_vulkan_submit value is reached (or in the host's command buffer). */
-EMBER_API ember_status ember_vulkan_tensor_write_wrapped(const ember_tensor* wrapped, const ember_tensor* src);
+EMBER_API ember_status EMBER_CALL ember_vulkan_tensor_write_wrapped(const ember_tensor* wrapped,
+                                                                    const ember_tensor* src);
 /* The host's last use of tensor's buffer range was at src_stage / src_access (on src_queue_family): Ember's later
  * commands wait for it. With another family than Ember's, this is the acquire half of an ownership transfer. */
-EMBER_API ember_status ember_vulkan_buffer_acquire(const ember_tensor* tensor, uint32_t src_stage, uint32_t src_access,
-                                                   uint32_t src_queue_family);
+EMBER_API ember_status EMBER_CALL ember_vulkan_buffer_acquire(const ember_tensor* tensor, uint32_t src_stage,
+                                                              uint32_t src_access, uint32_t src_queue_family);
 /* The host will next use tensor's buffer range at dst_stage / dst_access (on dst_queue_family): Ember's earlier
  * commands on it are made available and visible to that use. With another family than Ember's, this is the
  * release half of an ownership transfer (the host then records the acquire on its queue). */
-EMBER_API ember_status ember_vulkan_buffer_release(const ember_tensor* tensor, uint32_t dst_stage, uint32_t dst_access,
-                                                   uint32_t dst_queue_family);
+EMBER_API ember_status EMBER_CALL ember_vulkan_buffer_release(const ember_tensor* tensor, uint32_t dst_stage,
+                                                              uint32_t dst_access, uint32_t dst_queue_family);
 /* What a host needs to consume a tensor's buffer. */
 typedef struct ember_vulkan_buffer_state {
   uint32_t struct_size;
@@ -1156,7 +1247,8 @@ typedef struct ember_vulkan_buffer_state {
   int32_t wrapped;       /* 1: a host buffer */
   int32_t writable;      /* 1: Ember may write it (its own memory, or wrapped with EMBER_VULKAN_WRAP_WRITABLE) */
 } ember_vulkan_buffer_state;
-EMBER_API ember_status ember_vulkan_buffer_state_query(const ember_tensor* tensor, ember_vulkan_buffer_state* out);
+EMBER_API ember_status EMBER_CALL ember_vulkan_buffer_state_query(const ember_tensor* tensor,
+                                                                  ember_vulkan_buffer_state* out);
 
 /* ==== Vulkan: lower feature floor (issue 17 part 6)
  * Ember runs on Vulkan 1.1 devices (its shaders are SPIR-V 1.3) with no feature beyond a compute queue. Optional
@@ -1193,18 +1285,36 @@ typedef struct ember_vulkan_requirements2 {
 } ember_vulkan_requirements2;
 /* Fills *out (struct_size set by the caller). Needs no device. ember_vulkan_requirements_query still describes
  * the full-featured setup (Vulkan 1.2, shaderInt64, timelineSemaphore). */
-EMBER_API ember_status ember_vulkan_requirements_query2(ember_vulkan_requirements2* out);
+EMBER_API ember_status EMBER_CALL ember_vulkan_requirements_query2(ember_vulkan_requirements2* out);
 /* What one EMBER_VULKAN_FEATURE_* bit is and what Ember does with it: *name is the Vulkan feature name(s), *gives
  * one sentence (both static storage; either pointer may be NULL). An unknown or multi-bit value is
  * EMBER_ERR_INVALID_ARGUMENT. */
-EMBER_API ember_status ember_vulkan_feature_describe(uint32_t feature, const char** name, const char** gives);
+EMBER_API ember_status EMBER_CALL ember_vulkan_feature_describe(uint32_t feature, const char** name,
+                                                                const char** gives);
 
 /* ---- Issue 11: x[i] for bindings that pay for out parameters ----
  * ember_tensor_select with the new tensor as the return value: NULL when ember_tensor_select would fail, its
  * message then in ember_last_error() (for the status, call ember_tensor_select). For bindings in which an out
  * parameter is a per-call cost (Python's ctypes: a pointer object and a reference to it per call, a tenth of x[i]);
  * the result is freed with ember_tensor_free as any other. */
-EMBER_API ember_tensor* ember_tensor_select_or_null(const ember_tensor* x, int64_t dim, int64_t index);
+EMBER_API ember_tensor* EMBER_CALL ember_tensor_select_or_null(const ember_tensor* x, int64_t dim, int64_t index);
+
+/* ---- Issue 12: FFI-clean additions ----
+ * EMBER_VERSION_NUMBER of the library actually loaded (MAJOR * 1000000 + MINOR * 1000 + PATCH). */
+EMBER_API int32_t EMBER_CALL ember_version_number(void);
+/* An _init for every struct, so that no caller computes struct_size itself: each sets struct_size to the size of
+ * the struct this library was built with and every other field to zero (NULL: EMBER_ERR_INVALID_ARGUMENT). The
+ * structs filled by a query only need struct_size; the others then take the host's values. */
+EMBER_API ember_status EMBER_CALL ember_backend_info_init(ember_backend_info* info);
+EMBER_API ember_status EMBER_CALL ember_param_info_init(ember_param_info* info);
+EMBER_API ember_status EMBER_CALL ember_vulkan_requirements_init(ember_vulkan_requirements* out);
+EMBER_API ember_status EMBER_CALL ember_vulkan_device_desc_init(ember_vulkan_device_desc* desc);
+EMBER_API ember_status EMBER_CALL ember_vulkan_plan_tensor_info_init(ember_vulkan_plan_tensor_info* info);
+EMBER_API ember_status EMBER_CALL ember_vulkan_memory_request_init(ember_vulkan_memory_request* request);
+EMBER_API ember_status EMBER_CALL ember_vulkan_memory_block_init(ember_vulkan_memory_block* block);
+EMBER_API ember_status EMBER_CALL ember_vulkan_memory_stats_init(ember_vulkan_memory_stats* stats);
+EMBER_API ember_status EMBER_CALL ember_vulkan_buffer_state_init(ember_vulkan_buffer_state* state);
+EMBER_API ember_status EMBER_CALL ember_vulkan_requirements2_init(ember_vulkan_requirements2* out);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -607,7 +607,8 @@ void process(Ctx& c) {
     }
     default:
       // Never fails, never NULL, for any value.
-      if (!ember_status_name(c.in.ConsumeIntegral<int32_t>()) || !ember_version() || ember_abi_version() < 1)
+      if (!ember_status_name(c.in.ConsumeIntegral<int32_t>()) || !ember_version() || ember_abi_version() < 1 ||
+          ember_version_number() != EMBER_VERSION_NUMBER)
         violation("ember_status_name", "NULL name or bad version");
   }
 }
@@ -702,6 +703,39 @@ void select_or_null(Ctx& c) {
     c.keep(out, "ember_tensor_select_or_null");
   else if (!*ember_last_error())
     violation("ember_tensor_select_or_null", "returned NULL without a message");
+}
+
+// ---------------------------------------------------------------- issue 12: an _init for every struct
+// Each init sets struct_size and zeroes every other byte of a garbage-filled struct (writing nothing past it), and
+// refuses NULL.
+template <class S>
+void zero_init(Ctx& c, const char* fn, ember_status (*init)(S*)) {
+  Padded<S> p;
+  std::memset(static_cast<void*>(&p), 0xA5, sizeof p);
+  const bool null_arg = c.flag();
+  if (c.call(fn, init, std::tuple{null_arg ? nullptr : &p.value}) != EMBER_OK) return;
+  if (null_arg) violation(fn, "accepted NULL");
+  S expected;
+  std::memset(static_cast<void*>(&expected), 0, sizeof expected);
+  expected.struct_size = sizeof expected;
+  if (std::memcmp(&p.value, &expected, sizeof expected) != 0) violation(fn, "left a field other than struct_size set");
+  for (unsigned char b : p.newer_fields)
+    if (b != 0xA5) violation(fn, "wrote past the struct");
+}
+
+void struct_inits(Ctx& c) {
+  switch (c.in.ConsumeIntegralInRange<int>(0, 9)) {
+    case 0: zero_init(c, "ember_backend_info_init", ember_backend_info_init); break;
+    case 1: zero_init(c, "ember_param_info_init", ember_param_info_init); break;
+    case 2: zero_init(c, "ember_vulkan_requirements_init", ember_vulkan_requirements_init); break;
+    case 3: zero_init(c, "ember_vulkan_device_desc_init", ember_vulkan_device_desc_init); break;
+    case 4: zero_init(c, "ember_vulkan_plan_tensor_info_init", ember_vulkan_plan_tensor_info_init); break;
+    case 5: zero_init(c, "ember_vulkan_memory_request_init", ember_vulkan_memory_request_init); break;
+    case 6: zero_init(c, "ember_vulkan_memory_block_init", ember_vulkan_memory_block_init); break;
+    case 7: zero_init(c, "ember_vulkan_memory_stats_init", ember_vulkan_memory_stats_init); break;
+    case 8: zero_init(c, "ember_vulkan_buffer_state_init", ember_vulkan_buffer_state_init); break;
+    default: zero_init(c, "ember_vulkan_requirements2_init", ember_vulkan_requirements2_init);
+  }
 }
 
 template <Kind K>
@@ -824,6 +858,8 @@ const Action kActions[] = {
   {"vulkan_readback", vulkan_readback},
   {"vulkan_readback_free", vulkan_readback_free},
   {"vulkan_floor", vulkan_floor},
+  // issue 12: an _init for every struct (appended, as above)
+  {"struct_inits", struct_inits},
 };
 // clang-format on
 const std::size_t kActionCount = sizeof kActions / sizeof kActions[0];

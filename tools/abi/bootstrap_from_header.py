@@ -21,42 +21,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, HERE)
-from header_ast import parse_header, spell  # noqa: E402
-
-
-def comment_before(text, offset):
-    """The /* ... */ block that ends on the line right above the line holding `offset`, flattened to one line."""
-    line_start = text.rfind("\n", 0, offset) + 1
-    prev_end = line_start - 1
-    if prev_end <= 0:
-        return ""
-    prev_start = text.rfind("\n", 0, prev_end) + 1
-    if not text[prev_start:prev_end].rstrip().endswith("*/"):
-        return ""
-    start = text.rfind("/*", 0, prev_end)
-    block = text[start:prev_end]
-    if not text[text.rfind("\n", 0, start) + 1:start].strip() == "":
-        return ""  # a trailing comment of the line above, not a block comment of ours
-    if block.startswith("/* ="):  # a section banner: its first line is the section's title, not this decl's doc
-        nl = block.find("\n")
-        return clean_comment("/*" + block[nl:]) if nl >= 0 else ""
-    return clean_comment(block)
-
-
-def comment_after(text, offset):
-    """A /* ... */ that starts on the line holding `offset`, after it (a field's or an enum value's comment)."""
-    line_end = text.find("\n", offset)
-    start = text.find("/*", offset, line_end)
-    if start < 0:
-        return ""
-    end = text.find("*/", start)
-    return clean_comment(text[start:end + 2])
-
-
-def clean_comment(block):
-    body = block.strip()[2:-2]
-    lines = [re.sub(r"^\s*\*?\s?", "", ln).rstrip() for ln in body.split("\n")]
-    return re.sub(r"\s+", " ", " ".join(lines)).strip()
+from header_ast import comment_after, comment_before, described_type, macro_constants, parse_header  # noqa: E402
 
 
 def layout_probe(header, structs, cc):
@@ -84,27 +49,7 @@ def layout_probe(header, structs, cc):
     return result
 
 
-def macro_constants(text):
-    """#define EMBER_* constants (not the include guard or EMBER_API), with their trailing or preceding comment."""
-    consts = []
-    for m in re.finditer(r"^#define (EMBER_[A-Z0-9_]+)[ \t]+([^/\n]+?)[ \t]*(/\*.*)?$", text, re.M):
-        name, raw = m.group(1), m.group(2).strip()
-        if name in ("EMBER_API", "EMBER_H", "EMBER_CALL"):
-            continue
-        if raw == "INT64_MAX":
-            ctype, value = "int64_t", 2**63 - 1
-        elif raw.endswith("u"):
-            ctype, value = "uint32_t", int(raw[:-1], 0)
-        elif re.fullmatch(r"-?[0-9]+|0x[0-9a-fA-F]+", raw):
-            ctype, value = "int32_t", int(raw, 0)
-        else:
-            continue  # a macro that is not a constant (EMBER_CALL's expansions, ...)
-        doc = clean_comment(m.group(3)) if m.group(3) else comment_before(text, m.start())
-        consts.append({"name": name, "type": ctype, "value": value, "doc": doc})
-    return consts
-
-
-def assign_roles(fn, params, handles, structs, callbacks, ann):
+def assign_roles(fn, params, handles, structs, callbacks, enums, ann):
     """The schema's role of each param, from its C type and its neighbours, then annotations.json's overrides."""
     names = [p["name"] for p in params]
     fn_enums = ann["function_enums"].get(fn, {})
@@ -129,7 +74,7 @@ def assign_roles(fn, params, handles, structs, callbacks, ann):
         elif base in handles and stars == 1:
             p["role"] = "handle"
             p["handle"] = base
-            p["nullable"] = False
+            p["nullable"] = fn == base + "_free"  # "Every ember_*_free(NULL) is a no-op"
         elif base in handles and stars == 2 and "const*" not in t.replace(" ", ""):
             p["role"] = "out_handle"
             p["handle"] = base
@@ -165,7 +110,11 @@ def assign_roles(fn, params, handles, structs, callbacks, ann):
             p.update(role="native", nullable=False)
         else:
             p["role"] = "value"
-        if t == "int32_t" or (p["role"] == "out_value" and t == "int32_t*"):
+        if base in enums:  # typed in ember.h (<enum>_t)
+            p["enum"] = base
+        elif base == "ember_status":
+            p["enum"] = "ember_status_code"
+        elif t == "int32_t" or (p["role"] in ("out_value", "out_array") and t == "int32_t*"):
             enum = fn_enums.get(p["name"]) or (ann["param_enums"].get(p["name"]) if t == "int32_t" else None)
             if enum:
                 p["enum"] = enum
@@ -185,19 +134,6 @@ def assign_roles(fn, params, handles, structs, callbacks, ann):
     return params
 
 
-def fnptr_params(spelling):
-    """Param names and types of a function-pointer declaration's text: `ret (*name)(T a, U b)`."""
-    m = re.search(r"\(\s*\*\s*\w+\s*\)\s*\((.*)\)", spelling, re.S)
-    out = []
-    for piece in m.group(1).split(","):
-        piece = re.sub(r"\s+", " ", piece.strip())
-        if piece == "void":
-            continue
-        pm = re.fullmatch(r"(.*?[\s*])(\w+)", piece)
-        out.append({"name": pm.group(2), "type": spell(pm.group(1))})
-    return out
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--header", default=os.path.join(ROOT, "c_api", "include", "ember.h"))
@@ -211,7 +147,23 @@ def main():
     with open(args.header) as f:
         text = f.read()
     decls = parse_header(args.header, args.clang)
-    consts = macro_constants(text)
+    # The description spells an enum's <enum>_t typedef by the enum's name (header_ast.described_type).
+    etd = decls["enum_typedefs"]
+    for item in decls["functions"] + decls["callbacks"]:
+        item["returns"] = described_type(item["returns"], etd)
+        for p in item["params"]:
+            p["type"] = described_type(p["type"], etd)
+    for st in decls["structs"]:
+        for f in st["fields"]:
+            f["type"] = described_type(f["type"], etd)
+    enum_names = {e["name"] for e in decls["enums"]}
+    typedef_of_enum = {e: t for t, e in etd.items()}
+    consts = macro_constants(text) + [{"name": v["name"], "type": "int32_t", "value": v["value"],
+                                       "doc": comment_before(text, v["offset"]), "offset": v["offset"]}
+                                      for v in decls["anon_enum_values"]]
+    consts.sort(key=lambda c: c["offset"])
+    for c in consts:
+        del c["offset"]
     const_values = {c["name"]: c["value"] for c in consts}
 
     handles = [d["name"] for d in decls["opaque"]]
@@ -220,21 +172,6 @@ def main():
     for cb in decls["callbacks"]:
         callbacks_out.append({"name": cb["name"], "returns": {"type": cb["returns"]}, "params": cb["params"],
                               "doc": comment_before(text, cb["offset"])})
-    # Function-pointer struct fields become named callbacks (ember.h names them with typedefs, issue 12).
-    field_cbs = {}
-    for sname, fields in ann["field_callbacks"].items():
-        for fname, cbname in fields.items():
-            field_cbs[(sname, fname)] = cbname
-    struct_by_name = {s["name"]: s for s in decls["structs"]}
-    seen_cb = set(c["name"] for c in callbacks_out)
-    for (sname, fname), cbname in field_cbs.items():
-        field = next(f for f in struct_by_name[sname]["fields"] if f["name"] == fname)
-        if cbname in seen_cb:
-            continue
-        seen_cb.add(cbname)
-        ret = re.match(r"\s*(.*?)\s*\(", field["raw"]).group(1)
-        callbacks_out.append({"name": cbname, "returns": {"type": spell(ret)}, "params": fnptr_params(field["raw"]),
-                              "doc": ann["field_callback_docs"].get(cbname, "")})
     callback_names = [c["name"] for c in callbacks_out]
     for cb in callbacks_out:
         for p in cb["params"]:
@@ -261,6 +198,8 @@ def main():
                  "doc": comment_after(text, e["offset"]) or comment_before(text, e["offset"]), "values": values}
         if e["name"] == "ember_status_code":
             entry["typedef"] = "ember_status"
+        elif e["name"] in typedef_of_enum:
+            entry["typedef"] = typedef_of_enum[e["name"]]
         enums_out.append(entry)
 
     handles_out = []
@@ -277,14 +216,12 @@ def main():
         fields = []
         for f in s["fields"]:
             field = {"name": f["name"], "type": f["type"], "offset": offsets[f["name"]]}
-            if (s["name"], f["name"]) in field_cbs:
-                field["type"] = field_cbs[(s["name"], f["name"])]
             if f.get("array") is not None:
                 field["array"] = f["array"]
                 m = re.search(r"\[\s*(EMBER_[A-Z_]+)\s*\]", f["raw"])
                 if m:
                     field["array_constant"] = m.group(1)
-            enum = ann["field_enums"].get(s["name"], {}).get(f["name"])
+            enum = f["type"] if f["type"] in enum_names else ann["field_enums"].get(s["name"], {}).get(f["name"])
             if enum:
                 field["enum"] = enum
             doc = comment_after(text, f["offset"])
@@ -301,7 +238,8 @@ def main():
 
     functions_out = []
     for f in decls["functions"]:
-        params = assign_roles(f["name"], [dict(p) for p in f["params"]], handles, struct_names, callback_names, ann)
+        params = assign_roles(f["name"], [dict(p) for p in f["params"]], handles, struct_names, callback_names,
+                              enum_names, ann)
         ret = {"type": f["returns"]}
         if f["returns"] == "ember_status":
             ret["enum"] = "ember_status_code"

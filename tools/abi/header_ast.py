@@ -4,6 +4,7 @@ Shared by bootstrap_from_header.py (which wrote c_api/ember_api.json) and check_
 c_api_description test's header -> description direction).
 """
 import json
+import os
 import re
 import subprocess
 
@@ -55,7 +56,8 @@ def parse_header(header, clang="clang-14", extra_args=()):
         loc = loc.get("expansionLoc", loc)
         if "file" in loc:
             current_file = loc["file"]
-        if current_file is not None and current_file.endswith(header.split("/")[-1]) and node.get("name"):
+        named = node.get("name") or node["kind"] == "EnumDecl"  # anonymous enums declare constants
+        if current_file is not None and os.path.basename(current_file) == os.path.basename(header) and named:
             mine.append(node)
     defined = set()
     records = {}
@@ -68,8 +70,9 @@ def parse_header(header, clang="clang-14", extra_args=()):
                 records.setdefault(n["name"], n)
     opaque, structs, enums, callbacks, functions, scalar_typedefs = [], [], [], [], [], []
     seen_records = set()
+    anon_values = []
     for n in mine:
-        kind, name = n["kind"], n["name"]
+        kind, name = n["kind"], n.get("name")
         if kind == "RecordDecl":
             if name in seen_records:
                 continue
@@ -109,13 +112,16 @@ def parse_header(header, clang="clang-14", extra_args=()):
             for i, v in enumerate(values):
                 if v["value"] is None:
                     v["value"] = values[i - 1]["value"] + 1 if i else 0
-            enums.append({"name": name, "offset": _offset(n, "range"), "values": values})
+            if name:
+                enums.append({"name": name, "offset": _offset(n, "range"), "values": values})
+            else:  # enum { EMBER_MAX_RANK = 8 }: constants declared as enum values
+                anon_values += values
         elif kind == "TypedefDecl":
             qual = n["type"]["qualType"]
             if "(*)" in qual:
                 ret, params_text = _split_function_type(qual.replace("(*)", "", 1))
                 raw = text[_offset(n, "range"):n["range"]["end"]["offset"] + 1]
-                pm = re.search(r"\(\s*\*\s*\w+\s*\)\s*\((.*)\)", raw, re.S)
+                pm = re.search(r"\(\s*(?:EMBER_CALL\s*)?\*\s*\w+\s*\)\s*\((.*)\)", raw, re.S)
                 params = []
                 for piece in pm.group(1).split(","):
                     piece = re.sub(r"\s+", " ", piece.strip())
@@ -131,5 +137,72 @@ def parse_header(header, clang="clang-14", extra_args=()):
             params = [{"name": p["name"], "type": spell(p["type"]["qualType"])}
                       for p in n.get("inner", []) if p["kind"] == "ParmVarDecl"]
             functions.append({"name": name, "returns": spell(ret), "params": params, "offset": _offset(n, "range")})
+    # <enum>_t: the int32_t typedef signatures use for an enum (ember.h's enums section says why it is not the
+    # tag's own name); the description spells such a type by the enum's name.
+    enum_names = {e["name"] for e in enums}
+    enum_typedefs = {t["name"]: t["name"][:-2] for t in scalar_typedefs
+                     if t["name"].endswith("_t") and t["name"][:-2] in enum_names and t["type"] == "int32_t"}
     return {"opaque": opaque, "structs": structs, "enums": enums, "callbacks": callbacks, "functions": functions,
-            "scalar_typedefs": scalar_typedefs}
+            "scalar_typedefs": [t for t in scalar_typedefs if t["name"] not in enum_typedefs],
+            "enum_typedefs": enum_typedefs, "anon_enum_values": anon_values}
+
+
+def described_type(spelling, enum_typedefs):
+    """ember.h's spelling of a type in the description's: an enum's <enum>_t typedef becomes the enum's name."""
+    return re.sub(r"\b(\w+)\b", lambda m: enum_typedefs.get(m.group(1), m.group(1)), spelling)
+
+
+def comment_before(text, offset):
+    """The /* ... */ block that ends on the line right above the line holding `offset`, flattened to one line."""
+    line_start = text.rfind("\n", 0, offset) + 1
+    prev_end = line_start - 1
+    if prev_end <= 0:
+        return ""
+    prev_start = text.rfind("\n", 0, prev_end) + 1
+    if not text[prev_start:prev_end].rstrip().endswith("*/"):
+        return ""
+    start = text.rfind("/*", 0, prev_end)
+    block = text[start:prev_end]
+    if not text[text.rfind("\n", 0, start) + 1:start].strip() == "":
+        return ""  # a trailing comment of the line above, not a block comment of ours
+    if block.startswith("/* ="):  # a section banner: its first line is the section's title, not this decl's doc
+        nl = block.find("\n")
+        return clean_comment("/*" + block[nl:]) if nl >= 0 else ""
+    return clean_comment(block)
+
+
+def comment_after(text, offset):
+    """A /* ... */ that starts on the line holding `offset`, after it (a field's or an enum value's comment)."""
+    line_end = text.find("\n", offset)
+    start = text.find("/*", offset, line_end)
+    if start < 0:
+        return ""
+    end = text.find("*/", start)
+    return clean_comment(text[start:end + 2])
+
+
+def clean_comment(block):
+    body = block.strip()[2:-2]
+    lines = [re.sub(r"^\s*\*?\s?", "", ln).rstrip() for ln in body.split("\n")]
+    return re.sub(r"\s+", " ", " ".join(lines)).strip()
+
+
+def macro_constants(text):
+    """#define EMBER_* constants (not the include guard or EMBER_API), with their trailing or preceding comment."""
+    consts = []
+    for m in re.finditer(r"^#define (EMBER_[A-Z0-9_]+)[ \t]+([^/\n]+?)[ \t]*(/\*.*)?$", text, re.M):
+        name, raw = m.group(1), m.group(2).strip()
+        if name in ("EMBER_API", "EMBER_H", "EMBER_CALL"):
+            continue
+        if raw == "INT64_MAX":
+            ctype, value = "int64_t", 2**63 - 1
+        elif raw.endswith("u"):
+            ctype, value = "uint32_t", int(raw[:-1], 0)
+        elif re.fullmatch(r"-?[0-9]+|0x[0-9a-fA-F]+", raw):
+            value = int(raw, 0)
+            ctype = "int32_t" if -2**31 <= value < 2**31 else "int64_t"
+        else:
+            continue  # a macro that is not a constant (EMBER_CALL's expansions, ...)
+        doc = clean_comment(m.group(3)) if m.group(3) else comment_before(text, m.start())
+        consts.append({"name": name, "type": ctype, "value": value, "doc": doc, "offset": m.start()})
+    return consts

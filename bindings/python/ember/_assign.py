@@ -10,7 +10,7 @@ from . import _lib, autograd
 
 # None with a libember older than issue 11's in-place updates (the binding may declare it as optional)
 _INPLACE = getattr(_lib, "tensor_inplace", None)
-INPLACE_COPY = 0  # EMBER_INPLACE_COPY
+INPLACE_COPY = _lib.INPLACE_COPY
 
 
 def assign_(t, value):

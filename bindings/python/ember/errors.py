@@ -2,8 +2,17 @@
 
 Every class derives from :class:`EmberError` (itself a ``RuntimeError``, as PyTorch raises) and, where one fits,
 from the matching built-in exception too, so ``except ValueError`` catches a bad shape as it would in NumPy. The
-message is ``ember_last_error()`` of the failing call ("<function>: <problem>").
+message is ``ember_last_error()`` of the failing call ("<function>: <problem>"). The codes are the description's
+(c_api/ember_api.json, enum ember_status_code).
 """
+from ._description import ENUMS
+
+_CODES = ENUMS["ember_status_code"]
+
+
+def _code(name):
+    """(status, status_name) of an ember_status_code value, from the description."""
+    return _CODES[name], name
 
 
 class EmberError(RuntimeError):
@@ -21,61 +30,61 @@ class EmberError(RuntimeError):
 
 
 class InvalidArgumentError(EmberError, ValueError):
-    status, status_name = 1, "EMBER_ERR_INVALID_ARGUMENT"
+    status, status_name = _code("EMBER_ERR_INVALID_ARGUMENT")
 
 
 class NullHandleError(EmberError, ValueError):
-    status, status_name = 2, "EMBER_ERR_NULL_HANDLE"
+    status, status_name = _code("EMBER_ERR_NULL_HANDLE")
 
 
 class ShapeError(EmberError, ValueError):
-    status, status_name = 3, "EMBER_ERR_SHAPE"
+    status, status_name = _code("EMBER_ERR_SHAPE")
 
 
 class DTypeError(EmberError, TypeError):
-    status, status_name = 4, "EMBER_ERR_DTYPE"
+    status, status_name = _code("EMBER_ERR_DTYPE")
 
 
 class IndexOutOfRangeError(EmberError, IndexError):
-    status, status_name = 5, "EMBER_ERR_INDEX"
+    status, status_name = _code("EMBER_ERR_INDEX")
 
 
 class OutOfMemoryError(EmberError, MemoryError):
-    status, status_name = 6, "EMBER_ERR_OUT_OF_MEMORY"
+    status, status_name = _code("EMBER_ERR_OUT_OF_MEMORY")
 
 
 class EmberIOError(EmberError, OSError):
-    status, status_name = 7, "EMBER_ERR_IO"
+    status, status_name = _code("EMBER_ERR_IO")
 
 
 class RecordError(EmberError):
     """A corrupt, foreign or mismatching record; ``report`` holds the load report when there is one."""
 
-    status, status_name = 8, "EMBER_ERR_RECORD"
+    status, status_name = _code("EMBER_ERR_RECORD")
     report = None
 
 
 class UnsupportedError(EmberError, NotImplementedError):
-    status, status_name = 9, "EMBER_ERR_UNSUPPORTED"
+    status, status_name = _code("EMBER_ERR_UNSUPPORTED")
 
 
 class InternalError(EmberError):
-    status, status_name = 10, "EMBER_ERR_INTERNAL"
+    status, status_name = _code("EMBER_ERR_INTERNAL")
 
 
 class InvalidHandleError(EmberError, ValueError):
-    status, status_name = 11, "EMBER_ERR_INVALID_HANDLE"
+    status, status_name = _code("EMBER_ERR_INVALID_HANDLE")
 
 
 class BufferTooSmallError(EmberError):
-    status, status_name = 12, "EMBER_ERR_BUFFER_TOO_SMALL"
+    status, status_name = _code("EMBER_ERR_BUFFER_TOO_SMALL")
 
 
 class DeviceLostError(EmberError):
     """The GPU device was lost (VK_ERROR_DEVICE_LOST): every later call on it raises this at once. Free what was
     made on it, create the device again and reload saved records."""
 
-    status, status_name = 13, "EMBER_ERR_DEVICE_LOST"
+    status, status_name = _code("EMBER_ERR_DEVICE_LOST")
 
 
 BY_STATUS = {cls.status: cls for cls in (

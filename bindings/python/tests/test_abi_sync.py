@@ -1,6 +1,8 @@
-"""The ctypes declarations in ember/_lib.py agree with c_api/include/ember.h: the same functions with the same
-number of parameters, and struct layouts (sizes and field offsets) as a C compiler lays them out. Catches a header
-change the binding has not followed. Skipped outside a source checkout (no header) or without a C compiler."""
+"""The ctypes declarations in ember/_lib.py, built from the description (c_api/ember_api.json), agree with it and
+with c_api/include/ember.h: the same functions with the same number of parameters, and struct layouts (sizes and
+field offsets) as the description gives them and as a C compiler lays them out. Catches a generator bug or a header
+change the description has not followed. The header checks are skipped outside a source checkout (no header) or
+without a C compiler."""
 import ctypes
 import os
 import re
@@ -12,11 +14,32 @@ import _support
 from ember import _lib
 
 HEADER = os.path.join(os.path.dirname(os.path.dirname(_support._PKG)), "c_api", "include", "ember.h")
-STRUCTS = {"ember_backend_info": _lib.BackendInfo, "ember_conv2d_options": _lib.Conv2dOptions,
-           "ember_pool2d_options": _lib.Pool2dOptions, "ember_layer_desc": _lib.LayerDesc,
-           "ember_param_info": _lib.ParamInfo, "ember_record_options": _lib.RecordOptions,
-           "ember_optimizer_options": _lib.OptimizerOptions, "ember_backward_options": _lib.BackwardOptions,
-           "ember_scheduler_options": _lib.SchedulerOptions}
+STRUCTS = {s["name"]: getattr(_lib, _lib._camel(s["name"])) for s in _lib.API["structs"]}
+
+
+class DescriptionTest(unittest.TestCase):
+    """The binding against the description it was built from (also outside a source checkout)."""
+
+    def test_every_described_function_is_declared_with_its_arity(self):
+        self.assertEqual(sorted(_lib._SIGNATURES), sorted(f["name"] for f in _lib.API["functions"]))
+        for f in _lib.API["functions"]:
+            fn = getattr(_lib.lib, f["name"])
+            self.assertEqual(len(fn.argtypes), len(f["params"]), f["name"])
+
+    def test_struct_sizes_and_offsets_are_the_descriptions(self):
+        self.assertIn("ember_vulkan_device_desc", STRUCTS)
+        for s in _lib.API["structs"]:
+            cls = STRUCTS[s["name"]]
+            self.assertEqual(ctypes.sizeof(cls), s["size"], "sizeof(%s)" % s["name"])
+            self.assertEqual(ctypes.alignment(cls), s["align"], "alignof(%s)" % s["name"])
+            for f in s["fields"]:
+                self.assertEqual(getattr(cls, f["name"]).offset, f["offset"], s["name"] + "." + f["name"])
+
+    def test_constants_and_enums_are_the_descriptions(self):
+        self.assertEqual(_lib.MAX_RANK, 8)
+        self.assertEqual(_lib.SLICE_END, 2**63 - 1)
+        self.assertEqual(_lib.ENUMS["ember_dtype"]["EMBER_DTYPE_BOOL"], 6)
+        self.assertEqual(_lib.version_number(), _lib.CONSTANTS["EMBER_VERSION_NUMBER"])
 
 
 def header_functions():
