@@ -137,5 +137,47 @@ TEST(VulkanFloor, Float16GemmIsUsedAndWithinItsErrorBound) {
   EXPECT_GT(max16, 10 * max32) << "the f16 context gave f32-accurate results: the f16 variant did not run";
 }
 
+// The f16 features of this device, read independently of Ember.
+struct F16Features {
+  bool arithmetic = false, storage = false;
+};
+F16Features device_f16(const vk::Context& ctx) {
+  VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  f12.pNext = &f11;
+  VkPhysicalDeviceFeatures2 f{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  f.pNext = &f12;
+  ctx.fn().GetPhysicalDeviceFeatures2(ctx.physical_device(), &f);
+  return {f12.shaderFloat16 == VK_TRUE, f11.storageBuffer16BitAccess == VK_TRUE};
+}
+
+// float16_auto on Ember's own device: each f16 variant exactly where the device has its feature (which Ember then
+// enables: validation flags any use of a capability not enabled); storage_float16 alone takes storage only.
+TEST(VulkanFloor, Float16AutoTakesEachVariantTheDeviceHas) {
+  vk::ContextOptions o = validated();
+  o.float16_auto = true;
+  const auto dev = vulkan::create(o);
+  const F16Features has = device_f16(*dev.get());
+  EXPECT_EQ(dev.get()->float16(), has.arithmetic);
+  EXPECT_EQ(dev.get()->float16_storage(), has.storage);
+
+  vk::ContextOptions s = validated();
+  s.storage_float16 = true;
+  const auto storage_only = vulkan::create(s);
+  EXPECT_FALSE(storage_only.get()->float16());
+  EXPECT_EQ(storage_only.get()->float16_storage(), has.storage);
+  // f16 storage changes plans only: an eager matmul stays f32 (exact here: small integers).
+  const auto c = T2::from_values(std::vector<float>{1, 2, 3, 4, 5, 6}, {2, 3}, storage_only)
+                     .matmul(T2::from_values(std::vector<float>{1, 0, 0, 1, 2049, 1}, {3, 2}, storage_only))
+                     .into_data()
+                     .to_vec<float>();
+  EXPECT_EQ(c, (std::vector<float>{6148, 5, 12298, 11})) << "2049 is not an f16 value: an f16 read would give 2048";
+
+  vk::ContextOptions off = validated();
+  const auto plain = vulkan::create(off);
+  EXPECT_FALSE(plain.get()->float16());
+  EXPECT_FALSE(plain.get()->float16_storage());
+}
+
 }  // namespace
 }  // namespace ember

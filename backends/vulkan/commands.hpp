@@ -48,6 +48,13 @@ class CaptureSink {
   virtual void keep(std::shared_ptr<void> obj) = 0;
   // Throws CaptureError (callers return after it only to satisfy the compiler).
   virtual void reject(const char* what) = 0;
+  // f16 storage (Context::float16_storage): an f16 copy of `weights`, a buffer the capture reads but never wrote
+  // (a parameter), for a GEMM to read as its B operand (element i at index i); null when the sink keeps no such
+  // copies or `weights` is not a parameter. The copy holds the values of when it was made.
+  virtual std::shared_ptr<Allocation> f16_copy(const std::shared_ptr<Allocation>& weights) {
+    (void)weights;
+    return nullptr;
+  }
 };
 
 struct StreamStats {

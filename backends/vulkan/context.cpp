@@ -20,6 +20,23 @@ bool env_flag(const char* name) {
   return v && *v && std::strcmp(v, "0") != 0;
 }
 
+// The f16 variants asked for: the options, or for Ember's own device also EMBER_VULKAN_FLOAT16 ("1": arithmetic,
+// as before "storage" existed; "storage": storage; "auto": each the device has).
+struct Float16Wish {
+  bool arithmetic = false, storage = false, automatic = false;
+};
+Float16Wish float16_wish(const ContextOptions& o, bool read_env) {
+  Float16Wish w{o.shader_float16, o.storage_float16, o.float16_auto};
+  const char* v = read_env ? std::getenv("EMBER_VULKAN_FLOAT16") : nullptr;
+  if (v && *v && std::strcmp(v, "0") != 0) {
+    if (std::strcmp(v, "auto") == 0) w.automatic = true;
+    else if (std::strcmp(v, "storage") == 0) w.storage = true;
+    else w.arithmetic = true;
+  }
+  if (w.automatic) w.arithmetic = w.storage = true;
+  return w;
+}
+
 bool has_layer(const Functions& fn, const char* name) {
   uint32_t n = 0;
   fn.EnumerateInstanceLayerProperties(&n, nullptr);
@@ -81,6 +98,7 @@ Context::Context(const ExternalDevice& external, const ContextOptions& options) 
   int64_ = options.shader_int64;
   timeline_semaphores_ = options.timeline_semaphore;
   float16_ = options.shader_float16;
+  float16_storage_ = options.storage_float16;
   if (!external.instance || !external.physical_device || !external.device)
     throw ArgumentError("vulkan: an external device needs its VkInstance, VkPhysicalDevice and VkDevice");
   validation_ = false;  // the host owns the instance and its layers
@@ -102,6 +120,7 @@ Context::Context(const ExternalDevice& external, const ContextOptions& options) 
         queue_index_ >= families[queue_family_].queueCount)
       throw ArgumentError("vulkan: the external queue family " + std::to_string(queue_family_) + " / index " +
                           std::to_string(queue_index_) + " does not exist or cannot run compute work");
+    if (options.float16_auto) adopt_float16_auto();
     fn_.load_device(device_);
     fn_.GetDeviceQueue(device_, queue_family_, queue_index_, &queue_);
     read_info(options);
@@ -259,7 +278,9 @@ void Context::pick_physical_device(const ContextOptions& options) {
 }
 
 void Context::create_device(const ContextOptions& options) {
+  VkPhysicalDeviceVulkan11Features have11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
   VkPhysicalDeviceVulkan12Features have12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  have12.pNext = &have11;
   VkPhysicalDeviceFeatures2 have{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   have.pNext = &have12;
   fn_.GetPhysicalDeviceFeatures2(physical_, &have);
@@ -271,14 +292,19 @@ void Context::create_device(const ContextOptions& options) {
     throw ArgumentError("vulkan: Ember's own device always submits its work: timeline_semaphore = false applies to "
                         "adopted devices only");
 
+  VkPhysicalDeviceVulkan11Features want11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
   VkPhysicalDeviceVulkan12Features want12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   want12.timelineSemaphore = VK_TRUE;
+  want12.pNext = &want11;
   VkPhysicalDeviceFeatures2 want{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   want.pNext = &want12;
   want.features.shaderInt64 = int64_ ? VK_TRUE : VK_FALSE;
-  // f16 variants only when asked for and where the device has them.
-  float16_ = (options.shader_float16 || env_flag("EMBER_VULKAN_FLOAT16")) && have12.shaderFloat16;
+  // f16 variants only when asked for and where the device has them (each of the two on its own feature).
+  const Float16Wish f16 = float16_wish(options, /*read_env=*/true);
+  float16_ = f16.arithmetic && have12.shaderFloat16;
+  float16_storage_ = f16.storage && have11.storageBuffer16BitAccess;
   want12.shaderFloat16 = float16_ ? VK_TRUE : VK_FALSE;
+  want11.storageBuffer16BitAccess = float16_storage_ ? VK_TRUE : VK_FALSE;
 
   const std::vector<float> priorities(queue_index_ + 1, 1.0f);  // the queues up to the one Ember uses
   VkDeviceQueueCreateInfo q{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
@@ -292,6 +318,22 @@ void Context::create_device(const ContextOptions& options) {
   check(fn_.CreateDevice(physical_, &ci, nullptr, &device_), "vkCreateDevice");
   fn_.load_device(device_);
   fn_.GetDeviceQueue(device_, queue_family_, queue_index_, &queue_);
+}
+
+void Context::adopt_float16_auto() {
+  // The host enabled every f16 feature its physical device has: read which those are. shaderFloat16's struct is
+  // core in Vulkan 1.2 (VK_KHR_shader_float16_int8 before): chained only on a 1.2 device, so a 1.1 device runs
+  // f16 arithmetic only when the host says so explicitly (shader_float16).
+  VkPhysicalDeviceProperties props{};
+  fn_.GetPhysicalDeviceProperties(physical_, &props);
+  VkPhysicalDevice16BitStorageFeatures storage{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
+  VkPhysicalDeviceShaderFloat16Int8Features arithmetic{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
+  VkPhysicalDeviceFeatures2 have{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  have.pNext = &storage;
+  if (props.apiVersion >= VK_API_VERSION_1_2) storage.pNext = &arithmetic;
+  fn_.GetPhysicalDeviceFeatures2(physical_, &have);
+  float16_ = arithmetic.shaderFloat16 == VK_TRUE;
+  float16_storage_ = storage.storageBuffer16BitAccess == VK_TRUE;
 }
 
 void Context::read_info(const ContextOptions& options) {

@@ -63,6 +63,15 @@ struct ContextOptions {
   // products, f32 sums; about three significant digits). Ember's own device also turns them on with
   // EMBER_VULKAN_FLOAT16=1, in both cases only where the device has shaderFloat16.
   bool shader_float16 = false;
+  // true: f16 storage variants (issue 17 part 6, where the device has storageBuffer16BitAccess): a plan keeps an f16
+  // copy of each weight its GEMMs read as the B operand, made once when the plan is built, and reads it through the
+  // GEMM's B16 variant (half the weight bytes per replay; weights rounded to f16, arithmetic unchanged). Eager ops
+  // are unaffected. Ember's own device: also EMBER_VULKAN_FLOAT16=storage.
+  bool storage_float16 = false;
+  // true: each f16 variant exactly where the device reports its feature (shaderFloat16: arithmetic,
+  // storageBuffer16BitAccess: storage), whatever the two flags above say. For an adopted device it says the host
+  // enabled every one of those features its physical device has. Ember's own device: also EMBER_VULKAN_FLOAT16=auto.
+  bool float16_auto = false;
   VkPipelineCache host_pipeline_cache = VK_NULL_HANDLE;  // the host's cache Ember compiles into
 
   // --- issue 17 part 8: the queue of Ember's own device (queue_choice.hpp; EMBER_VULKAN_QUEUE overrides).
@@ -142,6 +151,8 @@ class Context {
   bool timeline_semaphores() const { return timeline_semaphores_; }
   // f16 shader variants are used (ContextOptions::shader_float16 on a device with shaderFloat16).
   bool float16() const { return float16_; }
+  // f16 storage variants are used (ContextOptions::storage_float16 / float16_auto, storageBuffer16BitAccess).
+  bool float16_storage() const { return float16_storage_; }
 
   Allocator& allocator() { return *allocator_; }
   Pipelines& pipelines() { return *pipelines_; }
@@ -193,6 +204,8 @@ class Context {
   void pick_physical_device(const ContextOptions& options);
   void create_device(const ContextOptions& options);
   void install_messenger();
+  // ContextOptions::float16_auto on an adopted device: the f16 variants its physical device has features for.
+  void adopt_float16_auto();
   void read_info(const ContextOptions& options);
   void create_subsystems(const ContextOptions& options);
   static VKAPI_ATTR VkBool32 VKAPI_CALL on_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
@@ -211,6 +224,7 @@ class Context {
   bool int64_ = true;
   bool timeline_semaphores_ = true;
   bool float16_ = false;
+  bool float16_storage_ = false;
   bool validation_ = false;
   bool sync_validation_ = false;
   ExternalDevice external_{};

@@ -20,6 +20,24 @@ EMBER_SHADER_WORDS(kGemmF16)
 #include "gemm_f16.spv.inc"
 ;
 EMBER_SHADER_DEF(kGemmF16)
+// B read as f16 (gemm.comp B16): a plan's f16 copy of a weight, on contexts with f16 storage (float16_storage()).
+EMBER_SHADER_WORDS(kGemmB16)
+#include "gemm_b16.spv.inc"
+;
+EMBER_SHADER_DEF(kGemmB16)
+EMBER_SHADER_WORDS(kGemmF16B16)
+#include "gemm_f16_b16.spv.inc"
+;
+EMBER_SHADER_DEF(kGemmF16B16)
+// A read as f16 (gemm.comp A16): conv2d's weights are the left operand.
+EMBER_SHADER_WORDS(kGemmA16)
+#include "gemm_a16.spv.inc"
+;
+EMBER_SHADER_DEF(kGemmA16)
+EMBER_SHADER_WORDS(kGemmF16A16)
+#include "gemm_f16_a16.spv.inc"
+;
+EMBER_SHADER_DEF(kGemmF16A16)
 
 // Mirrors the push constant block of gemm.comp (std430: 4-byte scalars and uint arrays).
 struct GemmPush {
@@ -49,6 +67,27 @@ TileConfig pick_tiles(const Gemm& g) {
 
 uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
 
+// While a plan captures on a context with f16 storage: the plan's f16 copy of `operand` when it is a weight.
+std::shared_ptr<Allocation> f16_weights(Context& ctx, const std::shared_ptr<Allocation>& operand) {
+  if (!ctx.float16_storage()) return nullptr;
+  std::lock_guard lock(ctx.mutex());
+  CaptureSink* sink = ctx.stream().capture();
+  return sink ? sink->f16_copy(operand) : nullptr;
+}
+
+// The GEMM variant: f16 or f32 arithmetic, and which operand (if any) is read from an f16 weight copy. One operand
+// at most: B when it is a weight (linear layers), else A (conv2d).
+struct Variant {
+  const Shader* shader;
+  std::shared_ptr<Allocation> a, b;
+};
+Variant choose_variant(Context& ctx, const Gemm& g) {
+  const bool half = ctx.float16();
+  if (auto b16 = f16_weights(ctx, g.b.alloc)) return {half ? &kGemmF16B16 : &kGemmB16, g.a.alloc, std::move(b16)};
+  if (auto a16 = f16_weights(ctx, g.a.alloc)) return {half ? &kGemmF16A16 : &kGemmA16, std::move(a16), g.b.alloc};
+  return {half ? &kGemmF16 : &kGemm, g.a.alloc, g.b.alloc};
+}
+
 }  // namespace
 
 void gemm(Context& ctx, const Gemm& g) {
@@ -58,6 +97,7 @@ void gemm(Context& ctx, const Gemm& g) {
   const int64_t tile = 16 * t.r;
   const uint32_t flags = (g.a.trans ? 1u : 0u) | (g.b.trans ? 2u : 0u);
   const std::array<uint32_t, Pipelines::kMaxSpec> spec{kGemmThreads, t.r, t.bk, flags};
+  const Variant v = choose_variant(ctx, g);
 
   // Split the grid where it exceeds the per-dim workgroup limits: rows (y), columns (x), batches (z).
   const int64_t rows_step = kMaxGroups * tile, cols_step = kMaxGroups * tile;
@@ -87,8 +127,7 @@ void gemm(Context& ctx, const Gemm& g) {
           }
           const std::array<uint32_t, 3> groups{u32((cols + tile - 1) / tile), u32((rows + tile - 1) / tile),
                                                u32(outer * inner)};
-          launch_grid(ctx, ctx.float16() ? kGemmF16 : kGemm,
-                      {{g.a.alloc, false}, {g.b.alloc, false}, {g.c.alloc, true}}, push, groups, spec);
+          launch_grid(ctx, *v.shader, {{v.a, false}, {v.b, false}, {g.c.alloc, true}}, push, groups, spec);
         }
       }
     }

@@ -1,5 +1,6 @@
 #include "backends/vulkan/plan.hpp"
 
+#include "backends/vulkan/launch.hpp"
 #include "backends/vulkan/plan_memory.hpp"
 
 #include <fmt/format.h>
@@ -25,6 +26,12 @@ void barrier(const Functions& fn, VkCommandBuffer cb, VkPipelineStageFlags src_s
   mb.dstAccessMask = dst_access;
   fn.CmdPipelineBarrier(cb, src_stage, dst_stage, 0, 1, &mb, 0, nullptr, 0, nullptr);
 }
+
+// f32 -> f16 (shaders/to_f16.comp): the f16 copies of the weights a plan's GEMMs read (f16 storage).
+EMBER_SHADER_WORDS(kToF16)
+#include "to_f16.spv.inc"
+;
+EMBER_SHADER_DEF(kToF16)
 
 }  // namespace
 
@@ -80,6 +87,41 @@ void Plan::reject(const char* what) {
   throw CaptureError(msg);
 }
 
+std::shared_ptr<Allocation> Plan::f16_copy(const std::shared_ptr<Allocation>& weights) {
+  // Without timeline semaphores Ember cannot run the conversion before the first replay: the plan reads f32.
+  if (!capturing_ || !weights || !ctx_->float16_storage() || !ctx_->timeline_semaphores()) return nullptr;
+  if (auto it = f16_copies_.find(weights.get()); it != f16_copies_.end()) return it->second.half;
+  // A weight is read by the capture without having been written by it: not a per-frame input, not a result of an
+  // earlier captured command (end() checks that no later command writes it either).
+  for (const Binding& in : inputs_)
+    if (in.storage == weights) return nullptr;
+  for (const Command& c : commands_)
+    for (const Arg& a : c.args)
+      if (a.write && a.alloc == weights) return nullptr;
+  const VkDeviceSize n = weights->size() / sizeof(float);
+  if (n == 0 || n > static_cast<VkDeviceSize>(kMaxShaderElements)) return nullptr;
+  auto half = ctx_->allocator().allocate(std::max<VkDeviceSize>(4, (2 * n + 3) / 4 * 4), MemoryUse::Tensor);
+  // The conversion runs once, on Ember's own stream (the capture paused for it); end() waits for it.
+  std::lock_guard lock(ctx_->mutex());
+  ctx_->stream().set_capture(nullptr);
+  try {
+    const uint32_t count = static_cast<uint32_t>(n);
+    launch(*ctx_, kToF16, {{weights, false}, {half, true}}, count, n);
+  } catch (...) {
+    ctx_->stream().set_capture(this);
+    throw;
+  }
+  ctx_->stream().set_capture(this);
+  f16_copies_.emplace(weights.get(), F16Copy{weights, half});
+  return half;
+}
+
+VkDeviceSize Plan::f16_weight_bytes() const {
+  VkDeviceSize bytes = 0;
+  for (const auto& [key, copy] : f16_copies_) bytes += copy.half->size();
+  return bytes;
+}
+
 void Plan::defer_check(DeferredCheck check) {
   check_capturing("a deferred check");
   checks_.push_back(std::move(check));
@@ -121,6 +163,16 @@ void Plan::end(const std::vector<std::pair<std::shared_ptr<Allocation>, VkDevice
     if (storage->owner() != &ctx_->allocator())
       throw ArgumentError("vulkan plan: an output lives on another device than the plan");
     outputs_.push_back({storage, bytes});
+  }
+  if (!f16_copies_.empty()) {
+    // An f16 copy holds its weight's values from before the capture: no captured command may change them.
+    for (const Command& c : commands_)
+      for (const Arg& a : c.args)
+        if (a.write && f16_copies_.count(a.alloc.get()))
+          throw ArgumentError("vulkan plan: the capture writes a buffer its GEMMs read as an f16 weight copy (f16 "
+                              "storage); build this plan without f16 storage");
+    std::lock_guard lock(ctx_->mutex());
+    ctx_->stream().finish();  // the conversions ran before the first replay (a build-time wait, as begin()'s)
   }
   share_intermediates();
   insert_barriers();
@@ -355,6 +407,10 @@ uint64_t Plan::submit() {
   std::lock_guard lock(ctx_->mutex());
   Stream& s = ctx_->stream();
   if (s.capture()) throw ArgumentError("vulkan plan: cannot submit a plan while the device captures one");
+  // What flush() would refuse, refused before recording: a replay left in a batch that is never submitted would
+  // keep the plan (retained below), and through it the context, alive for good.
+  if (!ctx_->timeline_semaphores()) throw DeviceError(kNoTimelineMessage);
+  s.refuse_in_record_mode("ember_vulkan_plan_submit (record the plan into the frame instead)");
   s.record({}, [&](VkCommandBuffer cb) { record_replay(cb); });
   s.retain(shared_from_this());  // the batch keeps the plan (its descriptor sets, its storage) until executed
   const uint64_t value = s.flush();

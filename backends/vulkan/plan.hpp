@@ -31,6 +31,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -88,6 +89,10 @@ class Plan final : public CaptureSink, public CheckSink, public std::enable_shar
   // Bytes of the intermediates before and after sharing memory (the arena's size).
   VkDeviceSize intermediate_bytes() const { return intermediate_bytes_; }
   VkDeviceSize arena_bytes() const { return arena_ ? arena_->size() : 0; }
+  // f16 storage (Context::float16_storage): the weights the plan holds as f16 copies (read by the GEMM's B16
+  // variant) and the bytes of those copies (half the f32 weights' bytes, each rounded up to 4).
+  std::size_t f16_weights() const { return f16_copies_.size(); }
+  VkDeviceSize f16_weight_bytes() const;
 
   // CaptureSink
   void dispatch(VkPipeline pipeline, std::span<const BufferArg> args, const void* push, uint32_t push_bytes,
@@ -96,6 +101,8 @@ class Plan final : public CaptureSink, public CheckSink, public std::enable_shar
             VkDeviceSize dst_offset, VkDeviceSize bytes) override;
   void keep(std::shared_ptr<void> obj) override { kept_.push_back(std::move(obj)); }
   void reject(const char* what) override;
+  // A weight's f16 copy, made once (a conversion on Ember's own stream, complete when the plan is built).
+  std::shared_ptr<Allocation> f16_copy(const std::shared_ptr<Allocation>& weights) override;
   // CheckSink
   void defer_check(DeferredCheck check) override;
 
@@ -155,6 +162,11 @@ class Plan final : public CaptureSink, public CheckSink, public std::enable_shar
   std::vector<DeferredCheck> checks_;  // their flags are the plan's error words
   mutable Replay last_replay_ = Replay::None;
   mutable uint64_t last_tag_ = 0;
+  // f16 storage: each weight's f16 copy, by the weight's allocation (kept alive, so the key stays unique).
+  struct F16Copy {
+    std::shared_ptr<Allocation> weights, half;
+  };
+  std::map<const Allocation*, F16Copy> f16_copies_;
 };
 
 }  // namespace ember::vk

@@ -895,7 +895,7 @@ typedef struct ember_vulkan_adopt_options {
   uint32_t tensor_buffer_usage; /* extra VkBufferUsageFlags for tensor memory (e.g. vertex, indirect); 0 default */
   int32_t shader_int64;         /* 1 (default): the host enabled shaderInt64; 0: Int tensors use 32-bit words */
   int32_t timeline_semaphore;   /* 1 (default): the host enabled timelineSemaphore; 0: only host-record mode */
-  int32_t shader_float16;       /* 0 (default); 1: the host enabled shaderFloat16 + storageBuffer16BitAccess */
+  int32_t shader_float16;       /* 0 (default); EMBER_VULKAN_FLOAT16_*: the f16 features the host enabled */
   uint64_t pipeline_cache;      /* the host's VkPipelineCache Ember compiles into; 0 (default): Ember's own */
 } ember_vulkan_adopt_options;
 /* Sets struct_size and the defaults above. */
@@ -1315,6 +1315,42 @@ EMBER_API ember_status EMBER_CALL ember_vulkan_memory_block_init(ember_vulkan_me
 EMBER_API ember_status EMBER_CALL ember_vulkan_memory_stats_init(ember_vulkan_memory_stats* stats);
 EMBER_API ember_status EMBER_CALL ember_vulkan_buffer_state_init(ember_vulkan_buffer_state* state);
 EMBER_API ember_status EMBER_CALL ember_vulkan_requirements2_init(ember_vulkan_requirements2* out);
+
+/* ==== Vulkan: f16 storage and automatic f16 variants (issue 17 part 6)
+ * Ember has two kinds of f16 variants, each on its own device feature (as ncnn's use_fp16_arithmetic and
+ * use_fp16_storage):
+ *  - arithmetic (shaderFloat16, EMBER_VULKAN_FEATURE_FLOAT16): the GEMM behind matmul, linear and conv2d holds its
+ *    operands as f16 and multiplies in f16, summing in f32 (described above, with the lower feature floor).
+ *  - storage (storageBuffer16BitAccess, core in Vulkan 1.1, EMBER_VULKAN_FEATURE_STORAGE_16BIT): a plan
+ *    (ember_vulkan_plan_create, ember_vulkan_plan_capture_end) keeps an f16 copy of each weight its GEMMs read
+ *    (linear layers' right-hand operand, conv2d's left-hand one), made once when the plan is built, and every
+ *    replay reads that copy: half the weight bytes per frame. Weights are rounded to f16 (relative error 2^-11 each, range
+ *    +-65504); inputs, products and sums stay f32 (unless arithmetic is on too). Eager ops are unchanged. The copies
+ *    hold the weights of when the plan was built (rebuild it after training steps or a load, as any plan) and add
+ *    half the weights' bytes: the module keeps its f32 weights.
+ * Both are off by default, so Ember computes in f32 as PyTorch does unless the host asks. The adopt option
+ * shader_float16 takes these values (0: neither; 1 keeps its meaning: arithmetic only). For Ember's own device
+ * (ember_device_create) the environment variable EMBER_VULKAN_FLOAT16 = 1 (arithmetic), storage, or auto chooses,
+ * each variant only where the device has its feature, which Ember then enables. */
+#define EMBER_VULKAN_FLOAT16_ARITHMETIC 1 /* the host enabled shaderFloat16: f16 arithmetic */
+#define EMBER_VULKAN_FLOAT16_STORAGE 2    /* the host enabled storageBuffer16BitAccess: f16 storage (| 1: both) */
+/* The host enabled each of the two features its physical device has (ncnn's default): Ember uses each variant
+ * exactly where the physical device reports its feature (shaderFloat16 is read on Vulkan 1.2 devices; a 1.1 device
+ * with VK_KHR_shader_float16_int8 names ARITHMETIC explicitly). */
+#define EMBER_VULKAN_FLOAT16_AUTO -1
+#define EMBER_VULKAN_FEATURE_STORAGE_16BIT 0x8u /* VkPhysicalDevice16BitStorageFeatures.storageBuffer16BitAccess */
+/* The f16 variants device uses: EMBER_VULKAN_FEATURE_FLOAT16 and EMBER_VULKAN_FEATURE_STORAGE_16BIT bits (0: every
+ * Float op in f32). */
+EMBER_API ember_status EMBER_CALL ember_vulkan_float16_query(const ember_device* device, uint32_t* features);
+/* How many weights a built plan holds as f16 copies (f16 storage) and the bytes of those copies (0 and 0 without
+ * f16 storage). Either pointer may be NULL. */
+EMBER_API ember_status EMBER_CALL ember_vulkan_plan_f16_weights(const ember_vulkan_plan* plan, size_t* count,
+                                                                uint64_t* bytes);
+/* Plans on a device adopted without timeline semaphores (adopt option timeline_semaphore = 0): build them between
+ * frames (outside ember_vulkan_record_begin / _end, like every plan), after the module's parameters reached the GPU
+ * in a frame of the host's. ember_vulkan_plan_create and ember_vulkan_warmup then neither submit nor wait (the
+ * warm-up is a capture that is dropped); the plan reads f32 weights whatever shader_float16 says; and
+ * ember_vulkan_plan_submit fails with EMBER_ERR_UNSUPPORTED. */
 
 #ifdef __cplusplus
 } /* extern "C" */

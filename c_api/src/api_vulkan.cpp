@@ -27,7 +27,8 @@ constexpr std::size_t kRequirements2V1 = EMBER_STRUCT_END(ember_vulkan_requireme
 constexpr uint32_t kVulkanApi11 = (1u << 22) | (1u << 12);
 constexpr uint32_t kQueueComputeBit = 0x2u;
 constexpr uint32_t kOptionalFeatures =
-    EMBER_VULKAN_FEATURE_SHADER_INT64 | EMBER_VULKAN_FEATURE_TIMELINE_SEMAPHORE | EMBER_VULKAN_FEATURE_FLOAT16;
+    EMBER_VULKAN_FEATURE_SHADER_INT64 | EMBER_VULKAN_FEATURE_TIMELINE_SEMAPHORE | EMBER_VULKAN_FEATURE_FLOAT16 |
+    EMBER_VULKAN_FEATURE_STORAGE_16BIT;
 
 struct FeatureText {
   uint32_t bit;
@@ -45,6 +46,10 @@ const FeatureText* feature_text(uint32_t feature) {
       {EMBER_VULKAN_FEATURE_FLOAT16, "shaderFloat16",
        "with adopt option shader_float16 = 1, the GEMM behind matmul, linear and conv2d runs its f16 variant (f16 "
        "operands and products, f32 sums: about three significant digits); without it every Float op is f32"},
+      {EMBER_VULKAN_FEATURE_STORAGE_16BIT, "storageBuffer16BitAccess",
+       "with adopt option shader_float16 = EMBER_VULKAN_FLOAT16_STORAGE (or AUTO), plans keep the weights their "
+       "GEMMs read as f16 copies made when they are built (half the weight bytes per replay, weights rounded to "
+       "f16, f32 arithmetic); without it plans read f32 weights"},
   };
   for (const auto& t : texts)
     if (t.bit == feature) return &t;
@@ -87,7 +92,11 @@ ember_status adopt_with(const char* fn, const ember_vulkan_device_desc* desc,
     }
     check_flag(opts.shader_int64, "shader_int64");
     check_flag(opts.timeline_semaphore, "timeline_semaphore");
-    check_flag(opts.shader_float16, "shader_float16");
+    if (opts.shader_float16 < EMBER_VULKAN_FLOAT16_AUTO ||
+        opts.shader_float16 > (EMBER_VULKAN_FLOAT16_ARITHMETIC | EMBER_VULKAN_FLOAT16_STORAGE))
+      throw ArgumentError(fmt::format("options: shader_float16 is {} (0, EMBER_VULKAN_FLOAT16_ARITHMETIC = 1, "
+                                      "EMBER_VULKAN_FLOAT16_STORAGE = 2, both = 3, or EMBER_VULKAN_FLOAT16_AUTO = -1)",
+                                      opts.shader_float16));
     o = make_handle<ember_device>(vk.adopt(d, opts));
   });
 }
@@ -443,6 +452,14 @@ ember_status ember_vulkan_feature_describe(uint32_t feature, const char** name, 
                                       kOptionalFeatures));
     if (name) *name = text->name;
     if (gives) *gives = text->gives;
+  });
+}
+
+// --- issue 17 part 6: f16 variants
+ember_status ember_vulkan_float16_query(const ember_device* device, uint32_t* features) {
+  return guard(__func__, [&] {
+    auto& v = out_value(features, "features");
+    v = vulkan_interop().float16_variants(vulkan_of(device));
   });
 }
 

@@ -68,7 +68,23 @@ ModuleInput module_input(const char* fn, ember_module* module, const ember_devic
 // The warm-up: one eval forward over zeros, executed and waited for. It creates every pipeline (and VkFFT plan)
 // the forward needs, allocates its memory blocks, and lets the driver do its first-execution work (lavapipe
 // compiles each shader's machine code on its first dispatch), so none of it lands on a later frame.
+//
+// A device adopted without timeline semaphores (issue 17 part 6) never submits nor waits: its warm-up is the
+// forward captured into a plan that is then dropped. That creates every pipeline (kernels create theirs as they
+// record), allocates and records nothing; only the driver's first-execution work is left to the first frame.
 void warm_run(const VulkanInterop& vk, const ModuleInput& in) {
+  if (!vk.timeline_semaphores(in.dev)) {
+    const std::shared_ptr<void> plan = vk.plan_begin(in.dev);
+    try {
+      const DynTensor x = vk.plan_add_input(plan, in.dev, in.dtype, in.shape);
+      const DynTensor y = in.state->tree ? tree_forward(*in.state, x, false) : forward(*in.state, x, false);
+    } catch (...) {
+      vk.plan_abort(plan);
+      throw;
+    }
+    vk.plan_abort(plan);
+    return;
+  }
   const DynTensor x = full(in.dev, in.dtype, in.shape, 0.0);
   const DynTensor y = in.state->tree ? tree_forward(*in.state, x, false) : forward(*in.state, x, false);
   vk.synchronize(in.dev);
@@ -271,5 +287,16 @@ ember_status ember_vulkan_plan_poll_errors(const ember_vulkan_plan* plan) {
 }
 
 ember_status ember_vulkan_plan_free(ember_vulkan_plan* plan) { return free_handle(plan, __func__); }
+
+// --- issue 17 part 6: f16 storage
+ember_status ember_vulkan_plan_f16_weights(const ember_vulkan_plan* plan, size_t* count, uint64_t* bytes) {
+  return guard(__func__, [&] {
+    VulkanPlanState& p = built_plan(plan);
+    std::lock_guard lock(p.mu);
+    const auto [n, b] = vulkan_interop().plan_f16_weights(p.native);
+    if (count) *count = n;
+    if (bytes) *bytes = b;
+  });
+}
 
 }  // extern "C"

@@ -4,27 +4,21 @@
 // without timeline semaphores (adopted, it records but never submits).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <vector>
 
 #include "tests/c_api/capi_support.hpp"
+#include "tests/c_api/vulkan_device.hpp"
 #include "tests/c_api/vulkan_host.hpp"
 
 namespace ember::capi_test {
 namespace {
 
-struct DeviceFree {
-  void operator()(ember_device* d) const { ember_device_free(d); }
-};
-using Device = std::unique_ptr<ember_device, DeviceFree>;
-
-bool vulkan_usable() {
-  ember_backend_info info{};
-  info.struct_size = sizeof info;
-  return ember_backend_query(EMBER_BACKEND_VULKAN, &info) == EMBER_OK && info.compiled && info.usable;
-}
 
 Tensor ints_on(const ember_device* d, const std::vector<int64_t>& v) {
   ember_tensor* t = nullptr;
@@ -70,7 +64,7 @@ TEST(VulkanFloor, RequirementsListRequiredAndOptionalFeatures) {
   EXPECT_EQ(r.queue_flags, static_cast<uint32_t>(VK_QUEUE_COMPUTE_BIT));
   EXPECT_EQ(r.required_features, 0u);
   EXPECT_EQ(r.optional_features, EMBER_VULKAN_FEATURE_SHADER_INT64 | EMBER_VULKAN_FEATURE_TIMELINE_SEMAPHORE |
-                                     EMBER_VULKAN_FEATURE_FLOAT16);
+                                     EMBER_VULKAN_FEATURE_FLOAT16 | EMBER_VULKAN_FEATURE_STORAGE_16BIT);
   EXPECT_EQ(r.device_extension_count, 0u);
   EXPECT_EQ(r.device_extensions, nullptr);
 
@@ -98,11 +92,11 @@ TEST(VulkanFloor, RequirementsListRequiredAndOptionalFeatures) {
 // (documented in ember.h), values outside int32 are refused on upload and as scalars, and index ops (int indices)
 // work; the host's validation layer fails the test on any Int64 use.
 TEST(VulkanFloor, AdoptedDeviceWithoutShaderInt64) {
-  if (!vulkan_usable()) GTEST_SKIP() << "no Vulkan backend or device here";
+  SKIP_WITHOUT_VULKAN_DEVICE();
   HostFeatures features;
   features.shader_int64 = false;
   VulkanHost host(features);
-  if (!host.ok()) GTEST_SKIP() << "the host side cannot create its device: " << host.why();
+  SKIP_WITHOUT_HOST(host);
   Device d = adopt(host, /*shader_int64=*/false, /*timeline_semaphore=*/true);
   ASSERT_TRUE(d);
 
@@ -142,13 +136,13 @@ TEST(VulkanFloor, AdoptedDeviceWithoutShaderInt64) {
 // host's command buffer, the result read by the host's own copy), and every path that would submit fails with the
 // message that names host-record mode.
 TEST(VulkanFloor, AdoptedVulkan11DeviceWithoutTimelineSemaphores) {
-  if (!vulkan_usable()) GTEST_SKIP() << "no Vulkan backend or device here";
+  SKIP_WITHOUT_VULKAN_DEVICE();
   HostFeatures features;
   features.api_version = VK_API_VERSION_1_1;
   features.shader_int64 = false;
   features.timeline_semaphore = false;
   VulkanHost host(features);
-  if (!host.ok()) GTEST_SKIP() << "the host side cannot create its device: " << host.why();
+  SKIP_WITHOUT_HOST(host);
   Device d = adopt(host, /*shader_int64=*/false, /*timeline_semaphore=*/false);
   ASSERT_TRUE(d);
   Tensor a = f32_on_device(d.get(), {1, 2, 3});
@@ -193,6 +187,130 @@ TEST(VulkanFloor, AdoptedVulkan11DeviceWithoutTimelineSemaphores) {
   float out[3];
   EMBER_EXPECT_ERR(ember_tensor_copy_to(y, EMBER_DTYPE_F32, out, sizeof out, nullptr), EMBER_ERR_UNSUPPORTED,
                    kMessage);
+}
+
+struct PlanFree {
+  void operator()(ember_vulkan_plan* p) const { ember_vulkan_plan_free(p); }
+};
+using Plan = std::unique_ptr<ember_vulkan_plan, PlanFree>;
+
+// Plans on a Vulkan 1.1 device without timeline semaphores: a plan is built without any submit or wait of Ember's
+// (its warm-up is a capture that is dropped; the capture itself records nothing), once the module's parameters
+// were uploaded in a frame of the host's. Replayed into later frames, it gives what the eager forward recorded into
+// a frame gives. ember_vulkan_warmup works there too; ember_vulkan_plan_submit would need Ember's own submit.
+TEST(VulkanFloor, PlansWithoutTimelineSemaphores) {
+  SKIP_WITHOUT_VULKAN_DEVICE();
+  HostFeatures features;
+  features.api_version = VK_API_VERSION_1_1;
+  features.shader_int64 = false;
+  features.timeline_semaphore = false;
+  VulkanHost host(features);
+  SKIP_WITHOUT_HOST(host);
+  Device d = adopt(host, /*shader_int64=*/false, /*timeline_semaphore=*/false);
+  ASSERT_TRUE(d);
+  uint64_t frame = 1;
+  // Whatever Ember records (uploads, eager ops) goes into the host's frames: Ember cannot submit on its own.
+  // `after`: the host's own pass, after Ember's.
+  auto in_frame = [&](const std::function<void(VkCommandBuffer)>& f,
+                      const std::function<void(VkCommandBuffer)>& after = nullptr) {
+    VkCommandBuffer cb = host.begin_frame();
+    EMBER_EXPECT_OK(ember_vulkan_record_begin(d.get(), cb, host.queue_family(), frame));
+    f(cb);
+    EMBER_EXPECT_OK(ember_vulkan_record_end(d.get()));
+    if (after) after(cb);
+    host.finish_frame(host.submit_frame(cb), cb);
+    EMBER_ASSERT_OK(ember_vulkan_safe_frame(d.get(), frame));
+    ++frame;
+  };
+  Module m;
+  in_frame([&](VkCommandBuffer) {
+    const std::vector<ember_layer_desc> layers = {linear(16, 8), layer(EMBER_LAYER_RELU), linear(8, 3)};
+    ember_module* raw = nullptr;
+    EMBER_EXPECT_OK(ember_module_sequential(d.get(), layers.data(), layers.size(), &raw));
+    m.reset(raw);
+  });
+  ASSERT_TRUE(m);
+  const int64_t shape[] = {4, 16};
+  EMBER_ASSERT_OK(ember_vulkan_warmup(m.get(), d.get(), EMBER_DTYPE_F32, shape, 2));
+  ember_vulkan_plan* raw_plan = nullptr;
+  EMBER_ASSERT_OK(ember_vulkan_plan_create(m.get(), d.get(), EMBER_DTYPE_F32, shape, 2, &raw_plan));
+  Plan plan(raw_plan);
+
+  constexpr VkDeviceSize in_bytes = 4 * 16 * sizeof(float), out_bytes = 4 * 3 * sizeof(float);
+  HostBuffer in = host.make_buffer(in_bytes), planned = host.make_buffer(out_bytes), eager = host.make_buffer(out_bytes);
+  EMBER_ASSERT_OK(ember_vulkan_plan_bind_input(plan.get(), 0, reinterpret_cast<uint64_t>(in.buffer), 0));
+  EMBER_ASSERT_OK(ember_vulkan_plan_bind_output(plan.get(), 0, reinterpret_cast<uint64_t>(planned.buffer), 0));
+  for (int f = 0; f < 3; ++f) {
+    std::vector<float> x(4 * 16);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.3f * static_cast<float>(f) + 0.17f * static_cast<float>(i));
+    std::memcpy(in.mapped, x.data(), in_bytes);
+    std::vector<Tensor> keep;  // the eager forward's tensors live until the frame has executed
+    uint64_t buf = 0, off = 0, size = 0;
+    in_frame(
+        [&](VkCommandBuffer cb) {
+          EMBER_EXPECT_OK(ember_vulkan_plan_record(plan.get(), cb));
+          ember_tensor* tx = nullptr;
+          EMBER_EXPECT_OK(ember_vulkan_tensor_wrap_buffer(d.get(), reinterpret_cast<uint64_t>(in.buffer), 0,
+                                                          EMBER_DTYPE_F32, shape, 2, &tx));
+          keep.emplace_back(tx);
+          keep.push_back(forward(m.get(), tx));
+          EMBER_EXPECT_OK(ember_vulkan_tensor_buffer(keep.back().get(), &buf, &off, &size));
+        },
+        [&](VkCommandBuffer cb) {
+          EXPECT_EQ(size, out_bytes);
+          host.record_copy(cb, reinterpret_cast<VkBuffer>(static_cast<std::uintptr_t>(buf)), off, eager.buffer,
+                           out_bytes);
+        });
+    const auto* p = static_cast<const float*>(planned.mapped);
+    const auto* e = static_cast<const float*>(eager.mapped);
+    for (int i = 0; i < 12; ++i) EXPECT_NEAR(p[i], e[i], 1e-5f + 1e-5f * std::fabs(e[i])) << "frame " << f << " [" << i << "]";
+    EXPECT_NE(std::vector<float>(p, p + 12), std::vector<float>(12, 0.0f)) << "the plan wrote nothing";
+  }
+  uint64_t value = 0;
+  EMBER_EXPECT_ERR(ember_vulkan_plan_submit(plan.get(), &value), EMBER_ERR_UNSUPPORTED,
+                   "adopted without timeline semaphores");
+  for (HostBuffer* b : {&in, &planned, &eager}) host.free_buffer(*b);
+}
+
+// ember_vulkan_plan_submit is Ember's own submit: inside a host frame it is refused before anything is recorded
+// (naming the call and what to do instead), and outside the frame the same plan submits.
+TEST(VulkanFloor, PlanSubmitInsideAFrameIsRefused) {
+  VulkanHost host;
+  SKIP_WITHOUT_HOST(host);
+  Device d = adopt(host, /*shader_int64=*/true, /*timeline_semaphore=*/true);
+  ASSERT_TRUE(d);
+  Tensor w = f32_on_device(d.get(), {1, 2, 3, 4});
+  ember_vulkan_plan* raw = nullptr;
+  EMBER_ASSERT_OK(ember_vulkan_plan_capture_begin(d.get(), &raw));
+  Plan plan(raw);
+  const int64_t s[] = {4};
+  ember_tensor *x = nullptr, *y = nullptr;
+  EMBER_ASSERT_OK(ember_vulkan_plan_add_input(raw, EMBER_DTYPE_F32, s, 1, &x));
+  Tensor tx(x);
+  EMBER_ASSERT_OK(ember_tensor_mul(x, w.get(), &y));
+  Tensor ty(y);
+  const ember_tensor* outs[] = {y};
+  EMBER_ASSERT_OK(ember_vulkan_plan_capture_end(raw, outs, 1));
+  HostBuffer in = host.make_buffer(4 * sizeof(float)), out = host.make_buffer(4 * sizeof(float));
+  const float xs[] = {1, -1, 0.5f, 2};
+  std::memcpy(in.mapped, xs, sizeof xs);
+  EMBER_ASSERT_OK(ember_vulkan_plan_bind_input(raw, 0, reinterpret_cast<uint64_t>(in.buffer), 0));
+  EMBER_ASSERT_OK(ember_vulkan_plan_bind_output(raw, 0, reinterpret_cast<uint64_t>(out.buffer), 0));
+  VkCommandBuffer cb = host.begin_frame();
+  EMBER_ASSERT_OK(ember_vulkan_record_begin(d.get(), cb, host.queue_family(), 1));
+  uint64_t value = 0;
+  EMBER_EXPECT_ERR(ember_vulkan_plan_submit(raw, &value), EMBER_ERR_UNSUPPORTED,
+                   "ember_vulkan_plan_submit (record the plan into the frame instead) in host-record mode");
+  EMBER_ASSERT_OK(ember_vulkan_record_end(d.get()));
+  host.finish_frame(host.submit_frame(cb), cb);
+  EMBER_ASSERT_OK(ember_vulkan_safe_frame(d.get(), 1));
+  EMBER_ASSERT_OK(ember_vulkan_plan_submit(raw, &value));
+  EMBER_ASSERT_OK(ember_vulkan_host_wait(d.get(), value));
+  const auto* got = static_cast<const float*>(out.mapped);
+  EXPECT_EQ(std::vector<float>(got, got + 4), (std::vector<float>{1, -2, 1.5f, 8}));
+  plan.reset();
+  host.free_buffer(in);
+  host.free_buffer(out);
 }
 
 }  // namespace

@@ -84,12 +84,15 @@ void VulkanHost::create() {
   for (VkPhysicalDevice d : devices) {
     VkPhysicalDeviceProperties props;
     vkGetPhysicalDeviceProperties(d, &props);
+    VkPhysicalDevice16BitStorageFeatures f16s{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
     VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
     VkPhysicalDeviceFeatures2 f{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
-    if (vulkan12) f.pNext = &f12;
+    f.pNext = &f16s;
+    if (vulkan12) f16s.pNext = &f12;
     vkGetPhysicalDeviceFeatures2(d, &f);
     if (props.apiVersion < req.api_version || (req.shader_int64 && !f.features.shaderInt64) ||
-        (req.timeline_semaphore && !f12.timelineSemaphore))
+        (req.timeline_semaphore && !f12.timelineSemaphore) || (features_.shader_float16 && !f12.shaderFloat16) ||
+        (features_.storage_16bit && !f16s.storageBuffer16BitAccess))
       continue;
     uint32_t nq = 0;
     vkGetPhysicalDeviceQueueFamilyProperties(d, &nq, nullptr);
@@ -110,10 +113,14 @@ void VulkanHost::create() {
     return;
   }
 
+  VkPhysicalDevice16BitStorageFeatures want16s{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
+  want16s.storageBuffer16BitAccess = features_.storage_16bit ? VK_TRUE : VK_FALSE;
   VkPhysicalDeviceVulkan12Features want12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   want12.timelineSemaphore = req.timeline_semaphore ? VK_TRUE : VK_FALSE;
+  want12.shaderFloat16 = features_.shader_float16 ? VK_TRUE : VK_FALSE;
   VkPhysicalDeviceFeatures2 want{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
-  if (vulkan12) want.pNext = &want12;
+  want.pNext = &want16s;
+  if (vulkan12) want16s.pNext = &want12;
   want.features.shaderInt64 = req.shader_int64 ? VK_TRUE : VK_FALSE;
   queues_ = std::max(1u, std::min(queues_, family_queue_count_));
   const std::vector<float> priorities(queues_, 1.0f);
@@ -153,13 +160,16 @@ void VulkanHost::destroy() {
   if (instance_) vkDestroyInstance(instance_, nullptr);
 }
 
-HostBuffer VulkanHost::make_buffer(VkDeviceSize size) {
+HostBuffer VulkanHost::make_buffer(VkDeviceSize size, VkExternalMemoryHandleTypeFlags external) {
   HostBuffer b;
   b.size = size;
   VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   bci.size = size;
-  bci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  bci.usage = kHostBufferUsage;
   bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  VkExternalMemoryBufferCreateInfo ext{VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO};
+  ext.handleTypes = external;
+  if (external) bci.pNext = &ext;
   EXPECT_EQ(vkCreateBuffer(device_, &bci, nullptr, &b.buffer), VK_SUCCESS);
   VkMemoryRequirements mr;
   vkGetBufferMemoryRequirements(device_, b.buffer, &mr);
@@ -172,6 +182,15 @@ HostBuffer VulkanHost::make_buffer(VkDeviceSize size) {
   EXPECT_EQ(vkBindBufferMemory(device_, b.buffer, b.memory, 0), VK_SUCCESS);
   EXPECT_EQ(vkMapMemory(device_, b.memory, 0, VK_WHOLE_SIZE, 0, &b.mapped), VK_SUCCESS);
   return b;
+}
+
+bool VulkanHost::external_buffers(VkExternalMemoryHandleTypeFlagBits type) const {
+  VkPhysicalDeviceExternalBufferInfo info{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_BUFFER_INFO};
+  info.usage = kHostBufferUsage;
+  info.handleType = type;
+  VkExternalBufferProperties props{VK_STRUCTURE_TYPE_EXTERNAL_BUFFER_PROPERTIES};
+  vkGetPhysicalDeviceExternalBufferProperties(physical_, &info, &props);
+  return (props.externalMemoryProperties.compatibleHandleTypes & type) != 0;
 }
 
 void VulkanHost::free_buffer(HostBuffer& b) {

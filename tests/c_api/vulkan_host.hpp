@@ -18,6 +18,10 @@ namespace ember::capi_test {
 
 #define VK_ASSERT(call) ASSERT_EQ((call), VK_SUCCESS) << #call
 
+// The usage of make_buffer's buffers.
+constexpr VkBufferUsageFlags kHostBufferUsage =
+    VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+
 // A host-visible, host-coherent buffer usable as a storage buffer and as a copy source / destination.
 struct HostBuffer {
   VkBuffer buffer = VK_NULL_HANDLE;
@@ -33,6 +37,9 @@ struct HostFeatures {
   uint32_t api_version = 0;  // 0: ember_vulkan_requirements' version; VK_API_VERSION_1_1 excludes timelineSemaphore
   bool shader_int64 = true;
   bool timeline_semaphore = true;
+  // Issue 17's f16 variants: devices without the feature are passed over (the host then says why()).
+  bool shader_float16 = false;  // needs api_version 1.2 (VkPhysicalDeviceVulkan12Features)
+  bool storage_16bit = false;   // storageBuffer16BitAccess
 };
 
 class VulkanHost {
@@ -72,7 +79,11 @@ class VulkanHost {
   uint32_t queues() const { return queues_; }  // created on the device
   VkDeviceSize storage_alignment() const { return storage_alignment_; }
 
-  HostBuffer make_buffer(VkDeviceSize size);
+  // external: VkExternalMemoryBufferCreateInfo::handleTypes (0: a plain buffer). A buffer created for external
+  // memory may change hands with VK_QUEUE_FAMILY_EXTERNAL (another API or process), issue 17 part 5's tests.
+  HostBuffer make_buffer(VkDeviceSize size, VkExternalMemoryHandleTypeFlags external = 0);
+  // Whether buffers with make_buffer's usage may be created for handle type `type` on this device.
+  bool external_buffers(VkExternalMemoryHandleTypeFlagBits type) const;
   void free_buffer(HostBuffer& b);
   // Copies src[src_offset, +size) into dst on the host's queue after Ember's timeline semaphore reaches value
   // (a GPU-side wait, the way a renderer consumes Ember's output), and waits for the copy on the host.

@@ -6,15 +6,12 @@
 #include <cstring>
 
 #include "tests/c_api/capi_support.hpp"
+#include "tests/c_api/vulkan_device.hpp"
 #include "tests/c_api/vulkan_host.hpp"
 
 namespace ember::capi_test {
 namespace {
 
-struct DeviceFree {
-  void operator()(ember_device* d) const { ember_device_free(d); }
-};
-using Device = std::unique_ptr<ember_device, DeviceFree>;
 
 ember_backend_info vulkan_info() {
   ember_backend_info info{};
@@ -22,13 +19,6 @@ ember_backend_info vulkan_info() {
   EXPECT_EQ(ember_backend_query(EMBER_BACKEND_VULKAN, &info), EMBER_OK) << ember_last_error();
   return info;
 }
-
-#define SKIP_WITHOUT_VULKAN_DEVICE()                                                                        \
-  do {                                                                                                      \
-    const ember_backend_info info_ = vulkan_info();                                                         \
-    if (!info_.compiled) GTEST_SKIP() << "libember was built without the Vulkan backend";                   \
-    if (!info_.usable) GTEST_SKIP() << "no Vulkan device here (install a driver, e.g. mesa's lavapipe)";    \
-  } while (0)
 
 Tensor f32_on(const ember_device* d, const std::vector<float>& v, const std::vector<int64_t>& shape) {
   ember_tensor* t = nullptr;
@@ -204,7 +194,7 @@ TEST(VulkanInterop, RequirementsAreWhatTheBackendNeeds) {
 TEST(VulkanInterop, AdoptedDeviceWrapsHostBuffersAndSharesTheTimeline) {
   SKIP_WITHOUT_VULKAN_DEVICE();
   VulkanHost host;
-  if (!host.ok()) GTEST_SKIP() << "the host side cannot create its device: " << host.why();
+  SKIP_WITHOUT_HOST(host);
   if (!host.validation()) std::printf("note: VK_LAYER_KHRONOS_validation is not installed; running without it\n");
 
   constexpr std::size_t n = 6;
@@ -282,7 +272,7 @@ TEST(VulkanInterop, AdoptedDeviceWrapsHostBuffersAndSharesTheTimeline) {
 TEST(VulkanInterop, AdoptWithOptions) {
   SKIP_WITHOUT_VULKAN_DEVICE();
   VulkanHost host;
-  if (!host.ok()) GTEST_SKIP() << "the host side cannot create its device: " << host.why();
+  SKIP_WITHOUT_HOST(host);
   ember_vulkan_adopt_options o{};
   EMBER_ASSERT_OK(ember_vulkan_adopt_options_init(&o));
   EXPECT_EQ(o.struct_size, sizeof o);

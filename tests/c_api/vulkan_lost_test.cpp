@@ -10,15 +10,12 @@
 #include <thread>
 
 #include "tests/c_api/capi_support.hpp"
+#include "tests/c_api/vulkan_device.hpp"
 #include "tests/c_api/vulkan_host.hpp"
 
 namespace ember::capi_test {
 namespace {
 
-struct DeviceFree {
-  void operator()(ember_device* d) const { ember_device_free(d); }
-};
-using Device = std::unique_ptr<ember_device, DeviceFree>;
 struct ReadbackFree {
   void operator()(ember_vulkan_readback* r) const { ember_vulkan_readback_free(r); }
 };
@@ -28,20 +25,6 @@ using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
-
-bool vulkan_usable(std::string* why) {
-  ember_backend_info info{};
-  info.struct_size = sizeof info;
-  if (ember_backend_query(EMBER_BACKEND_VULKAN, &info) != EMBER_OK) return false;
-  if (!info.compiled) *why = "libember was built without the Vulkan backend";
-  else if (!info.usable) *why = "no Vulkan device here (install a driver, e.g. mesa's lavapipe)";
-  return info.compiled && info.usable;
-}
-
-#define SKIP_WITHOUT_HOST(host)                                                                   \
-  std::string why_;                                                                               \
-  if (!vulkan_usable(&why_)) GTEST_SKIP() << why_;                                                \
-  if (!(host).ok()) GTEST_SKIP() << "the host side cannot create its device: " << (host).why()
 
 Device adopt(VulkanHost& host, uint32_t queue_index = 0) {
   ember_vulkan_device_desc desc = host.desc(queue_index);
@@ -204,8 +187,7 @@ TEST(VulkanDeviceLost, AdoptedDeviceFailsFastAndRecoversFromTheSavedRecord) {
 // Ember's own device: once lost, ember_device_create of that index gives a new, working device; handles made on
 // the lost one keep failing fast until freed.
 TEST(VulkanDeviceLost, OwnDeviceIsCreatedAgainAfterALoss) {
-  std::string why;
-  if (!vulkan_usable(&why)) GTEST_SKIP() << why;
+  SKIP_WITHOUT_VULKAN_DEVICE();
   ember_device* d = nullptr;
   EMBER_ASSERT_OK(ember_device_create(EMBER_BACKEND_VULKAN, 0, &d));
   Device dev(d);
@@ -232,8 +214,7 @@ TEST(VulkanDeviceLost, OwnDeviceIsCreatedAgainAfterALoss) {
 }
 
 TEST(VulkanDeviceLost, ArgumentErrors) {
-  std::string why;
-  if (!vulkan_usable(&why)) GTEST_SKIP() << why;
+  SKIP_WITHOUT_VULKAN_DEVICE();
   EMBER_EXPECT_ERR(ember_vulkan_simulate_device_lost(nullptr, 0), EMBER_ERR_INVALID_ARGUMENT, "device is NULL");
   ember_device* cpu = nullptr;
   EMBER_ASSERT_OK(ember_device_create(EMBER_BACKEND_CPU, 0, &cpu));
@@ -560,8 +541,7 @@ TEST(VulkanQueueChoice, AdoptedDeviceRunsOnTheQueueItIsGiven) {
 }
 
 TEST(VulkanQueueChoice, OwnDeviceReportsItsQueue) {
-  std::string why;
-  if (!vulkan_usable(&why)) GTEST_SKIP() << why;
+  SKIP_WITHOUT_VULKAN_DEVICE();
   ember_device* d = nullptr;
   EMBER_ASSERT_OK(ember_device_create(EMBER_BACKEND_VULKAN, 0, &d));
   Device dev(d);

@@ -7,28 +7,16 @@
 #include <cstring>
 
 #include "tests/c_api/capi_support.hpp"
+#include "tests/c_api/vulkan_device.hpp"
 #include "tests/c_api/vulkan_host.hpp"
 
 namespace ember::capi_test {
 namespace {
 
-struct DeviceFree {
-  void operator()(ember_device* d) const { ember_device_free(d); }
-};
-using Device = std::unique_ptr<ember_device, DeviceFree>;
 struct PlanFree {
   void operator()(ember_vulkan_plan* p) const { ember_vulkan_plan_free(p); }
 };
 using Plan = std::unique_ptr<ember_vulkan_plan, PlanFree>;
-
-#define SKIP_WITHOUT_HOST(host)                                                                          \
-  do {                                                                                                   \
-    ember_backend_info info_{};                                                                          \
-    info_.struct_size = sizeof info_;                                                                    \
-    ASSERT_EQ(ember_backend_query(EMBER_BACKEND_VULKAN, &info_), EMBER_OK);                              \
-    if (!info_.compiled || !info_.usable) GTEST_SKIP() << "no Vulkan backend or device here";            \
-    if (!(host).ok()) GTEST_SKIP() << "the host side cannot create its device: " << (host).why();        \
-  } while (0)
 
 Device adopt(VulkanHost& host, uint64_t pipeline_cache = 0) {
   ember_vulkan_device_desc desc = host.desc();

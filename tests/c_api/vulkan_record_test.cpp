@@ -10,25 +10,12 @@
 #include <thread>
 
 #include "tests/c_api/capi_support.hpp"
+#include "tests/c_api/vulkan_device.hpp"
 #include "tests/c_api/vulkan_host.hpp"
 
 namespace ember::capi_test {
 namespace {
 
-struct DeviceFree {
-  void operator()(ember_device* d) const { ember_device_free(d); }
-};
-using Device = std::unique_ptr<ember_device, DeviceFree>;
-
-#define SKIP_WITHOUT_HOST(host)                                                                              \
-  do {                                                                                                       \
-    ember_backend_info info_{};                                                                              \
-    info_.struct_size = sizeof info_;                                                                        \
-    ASSERT_EQ(ember_backend_query(EMBER_BACKEND_VULKAN, &info_), EMBER_OK) << ember_last_error();            \
-    if (!info_.compiled) GTEST_SKIP() << "libember was built without the Vulkan backend";                    \
-    if (!info_.usable) GTEST_SKIP() << "no Vulkan device here (install a driver, e.g. mesa's lavapipe)";     \
-    if (!(host).ok()) GTEST_SKIP() << "the host side cannot create its device: " << (host).why();            \
-  } while (0)
 
 Device adopt(VulkanHost& host, uint32_t max_dispatches_per_submit = 64) {
   ember_vulkan_adopt_options o{};

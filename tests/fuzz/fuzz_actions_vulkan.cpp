@@ -181,7 +181,7 @@ void vulkan_memory(Ctx& c) {
         o.value.tensor_buffer_usage = c.in.ConsumeIntegral<uint32_t>();
         o.value.shader_int64 = c.choice(2);
         o.value.timeline_semaphore = c.choice(2);
-        o.value.shader_float16 = c.choice(2);
+        o.value.shader_float16 = c.choice(6) - 2;  // -2 .. 3: EMBER_VULKAN_FLOAT16_AUTO (-1) and one value past each end
         o.value.pipeline_cache = vk_handle(c);
       }
       o.value.struct_size = c.struct_size(sizeof o.value);
@@ -247,6 +247,12 @@ void vulkan_device_lost(Ctx& c) {
     default: {
       uint32_t family = 0, index = 0;
       CALL(ember_vulkan_queue_info, d, c.flag() ? &family : nullptr, c.flag() ? &index : nullptr);
+      // issue 17 part 6: the f16 variants in use are bits of EMBER_VULKAN_FEATURE_FLOAT16 | _STORAGE_16BIT only.
+      uint32_t f16 = ~0u;
+      const bool null_f16 = c.flag();
+      if (CALL(ember_vulkan_float16_query, d, null_f16 ? nullptr : &f16) == EMBER_OK && !null_f16 &&
+          (f16 & ~(EMBER_VULKAN_FEATURE_FLOAT16 | EMBER_VULKAN_FEATURE_STORAGE_16BIT)))
+        violation("ember_vulkan_float16_query", "reported bits beyond the two f16 features");
     }
   }
 }
@@ -295,6 +301,9 @@ void vulkan_plan_use(Ctx& c) {
     case 0: {
       size_t inputs = 0, outputs = 0;
       CALL(ember_vulkan_plan_counts, p, c.flag() ? &inputs : nullptr, c.flag() ? &outputs : nullptr);
+      size_t f16_count = 0;
+      uint64_t f16_bytes = 0;  // issue 17 part 6: a plan's f16 weight copies
+      CALL(ember_vulkan_plan_f16_weights, p, c.flag() ? &f16_count : nullptr, c.flag() ? &f16_bytes : nullptr);
       break;
     }
     case 1:
@@ -376,14 +385,16 @@ void vulkan_floor(Ctx& c) {
   // not judged: a later ember.h may define it.
   const uint32_t feature = edge_or_any<uint32_t>(
       c, {0, EMBER_VULKAN_FEATURE_SHADER_INT64, EMBER_VULKAN_FEATURE_TIMELINE_SEMAPHORE, EMBER_VULKAN_FEATURE_FLOAT16,
-          EMBER_VULKAN_FEATURE_SHADER_INT64 | EMBER_VULKAN_FEATURE_FLOAT16, 8, 0x80000000u, ~0u});
+          EMBER_VULKAN_FEATURE_STORAGE_16BIT, EMBER_VULKAN_FEATURE_SHADER_INT64 | EMBER_VULKAN_FEATURE_FLOAT16, 16,
+          0x80000000u, ~0u});
   const char* name = nullptr;
   const char* gives = nullptr;
   const bool want_name = c.flag(), want_gives = c.flag();
   const ember_status s =
       CALL(ember_vulkan_feature_describe, feature, want_name ? &name : nullptr, want_gives ? &gives : nullptr);
   const bool known = feature == EMBER_VULKAN_FEATURE_SHADER_INT64 ||
-                     feature == EMBER_VULKAN_FEATURE_TIMELINE_SEMAPHORE || feature == EMBER_VULKAN_FEATURE_FLOAT16;
+                     feature == EMBER_VULKAN_FEATURE_TIMELINE_SEMAPHORE || feature == EMBER_VULKAN_FEATURE_FLOAT16 ||
+                     feature == EMBER_VULKAN_FEATURE_STORAGE_16BIT;
   const bool one_bit = feature != 0 && (feature & (feature - 1)) == 0;
   if (known && s != EMBER_OK) violation("ember_vulkan_feature_describe", "refused a defined feature bit");
   if (!one_bit && s == EMBER_OK) violation("ember_vulkan_feature_describe", "accepted 0 or several bits");

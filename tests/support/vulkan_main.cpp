@@ -7,9 +7,9 @@
 // the reason, so a broken setup can never pass as "skipped".
 // EMBER_VULKAN_DEVICE_LOCAL=1 runs the same tests with tensor memory the host never maps (the staging paths);
 // EMBER_VULKAN_NO_INT64=1 on a device created without shaderInt64 (Int tensors as int32, the EMBER_NO_INT64 shaders).
-// EMBER_VULKAN_FLOAT16=1 with the f16 GEMM variant (test_backends.hpp's gemm_tol loosens the GEMM-backed cases to
-// f16's bound only when Context::float16() says it runs); on a device without shaderFloat16 that run would only
-// repeat the f32 one, so it skips (77).
+// EMBER_VULKAN_FLOAT16=1 (or auto) with the f16 GEMM variant (test_backends.hpp's gemm_tol loosens the GEMM-backed
+// cases to f16's bound only when Context::float16() says it runs); on a device without shaderFloat16 that run would
+// only repeat the f32 one, so it skips (77). auto also enables f16 storage where the device has it (plans only).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -59,6 +59,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::printf("GEMM (matmul, linear, conv): %s\n", ctx->float16() ? "f16 variant (shaderFloat16)" : "f32");
+  std::printf("Plans' GEMM weights: %s\n", ctx->float16_storage() ? "f16 copies (storageBuffer16BitAccess)" : "f32");
   if (std::getenv("EMBER_VULKAN_FLOAT16") && !ctx->float16()) {
     std::printf("EMBER_VULKAN_FLOAT16 is set but the device lacks shaderFloat16: skipping (the f32 runs cover it)\n");
     return 77;

@@ -19,8 +19,16 @@
 // f16 (half the shared memory and its bandwidth) and each product is an f16 multiply, accumulated in f32. Inputs
 // are rounded to f16 (relative error 2^-11 each, range +-65504) and so is each product: results carry about three
 // significant digits, so this variant is opt-in (ContextOptions::shader_float16, adopt option shader_float16).
+//
+// B16 / A16 (devices with storageBuffer16BitAccess, when the context enables f16 storage): B (or A) is read from an
+// f16 buffer, a plan's f16 copy of a weight made when the plan was built (plan.hpp): half the bytes each replay
+// reads. Elements widen to f32 on load, so the only difference from the f32 GEMM is that operand's rounding to f16.
+// Linear layers' weights are B (x @ W), conv2d's are A (W @ im2col columns).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require  // [[unroll]]: keep the register tile in registers
+#if defined(A16) || defined(B16)
+#extension GL_EXT_shader_16bit_storage : require
+#endif
 #ifdef HALF
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #define SLAB_VEC f16vec4
@@ -42,8 +50,20 @@ const bool TRANS_A = (FLAGS & 1u) != 0u;
 const bool TRANS_B = (FLAGS & 2u) != 0u;
 const uint LOADS = (BM * BK) / THREADS;  // elements of each operand one invocation moves per slab
 
+#ifdef A16
+layout(std430, binding = 0) readonly buffer A { float16_t a[]; };
+#define A_LOAD(i) float(a[i])
+#else
 layout(std430, binding = 0) readonly buffer A { float a[]; };
+#define A_LOAD(i) a[i]
+#endif
+#ifdef B16
+layout(std430, binding = 1) readonly buffer B { float16_t b[]; };
+#define B_LOAD(i) float(b[i])
+#else
 layout(std430, binding = 1) readonly buffer B { float b[]; };
+#define B_LOAD(i) b[i]
+#endif
 layout(std430, binding = 2) buffer C { float c[]; };
 
 layout(push_constant) uniform P {
@@ -84,9 +104,9 @@ void main() {
 #define LOAD_SLAB(k0)                                                                                      \
   [[unroll]] for (uint l = 0; l < LOADS; ++l) {                                                            \
     const uint gm = row0 + a_m[l], gk = (k0) + a_k[l];                                                     \
-    a_next[l] = (gm < p.m && gk < p.k) ? a[a_base + (TRANS_A ? gk * p.lda + gm : gm * p.lda + gk)] : 0.0; \
+    a_next[l] = (gm < p.m && gk < p.k) ? A_LOAD(a_base + (TRANS_A ? gk * p.lda + gm : gm * p.lda + gk)) : 0.0; \
     const uint gn = col0 + b_n[l], hk = (k0) + b_k[l];                                                     \
-    b_next[l] = (gn < p.n && hk < p.k) ? b[b_base + (TRANS_B ? gn * p.ldb + hk : hk * p.ldb + gn)] : 0.0; \
+    b_next[l] = (gn < p.n && hk < p.k) ? B_LOAD(b_base + (TRANS_B ? gn * p.ldb + hk : hk * p.ldb + gn)) : 0.0; \
   }
 
   vec4 acc[R][RV];

@@ -164,7 +164,10 @@ class VulkanInteropImpl final : public VulkanInterop {
     options.tensor_buffer_usage = o.tensor_buffer_usage;
     options.shader_int64 = o.shader_int64 != 0;
     options.timeline_semaphore = o.timeline_semaphore != 0;
-    options.shader_float16 = o.shader_float16 != 0;
+    // shader_float16: EMBER_VULKAN_FLOAT16_* (bit 0 arithmetic, bit 1 storage, -1 auto; checked in api_vulkan.cpp).
+    options.float16_auto = o.shader_float16 == EMBER_VULKAN_FLOAT16_AUTO;
+    options.shader_float16 = !options.float16_auto && (o.shader_float16 & EMBER_VULKAN_FLOAT16_ARITHMETIC) != 0;
+    options.storage_float16 = !options.float16_auto && (o.shader_float16 & EMBER_VULKAN_FLOAT16_STORAGE) != 0;
     options.host_pipeline_cache = handle_from_u64<VkPipelineCache>(o.pipeline_cache);
     return BackendTraits<VulkanAd>::dyn_device(vulkan::adopt(ext, options));
   }
@@ -333,6 +336,16 @@ class VulkanInteropImpl final : public VulkanInterop {
   void plan_refuse_in_record_mode(const DynDevice& d) const override {
     vk::Plan::refuse_in_record_mode(*vulkan_of(d).get());
   }
+  // --- issue 17 part 6: f16 variants
+  uint32_t float16_variants(const DynDevice& d) const override {
+    const vk::Context& ctx = *vulkan_of(d).get();
+    return (ctx.float16() ? EMBER_VULKAN_FEATURE_FLOAT16 : 0u) |
+           (ctx.float16_storage() ? EMBER_VULKAN_FEATURE_STORAGE_16BIT : 0u);
+  }
+  std::pair<std::size_t, uint64_t> plan_f16_weights(const std::shared_ptr<void>& p) const override {
+    return {plan_of(p).f16_weights(), plan_of(p).f16_weight_bytes()};
+  }
+  bool timeline_semaphores(const DynDevice& d) const override { return vulkan_of(d).get()->timeline_semaphores(); }
 };
 
 }  // namespace

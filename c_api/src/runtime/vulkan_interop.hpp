@@ -93,6 +93,12 @@ class VulkanInterop {
   virtual void plan_poll_errors(const std::shared_ptr<void>& plan) const = 0;  // throws the op's error
   // Throws (EMBER_ERR_UNSUPPORTED) while d is in host-record mode: building and warming up wait for the GPU.
   virtual void plan_refuse_in_record_mode(const DynDevice& d) const = 0;
+  // --- issue 17 part 6: f16 variants. The EMBER_VULKAN_FEATURE_FLOAT16 / _STORAGE_16BIT bits of the variants d uses;
+  // a plan's f16 weight copies (count, bytes).
+  virtual uint32_t float16_variants(const DynDevice& d) const = 0;
+  virtual std::pair<std::size_t, uint64_t> plan_f16_weights(const std::shared_ptr<void>& plan) const = 0;
+  // false: d was adopted without timeline semaphores (Ember never submits or waits; plans build without a warm-up).
+  virtual bool timeline_semaphores(const DynDevice& d) const = 0;
 };
 
 }  // namespace ember::capi
