@@ -150,4 +150,31 @@ print("1 + 2 = %g, package %s, library %s" % ((ember.full((1,), 1.0) + ember.ful
 ' "$site" "$lib") || fail "the installed Python package: $out"
   echo "python: $out"
 fi
+if [[ -n "${EMBER_TEST_LUAJIT:-}" ]]; then
+  luadir="$root$prefix/share/lua/5.1"
+  [[ -f "$luadir/ember.lua" ]] || fail "the Lua module is not in $luadir"
+  out=$(cd "$tmp" && LUA_PATH="$luadir/?.lua" LD_LIBRARY_PATH="$lib" EMBER_LIBRARY= "$EMBER_TEST_LUAJIT" -e '
+local ember = require("ember")
+local lib
+for line in io.lines("/proc/self/maps") do lib = lib or line:match("(/%S*libember%.so%S*)") end
+print(string.format("1 + 2 = %g, module %s, library %s", (ember.full({1}, 1) + ember.full({1}, 2)):item(),
+  package.searchpath("ember", package.path), lib))') || fail "the installed Lua module: $out"
+  [[ "$out" == "1 + 2 = 3, module $luadir/ember.lua, library $lib/"* ]] || fail "the installed Lua module: $out"
+  echo "luajit: $out"
+fi
+if [[ -n "${EMBER_TEST_CARGO:-}" ]]; then
+  # The installed crates, built by a project outside the tree: ember-sys's build script generates its declarations
+  # from the installed description, and the program links the installed libember.
+  rust="$root$prefix/share/ember/bindings/rust"
+  [[ -f "$rust/ember/Cargo.toml" ]] || fail "the Rust crates are not in $rust"
+  mkdir -p "$tmp/rust/src"
+  sed "s|@EMBER_RUST@|$rust|" "$here/rust_consumer/Cargo.toml.in" >"$tmp/rust/Cargo.toml"
+  cp "$here/rust_consumer/src/main.rs" "$tmp/rust/src/"
+  (cd "$tmp/rust" && CARGO_HOME="$tmp/cargo-home" CARGO_TARGET_DIR="$tmp/rust/target" RUSTC="$EMBER_TEST_RUSTC" \
+    EMBER_LIB_DIR="$lib" "$EMBER_TEST_CARGO" build --offline --quiet) >"$tmp/cargo.log" 2>&1 ||
+    { cat "$tmp/cargo.log"; fail "cargo build of a project depending on the installed crates"; }
+  out=$(LD_LIBRARY_PATH="$lib" "$tmp/rust/target/debug/ember_consumer") || fail "the Rust consumer: $out"
+  [[ "$out" == "1 + 2 = 3" ]] || fail "the Rust consumer printed '$out'"
+  echo "rust: $out (crates from $rust)"
+fi
 echo "PASS"
