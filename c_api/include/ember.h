@@ -1362,6 +1362,30 @@ EMBER_API ember_status EMBER_CALL ember_vulkan_plan_f16_weights(const ember_vulk
  * warm-up is a capture that is dropped); the plan reads f32 weights whatever shader_float16 says; and
  * ember_vulkan_plan_submit fails with EMBER_ERR_UNSUPPORTED. */
 
+/* ---- Issue 13: safetensors and PyTorch state_dicts ----
+ * safetensors files (Hugging Face's format, PyTorch's usual weight exchange) as records. Reading checks the whole
+ * header before any tensor is read: header length (at most 100 MiB and within the file), JSON, every dtype (F32 F64
+ * F16 BF16 I64 I32 I16 U8 BOOL; BF16 becomes f32), shape against byte length, offsets inside the buffer without
+ * overlap or gap, tensor names valid UTF-8 without control characters; a failure is EMBER_ERR_RECORD with a
+ * message naming the file and the tensor (file content escaped), EMBER_ERR_IO when the file cannot be read. The
+ * tensors keep their names and layouts (a PyTorch state_dict: "fc.weight" [out, in]). */
+EMBER_API ember_status EMBER_CALL ember_record_read_safetensors(const char* path, ember_record** out);
+/* Writes the record's tensors under their names (atomically: a temporary file renamed into place), with metadata
+ * {"format": "pt"}; its scalars go into the metadata as "scalar.<name>". */
+EMBER_API ember_status EMBER_CALL ember_record_write_safetensors(const ember_record* record, const char* path);
+/* Loads a PyTorch state_dict (a record of PyTorch's keys and layouts, e.g. from ember_record_read_safetensors)
+ * into the module through the PyTorch name map: Linear weights transposed ([out, in] -> [in, out]), LayerNorm and
+ * BatchNorm weight/bias -> gamma/beta, BatchNorm's num_batches_tracked ignored, a Sequential's "<i>." for
+ * "layers.<i>.", other names as they are. mode and *report as ember_module_load_record (report may be NULL); the
+ * report names Ember's paths, and keys the map does not know are unexpected. */
+EMBER_API ember_status EMBER_CALL ember_module_load_torch_state_dict(ember_module* module,
+                                                                     const ember_record* state_dict,
+                                                                     ember_load_mode_t mode,
+                                                                     ember_load_report** report);
+/* The module's params as a PyTorch state_dict (the inverse map; num_batches_tracked as an i64 0), ready for
+ * ember_record_write_safetensors and PyTorch's load_state_dict. */
+EMBER_API ember_status EMBER_CALL ember_module_to_torch_state_dict(const ember_module* module, ember_record** out);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
