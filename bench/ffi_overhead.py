@@ -92,7 +92,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--c", required=True, help="the ffi_overhead_c executable")
     ap.add_argument("--python", default="/usr/bin/python3", help="the Python that runs ffi_overhead_py.py")
-    ap.add_argument("--python-lib", help="libember.so for the Python binding (EMBER_LIBRARY); no Python rows without it")
+    ap.add_argument("--python-lib",
+                    help="libember.so for the Python binding (EMBER_LIBRARY); no Python rows without it")
     ap.add_argument("--python-path", default=os.path.join(HERE, "..", "bindings", "python"),
                     help="the directory holding the ember package")
     ap.add_argument("--program", action="append", default=[], metavar="NAME=COMMAND",

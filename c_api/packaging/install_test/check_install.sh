@@ -22,7 +22,8 @@ real="$lib/libember.so.$version"
 [[ -f "$real" ]] || fail "$real not installed"
 soname=$(readelf -d "$real" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 [[ "$soname" == "libember.so.$abi" ]] || fail "SONAME is '$soname', expected libember.so.$abi (EMBER_ABI_VERSION)"
-[[ "$(readlink "$lib/libember.so.$abi")" == "libember.so.$version" ]] || fail "libember.so.$abi does not link to the library"
+[[ "$(readlink "$lib/libember.so.$abi")" == "libember.so.$version" ]] ||
+  fail "libember.so.$abi does not link to the library"
 [[ -L "$lib/libember.so" ]] || fail "no libember.so development link"
 echo "SONAME $soname, file libember.so.$version"
 
@@ -80,13 +81,16 @@ cmake_build() {  # cmake_build DIR [-D...]
   cmake -S "$here" -B "$1" -DCMAKE_PREFIX_PATH="$root$prefix" -DCMAKE_C_COMPILER="$cc" "${@:2}" \
     >"$1.log" 2>&1 && cmake --build "$1" >>"$1.log" 2>&1
 }
-cmake_build "$tmp/cmake_shared" -DEMBER_REQUEST="$major.$minor" || { cat "$tmp/cmake_shared.log"; fail "CMake consumer"; }
+cmake_build "$tmp/cmake_shared" -DEMBER_REQUEST="$major.$minor" ||
+  { cat "$tmp/cmake_shared.log"; fail "CMake consumer"; }
 echo "find_package(Ember $major.$minor), Ember::ember:"
 run_consumer "$tmp/cmake_shared/consumer" LD_LIBRARY_PATH="$lib"
-grep -q "NEEDED.*\[libember.so.$abi\]" <<<"$(readelf -d "$tmp/cmake_shared/consumer")" || fail "CMake consumer does not need libember.so.$abi"
+grep -q "NEEDED.*\[libember.so.$abi\]" <<<"$(readelf -d "$tmp/cmake_shared/consumer")" ||
+  fail "CMake consumer does not need libember.so.$abi"
 newer="$major.$((minor + 1))"
 cmake_build "$tmp/cmake_newer" -DEMBER_REQUEST="$newer" && fail "find_package(Ember $newer) accepted release $version"
-grep -q "requested version \"$newer\"" "$tmp/cmake_newer.log" || fail "find_package(Ember $newer) failed for another reason"
+grep -q "requested version \"$newer\"" "$tmp/cmake_newer.log" ||
+  fail "find_package(Ember $newer) failed for another reason"
 echo "find_package(Ember $newer) refused, as it must be"
 
 if [[ "$static" == static ]]; then
