@@ -1,11 +1,12 @@
 // Tearing down a context of Ember's own right after its last submit. lavapipe's queue thread signals a submit's
 // fence and only then finishes with the submit's timeline semaphore (it locks the semaphore and links the signalled
 // point into it); a context that destroyed its timeline semaphore as soon as the fence read signalled let that
-// thread write into freed memory: a segfault (or a glibc assertion on a garbage mutex) in a lavapipe thread, a few
-// runs in a hundred of vulkan_internals on a loaded machine, at the end of any test with a device of its own and at
-// exit for the default context (tests/support/vulkan_main.cpp's shutdown_default). Context::release drains the
-// queue before anything goes. These rounds end each context right after uploads through staging buffers and a
-// read-back (the pattern of the tests that crashed); under load the binary crashed within a few dozen runs before.
+// thread write into freed memory: a segfault, a glibc assertion on a garbage mutex or a hang in a lavapipe thread,
+// a few runs in a hundred of vulkan_internals / vulkan_floor on a loaded machine, at the end of a test with a device
+// of its own and at exit for the default context (tests/support/vulkan_main.cpp's shutdown_default).
+// Context::release now drains the queue before anything goes. These rounds replay the pattern of the test that
+// crashed most (a tight budget, uploads through staging buffers, unused blocks released, a last read-back, then the
+// teardown): without the drain, 30 of 60 runs of this test alone failed, 6 at a time on 2 cores.
 #include <gtest/gtest.h>
 
 #include <string>
