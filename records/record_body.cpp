@@ -8,6 +8,7 @@
 #define RAPIDJSON_PARSE_DEFAULT_FLAGS kParseFullPrecisionFlag | kParseNanAndInfFlag | kParseIterativeFlag
 
 #include "records/record_body.hpp"
+#include "records/tensor_name.hpp"
 
 #include <algorithm>
 #include <cereal/archives/json.hpp>
@@ -106,6 +107,12 @@ void load_string(Ar& ar, const char* name, std::string& s) {
   if (s.size() > kRecordMaxString) c.fail(fmt::format("{} longer than {}", name, kRecordMaxString));
 }
 
+// Names end up in terminals and reports: valid UTF-8 without control characters only (tensor_name.hpp).
+inline void check_name(const ReadCtx& c, const char* what, const std::string& name) {
+  const std::string why = tensor_name_problem(name);
+  if (!why.empty()) c.fail(fmt::format("{}: {}", what, why));
+}
+
 struct ShapeIO {
   std::vector<int64_t>* dims;
 };
@@ -134,6 +141,7 @@ void save(Ar& ar, const ScalarItem& s) {
 template <class Ar>
 void load(Ar& ar, ScalarItem& s) {
   load_string(ar, "name", s.name);
+  check_name(ctx(ar), "scalar", s.name);
   ar(make_nvp("value", s.value));
 }
 
@@ -261,7 +269,7 @@ T parse_name(const ReadCtx& c, const std::string& what, const std::string& s, st
              const char* (*name)(T)) {
   for (T v : all)
     if (s == name(v)) return v;
-  c.fail(fmt::format("{} '{}' is unknown", what, s));
+  c.fail(fmt::format("{} {} is unknown", what, quote_file_text(s)));
 }
 const char* dtype_cname(DType d) { return dtype_name(d).data(); }  // dtype_name's views are literals
 
@@ -305,6 +313,7 @@ void load(Ar& ar, EntryIO& io) {
   RecordEntryInfo& i = io.e->info;
   std::string kind, role, dtype;
   load_string(ar, "path", i.path);
+  check_name(c, "param path", i.path);
   ar(make_nvp("id", i.id));
   load_string(ar, "kind", kind);
   load_string(ar, "role", role);
@@ -394,7 +403,7 @@ void load_all(Ar& ar, RecordFileInfo& info, std::vector<Entry>& entries) {
     p = with_precision_named(info.precision,
                              [](auto policy) { return StoredPrecision::of<typename decltype(policy)::type>(); });
   } catch (const ArgumentError&) {
-    c.fail(fmt::format("unknown precision '{}'", info.precision));
+    c.fail(fmt::format("unknown precision {}", quote_file_text(info.precision)));
   }
   if (fd != dtype_name(p.float_dtype) || id != dtype_name(p.int_dtype))
     c.fail(fmt::format("precision '{}' stores {} / {}, the header says {} / {}", p.name, dtype_name(p.float_dtype),
@@ -431,6 +440,7 @@ void write_body(std::ostream& out, const Record& record, RecorderKind kind, Stor
   entries.reserve(record.params.size());
   for (const auto& [path, pr] : record.params) {
     if (path.size() > kRecordMaxString) fail(fmt::format("param path longer than {} bytes", kRecordMaxString));
+    if (const std::string why = tensor_name_problem(path); !why.empty()) fail(fmt::format("param path: {}", why));
     if (pr.data.shape.rank() > kRecordMaxRank)
       fail(fmt::format("param '{}' has rank {} (the format holds up to {})", path, pr.data.shape.rank(),
                        kRecordMaxRank));
@@ -448,8 +458,10 @@ void write_body(std::ostream& out, const Record& record, RecorderKind kind, Stor
                             {}});
   }
   std::map<std::string, double> scalars = record.scalars;
-  for (const auto& [name, v] : scalars)
+  for (const auto& [name, v] : scalars) {
     if (name.size() > kRecordMaxString) fail(fmt::format("scalar name longer than {} bytes", kRecordMaxString));
+    if (const std::string why = tensor_name_problem(name); !why.empty()) fail(fmt::format("scalar: {}", why));
+  }
   try {
     if (kind == RecorderKind::Json) {
       cereal::JSONOutputArchive ar(out, cereal::JSONOutputArchive::Options(

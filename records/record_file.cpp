@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <array>
-#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -15,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "records/atomic_file.hpp"
 #include "records/record_body.hpp"
 #include "records/recorder.hpp"
 
@@ -180,17 +180,6 @@ class HashingBuf : public std::streambuf {
   int errno_ = 0;
 };
 
-bool write_all(int fd, const char* p, std::size_t n) {
-  while (n > 0) {
-    const ssize_t w = ::write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    p += w;
-    n -= static_cast<std::size_t>(w);
-  }
-  return true;
-}
-
 // Writes preamble placeholder + body through `sink`, returns the real preamble.
 std::string write_container(const Record& rec, RecorderKind kind, StoredPrecision precision,
                             const std::string& file, const HashingBuf::Sink& sink) {
@@ -289,44 +278,15 @@ RecordFileInfo inspect_record_file(const std::filesystem::path& path) {
 void record_detail::write_record_file(const Record& record, const std::filesystem::path& path, RecorderKind kind,
                                       StoredPrecision precision) {
   const std::string file = path.string();
-  static std::atomic<uint64_t> counter{0};
-  const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
-  // ".<name>.tmp-<pid>-<n>": hidden, unique per process and call, same directory as the target.
-  const std::filesystem::path tmp =
-      dir / fmt::format(".{}.tmp-{}-{}", path.filename().string(), static_cast<long>(::getpid()), counter++);
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0)
-    throw RecordIoError(file, fmt::format("cannot create temporary file {}: {}", tmp.string(), std::strerror(errno)));
-  bool committed = false;
-  struct Cleanup {  // the temporary never outlives a failure
-    int& fd;
-    const std::filesystem::path& tmp;
-    bool& committed;
-    ~Cleanup() {
-      if (fd >= 0) ::close(fd);
-      if (!committed) ::unlink(tmp.c_str());
-    }
-  } cleanup{fd, tmp, committed};
-  auto sys_error = [&](const char* what) {
-    return RecordIoError(file, fmt::format("{}: {}", what, std::strerror(errno)));
-  };
-  const std::string placeholder(kRecordPreambleSize, ' ');
-  if (!write_all(fd, placeholder.data(), placeholder.size())) throw sys_error("write failed");
-  const std::string pre = write_container(record, kind, precision, file,
-                                          [fd](const char* p, std::size_t n) { return write_all(fd, p, n); });
-  if (::pwrite(fd, pre.data(), pre.size(), 0) != static_cast<ssize_t>(pre.size())) throw sys_error("write failed");
-  if (::fsync(fd) != 0) throw sys_error("fsync failed");
-  const int closing = fd;
-  fd = -1;
-  if (::close(closing) != 0) throw sys_error("close failed");
-  if (::rename(tmp.c_str(), path.c_str()) != 0) throw sys_error("cannot rename the temporary file into place");
-  committed = true;
-  // The rename is durable once the directory is synced; best effort (some filesystems refuse directory fsync).
-  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    (void)::fsync(dfd);
-    ::close(dfd);
-  }
+  write_file_atomically(path, "record", [&](int fd) {
+    const std::string placeholder(kRecordPreambleSize, ' ');
+    if (!write_all(fd, placeholder.data(), placeholder.size()))
+      throw RecordIoError(file, fmt::format("write failed: {}", std::strerror(errno)));
+    const std::string pre = write_container(record, kind, precision, file,
+                                            [fd](const char* p, std::size_t n) { return write_all(fd, p, n); });
+    if (::pwrite(fd, pre.data(), pre.size(), 0) != static_cast<ssize_t>(pre.size()))
+      throw RecordIoError(file, fmt::format("write failed: {}", std::strerror(errno)));
+  });
 }
 
 }  // namespace ember

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "records/recorder.hpp"
+#include "records/tensor_name.hpp"
 
 namespace ember {
 namespace {
@@ -101,7 +102,8 @@ std::string format_record_tree(const RecordFileInfo& info) {
   std::string out;
   auto os = std::back_inserter(out);
   fmt::format_to(os, "{}: Ember record, format {}, engine {}, {} recorder, {} bytes\n", info.file,
-                 info.format_version, info.engine_version, recorder_kind_name(info.kind), with_commas(info.file_size));
+                 info.format_version, escape_file_text(info.engine_version), recorder_kind_name(info.kind),
+                 with_commas(info.file_size));
   fmt::format_to(os, "precision {} (float {}, int {})\n", info.precision, dtype_name(info.float_dtype),
                  dtype_name(info.int_dtype));
   if (!info.scalars.empty()) {

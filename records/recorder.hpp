@@ -82,11 +82,13 @@ const char* engine_version();
 uint64_t record_checksum(std::span<const std::byte> bytes, uint64_t state = 0xcbf29ce484222325ull);
 
 // ---------------------------------------------------------------- errors
-// Every message starts with "record <file>: " (or "record <memory>: ") and says what is wrong.
+// Every message starts with "record <file>: " (or "record <memory>: "; "safetensors <file>: " for safetensors files)
+// and says what is wrong.
 class RecordError : public Error {
  public:
-  RecordError(const std::string& file, const std::string& problem)
-      : Error(fmt::format("record {}: {}", file, problem)), file_(file) {}
+  // `label` names the format in the message: "record" for Ember's own files, "safetensors" for safetensors.
+  RecordError(const std::string& file, const std::string& problem, const char* label = "record")
+      : Error(fmt::format("{} {}: {}", label, file, problem)), file_(file) {}
   const std::string& file() const { return file_; }
 
  private:

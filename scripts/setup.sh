@@ -14,7 +14,11 @@ packages=(g++ meson ninja-build pkg-config libopenblas-dev libgtest-dev libbench
   # Khronos validation layer the tests enable, shader compiler, VkFFT and its runtime GLSL compiler.
   libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers glslc glslang-dev spirv-tools libvkfft-dev
   # The C ABI fuzzer (tests/fuzz, the c_api_fuzz test): clang with libFuzzer and the sanitizer runtimes.
-  clang-14 libclang-rt-14-dev)
+  clang-14 libclang-rt-14-dev
+  # issue 12: the Rust binding's test (bindings/rust) builds with Debian's toolchain (rustc 1.63), not rustup's.
+  rustc cargo
+  # The LuaJIT binding's tests (bindings/lua).
+  luajit)
 
 missing=()
 for p in "${packages[@]}"; do

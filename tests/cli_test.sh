@@ -104,6 +104,8 @@ declare -A options=(
   [train]="--model --backend --epochs --batch-size --lr --precision --out --data --seed --threads --no-progress"
   [eval]="FILE --data"
   [inspect]="FILE"
+  [import]="FILE --out --model --partial --precision"
+  [export]="FILE --out"
   [fit]="--steps --lr --hidden --seed --threads"
   [version]="--version")
 for cmd in "${!options[@]}"; do
@@ -165,4 +167,48 @@ if [ -n "$gpu" ]; then
   cp "$(ldd "$ember" | awk '/libz\.so/ { print $3 }')" "$plugin"
   plugin_error "$plugin is not an ember training plugin (it exports no ember_train_plugin)"
 fi
+# safetensors: export a trained record under PyTorch's names, inspect it, load it into the equivalent nn.Module in
+# PyTorch (when Debian's torch is there) and compare logits, import it back and evaluate it the same.
+"$ember" export "$dir/mlp.emr" --out "$dir/mlp.safetensors" | grep -qF "PyTorch names of the mlp model" ||
+  fail "export does not say it used PyTorch's names"
+"$ember" inspect "$dir/mlp.safetensors" >"$dir/st.txt"
+for want in "safetensors" "fc1.weight  F32 [256, 64]" "fc3.bias  F32 [10]"; do
+  grep -qF "$want" "$dir/st.txt" || fail "inspect of safetensors lacks '$want': $(cat "$dir/st.txt")"
+done
+if /usr/bin/python3 -c "import torch" 2>/dev/null; then
+  /usr/bin/python3 - "$dir/mlp.safetensors" <<'PY' || fail "PyTorch refused the exported state_dict"
+import json, struct, sys
+import numpy as np, torch
+from torch import nn
+raw = open(sys.argv[1], "rb").read()
+n = struct.unpack("<Q", raw[:8])[0]
+head = json.loads(raw[8:8 + n])
+head.pop("__metadata__", None)
+sd = {k: torch.from_numpy(np.frombuffer(raw[8 + n + v["data_offsets"][0]:8 + n + v["data_offsets"][1]],
+                                        dtype=np.float32).reshape(v["shape"]).copy()) for k, v in head.items()}
+class DigitsMlp(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.fc2, self.fc3 = nn.Linear(64, 256), nn.Linear(256, 256), nn.Linear(256, 10)
+DigitsMlp().load_state_dict(sd, strict=True)
+PY
+fi
+"$ember" import "$dir/mlp.safetensors" --model mlp --out "$dir/back.emr" >/dev/null || fail "import --model mlp"
+acc_orig=$("$ember" eval "$dir/mlp.emr" | sed -E 's/.*test accuracy ([0-9.]+)%.*/\1/')
+acc_back=$("$ember" eval "$dir/back.emr" | sed -E 's/.*test accuracy ([0-9.]+)%.*/\1/')
+[ "$acc_back" = "$acc_orig" ] || fail "imported record: accuracy $acc_back%, the original $acc_orig%"
+set +e
+out=$("$ember" import "$dir/mlp.safetensors" --model cnn --out "$dir/x.emr" 2>&1)
+rc=$?
+set -e
+[ $rc -eq 1 ] && echo "$out" | grep -qF "missing keys" || fail "strict import into the wrong model: $rc $out"
+# Hostile files: a clear error, names escaped (no raw escape byte reaches the terminal).
+corpus="$(dirname "$0")/fuzz/safetensors_corpus"
+set +e
+out=$("$ember" inspect "$corpus/hostile_escape_in_name.safetensors" 2>&1)
+rc=$?
+set -e
+[ $rc -eq 1 ] || fail "inspect of a hostile safetensors file: exit $rc"
+echo "$out" | grep -qF "'\\x1b[31mred'" || fail "the control character is not escaped: $out"
+if printf '%s' "$out" | grep -q $'\x1b'; then fail "a raw escape byte reached the terminal"; fi
 echo "cli_test: all checks passed"

@@ -303,3 +303,34 @@ TEST(RecordErrors, FuzzedBodiesWithValidChecksums) {
 
 }  // namespace
 }  // namespace ember::records_test
+
+namespace ember::records_test {
+namespace {
+
+// A param path holding the bytes e6 00 ff (not UTF-8, with a NUL) used to load and reach terminals raw: now the
+// record is refused, the message quotes the path escaped, and saving such a name is refused too.
+TEST(RecordErrors, NonUtf8ParamPathIsRefusedAndEscaped) {
+  Body b = Body::header();
+  b.u64(1).entry(std::string_view("w\xe6\x00\xff", 4), {1}, 4);
+  const float v = 1.f;
+  b.raw(&v, 4);
+  try {
+    deserialize_record(wrap(b.b));
+    FAIL() << "the record loaded";
+  } catch (const RecordFormatError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("param path: the name 'w\\xe6\\x00\\xff' is not valid UTF-8"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find('\xe6'), std::string::npos);
+  }
+  Body esc = Body::header();
+  esc.u64(1).entry("w\x1b]0;pwned\x07", {1}, 4);
+  esc.raw(&v, 4);
+  EXPECT_THROW(deserialize_record(wrap(esc.b)), RecordFormatError);
+  Record r;
+  r.params[std::string("w\xe6\x00\xff", 4)] = {1, ParamKind::Float, ParamRole::Trainable,
+                                               TensorData::from_vec<float>({1.f}, {1})};
+  EXPECT_THROW(DefaultFileRecorder{}.to_bytes(r), RecordFormatError);
+}
+
+}  // namespace
+}  // namespace ember::records_test

@@ -23,6 +23,8 @@ template <class T> CpuTensor<T> reshape(const CpuTensor<T>& x, const Shape& shap
 template <class T> CpuTensor<T> permute(const CpuTensor<T>& x, const std::vector<std::size_t>& axes);
 template <class T> CpuTensor<T> expand(const CpuTensor<T>& x, const Shape& shape);
 template <class T> CpuTensor<T> slice(const CpuTensor<T>& x, const std::vector<Range>& ranges);
+// x[index] along dim with the dim dropped (`to`: that shape), index in range: a view of x's storage.
+template <class T> CpuTensor<T> select(const CpuTensor<T>& x, std::size_t dim, int64_t index, Shape to);
 template <class T>
 CpuTensor<T> slice_assign(const CpuTensor<T>& x, const std::vector<Range>& ranges, const CpuTensor<T>& values);
 template <class T> CpuTensor<T> cat(const std::vector<CpuTensor<T>>& xs, std::size_t dim);

@@ -290,6 +290,21 @@ CpuTensor<T> slice(const CpuTensor<T>& x, const std::vector<Range>& ranges) {
 }
 
 template <class T>
+CpuTensor<T> select(const CpuTensor<T>& x, std::size_t dim, int64_t index, Shape to) {
+  int64_t outer = 1, inner = 1;
+  for (std::size_t d = 0; d < dim; ++d) outer *= x.shape[d];
+  for (std::size_t d = dim + 1; d < x.shape.rank(); ++d) inner *= x.shape[d];
+  if (outer == 1) {  // x[i] (dim 0, or only unit dims before it): one contiguous run, shared like slice's
+    const auto n = static_cast<std::size_t>(inner);
+    return CpuTensor<T>(borrow(x.buffer, static_cast<std::size_t>(index) * n * sizeof(T), n * sizeof(T)), std::move(to));
+  }
+  std::vector<Range> r(x.shape.rank());
+  for (std::size_t d = 0; d < r.size(); ++d) r[d] = {0, x.shape[d]};
+  r[dim] = {index, index + 1};
+  return CpuTensor<T>(slice(x, r).buffer, std::move(to));
+}
+
+template <class T>
 CpuTensor<T> slice_assign(const CpuTensor<T>& x, const std::vector<Range>& ranges, const CpuTensor<T>& values) {
   CpuTensor<T> out = clone(x);
   if (values.numel() == 0) return out;
@@ -542,6 +557,7 @@ Index arange(int64_t start, int64_t end) {
   template CpuTensor<T> permute<T>(const CpuTensor<T>&, const std::vector<std::size_t>&);                        \
   template CpuTensor<T> expand<T>(const CpuTensor<T>&, const Shape&);                                            \
   template CpuTensor<T> slice<T>(const CpuTensor<T>&, const std::vector<Range>&);                                \
+  template CpuTensor<T> select<T>(const CpuTensor<T>&, std::size_t, int64_t, Shape);                             \
   template CpuTensor<T> slice_assign<T>(const CpuTensor<T>&, const std::vector<Range>&, const CpuTensor<T>&);    \
   template CpuTensor<T> cat<T>(const std::vector<CpuTensor<T>>&, std::size_t);                                   \
   template CpuTensor<T> flip<T>(const CpuTensor<T>&, const std::vector<std::size_t>&);                           \

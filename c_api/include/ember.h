@@ -5,22 +5,32 @@
  *  Errors.    Every fallible function returns an ember_status; EMBER_OK (0) is success. On failure a message naming
  *             the function and the problem is stored per thread and read with ember_last_error(). No input makes
  *             Ember abort or exit the process: C++ exceptions are caught at this boundary.
- *  Handles.   Opaque pointers. A function that returns a handle through `out` gives the caller ownership: release
- *             it with the matching ember_<object>_free. Every ember_*_free(NULL) is a no-op. Passing NULL where a
- *             handle is required gives EMBER_ERR_NULL_HANDLE; passing a handle that was already freed (or a pointer
- *             that is not a live handle of that type) gives EMBER_ERR_INVALID_HANDLE, detected through a registry of
- *             live handles (a freed address that is reused by a new handle of the same type cannot be told apart).
+ *  Handles.   Opaque pointer-sized values, never addresses: Ember does not dereference them and neither may the
+ *             caller (they encode a slot and a generation). A function that returns a handle through `out` gives
+ *             the caller ownership: release it with the matching ember_<object>_free. Every ember_*_free(NULL) is a
+ *             no-op. Passing NULL where a handle is required gives EMBER_ERR_NULL_HANDLE; passing a handle that was
+ *             already freed, a handle of another type, or a value that is not a handle gives
+ *             EMBER_ERR_INVALID_HANDLE, with a message saying which. A freed handle stays recognizable as freed
+ *             for the life of the process, however many handles are created after it: using or freeing it again
+ *             never reaches the object of any other handle. Looking a handle up takes no lock.
  *             On failure, `*out` is set to NULL, so freeing it unconditionally is safe.
  *  Inputs.    Handles passed as inputs are borrowed: the callee never frees or keeps them beyond the call, unless
  *             said otherwise (an optimizer keeps its module alive).
  *  Structs.   Passed by pointer; the first field is `uint32_t struct_size`, set by the caller to
  *             sizeof(the struct it was compiled with) (ember_*_init functions do it). Fields are only ever appended,
- *             so an older caller's smaller struct keeps working (missing fields take their defaults).
+ *             so an older caller's smaller struct keeps working (missing fields take their defaults). A newer
+ *             caller's larger input struct is accepted when every byte past this Ember's struct is zero (the newer
+ *             fields left at their defaults); otherwise it gives EMBER_ERR_INVALID_ARGUMENT naming the struct and
+ *             the offset of the first non-zero byte, instead of ignoring a field this version cannot honour.
  *  Enums.     Stored as int32_t; values are explicit and append-only. Unknown values give
  *             EMBER_ERR_INVALID_ARGUMENT. Functions are only ever appended.
  *  Strings.   Output text goes to a caller buffer (buf, capacity) with the full length (without the terminating
  *             NUL) in *length; if capacity is too small the text is truncated, still NUL-terminated when
  *             capacity > 0, and EMBER_ERR_BUFFER_TOO_SMALL is returned (call again with *length + 1).
+ *             Capacity 0 (buf may be NULL) is a length query: EMBER_OK with *length set, nothing written, and
+ *             ember_last_error() left as it was (so the message of a failed call can be measured, then read). The
+ *             same holds for every (buffer, capacity, size/count/rank) output: capacity 0 with a non-NULL size
+ *             pointer returns EMBER_OK and the size needed.
  *  Threads.   Tensors are immutable values: any number of threads may use the same tensor as an op input at once.
  *             A handle must not be freed (or mutated: ember_tensor_set_requires_grad, ember_tensor_inplace*) while
  *             another thread uses it.
@@ -732,7 +742,7 @@ EMBER_API ember_status EMBER_CALL ember_tensor_data_ptr(const ember_tensor* tens
  * caller then drops only the caller's reference. Each time ember.h hands the pointer out (its creation,
  * ember_module_param, ember_module_find_param) the caller owns one reference and frees it once; freeing more
  * often is EMBER_ERR_INVALID_HANDLE. Using a handle after freeing all of one's references is not detected while a
- * holder keeps it alive (like the address reuse noted under Handles above). A module's or optimizer's
+ * holder keeps it alive (the handle is still live then). A module's or optimizer's
  * functions must not run concurrently with calls that change the same tree or params (forward of a layer module,
  * step, load): lock around them. */
 
@@ -1351,6 +1361,30 @@ EMBER_API ember_status EMBER_CALL ember_vulkan_plan_f16_weights(const ember_vulk
  * in a frame of the host's. ember_vulkan_plan_create and ember_vulkan_warmup then neither submit nor wait (the
  * warm-up is a capture that is dropped); the plan reads f32 weights whatever shader_float16 says; and
  * ember_vulkan_plan_submit fails with EMBER_ERR_UNSUPPORTED. */
+
+/* ---- Issue 13: safetensors and PyTorch state_dicts ----
+ * safetensors files (Hugging Face's format, PyTorch's usual weight exchange) as records. Reading checks the whole
+ * header before any tensor is read: header length (at most 100 MiB and within the file), JSON, every dtype (F32 F64
+ * F16 BF16 I64 I32 I16 U8 BOOL; BF16 becomes f32), shape against byte length, offsets inside the buffer without
+ * overlap or gap, tensor names valid UTF-8 without control characters; a failure is EMBER_ERR_RECORD with a
+ * message naming the file and the tensor (file content escaped), EMBER_ERR_IO when the file cannot be read. The
+ * tensors keep their names and layouts (a PyTorch state_dict: "fc.weight" [out, in]). */
+EMBER_API ember_status EMBER_CALL ember_record_read_safetensors(const char* path, ember_record** out);
+/* Writes the record's tensors under their names (atomically: a temporary file renamed into place), with metadata
+ * {"format": "pt"}; its scalars go into the metadata as "scalar.<name>". */
+EMBER_API ember_status EMBER_CALL ember_record_write_safetensors(const ember_record* record, const char* path);
+/* Loads a PyTorch state_dict (a record of PyTorch's keys and layouts, e.g. from ember_record_read_safetensors)
+ * into the module through the PyTorch name map: Linear weights transposed ([out, in] -> [in, out]), LayerNorm and
+ * BatchNorm weight/bias -> gamma/beta, BatchNorm's num_batches_tracked ignored, a Sequential's "<i>." for
+ * "layers.<i>.", other names as they are. mode and *report as ember_module_load_record (report may be NULL); the
+ * report names Ember's paths, and keys the map does not know are unexpected. */
+EMBER_API ember_status EMBER_CALL ember_module_load_torch_state_dict(ember_module* module,
+                                                                     const ember_record* state_dict,
+                                                                     ember_load_mode_t mode,
+                                                                     ember_load_report** report);
+/* The module's params as a PyTorch state_dict (the inverse map; num_batches_tracked as an i64 0), ready for
+ * ember_record_write_safetensors and PyTorch's load_state_dict. */
+EMBER_API ember_status EMBER_CALL ember_module_to_torch_state_dict(const ember_module* module, ember_record** out);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -73,6 +73,7 @@ ember_status ember_backend_list(int32_t* backends, size_t capacity, size_t* coun
       ++k;
     }
     n = k;
+    if (capacity == 0) return;  // a length query (ember.h's Strings rule): EMBER_OK with the count
     if (k > capacity)
       throw StatusError(EMBER_ERR_BUFFER_TOO_SMALL, std::to_string(k) + " backends, capacity " + std::to_string(capacity));
   });

@@ -138,6 +138,7 @@ ember_status ember_record_to_bytes(const ember_record* record, const ember_recor
     const Record& r = use(record, "record");
     const auto bytes = with_recorder(options, [&](auto recorder) { return recorder.to_bytes(r); });
     n = bytes.size();
+    if (capacity == 0) return;  // a size query (ember.h's Strings rule): EMBER_OK with the size
     if (capacity < bytes.size())
       throw StatusError(EMBER_ERR_BUFFER_TOO_SMALL, fmt::format("buffer of {} bytes for {}", capacity, bytes.size()));
     if (!buffer) throw ArgumentError("buffer is NULL");

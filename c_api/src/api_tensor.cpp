@@ -120,6 +120,7 @@ ember_status ember_tensor_shape(const ember_tensor* tensor, int64_t* dims, size_
     auto& r = out_value(rank, "rank");
     if (!dims && capacity > 0) throw ArgumentError("dims is NULL with capacity " + std::to_string(capacity));
     r = s.rank();
+    if (capacity == 0) return;  // a length query (ember.h's Strings rule): EMBER_OK with the rank
     if (capacity < s.rank())
       throw StatusError(EMBER_ERR_BUFFER_TOO_SMALL,
                         "rank " + std::to_string(s.rank()) + " does not fit capacity " + std::to_string(capacity));
@@ -146,6 +147,7 @@ ember_status ember_tensor_copy_to(const ember_tensor* tensor, int32_t dtype, voi
     const DType d = to_dtype(dtype);
     const std::size_t need = static_cast<std::size_t>(shape(t).num_elements()) * dtype_size(d);
     if (written) *written = need;
+    if (capacity == 0 && written) return;  // a size query (ember.h's Strings rule): EMBER_OK with the size
     if (capacity < need)
       throw StatusError(EMBER_ERR_BUFFER_TOO_SMALL, "buffer of " + std::to_string(capacity) + " bytes for " +
                                                         std::to_string(need) + " bytes of " + std::string(dtype_name(d)));
@@ -309,8 +311,7 @@ ember_status ember_tensor_inplace_scalar(ember_tensor* self, int32_t op, double 
 ember_status ember_tensor_version(const ember_tensor* tensor, int64_t* version) {
   return guard(__func__, [&] {
     auto& v = out_value(version, "version");
-    check_handle(tensor, HandleKind::Tensor, "tensor");
-    v = static_cast<int64_t>(static_cast<const Handle<ember_tensor>*>(tensor)->version);
+    v = static_cast<int64_t>(use_handle(tensor, "tensor").version);
   });
 }
 

@@ -219,6 +219,7 @@ ember_status ember_vulkan_pipeline_cache_data(const ember_device* device, void* 
     const VulkanInterop& vk = vulkan_interop();
     const std::vector<uint8_t> bytes = vk.pipeline_cache_data(vulkan_of(device));
     n = bytes.size();
+    if (capacity == 0) return;  // a size query (ember.h's Strings rule): EMBER_OK with the size
     if (capacity < bytes.size())
       throw StatusError(EMBER_ERR_BUFFER_TOO_SMALL, fmt::format("buffer of {} bytes for {}", capacity, bytes.size()));
     if (!buffer && !bytes.empty()) throw ArgumentError("buffer is NULL");
@@ -343,6 +344,7 @@ ember_status ember_vulkan_readback_poll(ember_vulkan_readback* ring, uint64_t ti
     const auto& rb = use(ring, "ring");
     const uint64_t n = rb->bytes(ticket);
     if (size) *size = static_cast<size_t>(n);
+    if (capacity == 0 && size && n > 0) return;  // a size query (ember.h's Strings rule): EMBER_OK, *ready 0
     if (capacity < n)
       throw StatusError(EMBER_ERR_BUFFER_TOO_SMALL, fmt::format("buffer of {} bytes for ticket {}'s {} bytes",
                                                                 capacity, ticket, n));

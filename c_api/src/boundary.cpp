@@ -1,16 +1,12 @@
-// Error mapping, the per-thread error message, and the registry of live handles.
+// Error mapping, the per-thread error message, and the messages for bad handles.
 #include "c_api/src/boundary.hpp"
 
-#include <atomic>
 #include <cstdio>
 #include <filesystem>
-#include <mutex>
 #include <system_error>
-#include <thread>
 
 #include <fmt/format.h>
 
-#include "c_api/src/handle_table.hpp"
 #include "records/recorder.hpp"
 
 namespace ember::capi {
@@ -26,59 +22,6 @@ ember_status set_message(ember_status s, const char* fn, const char* what) noexc
   const auto r = fmt::format_to_n(t_message, kMessageSize - 1, "{}: {}", fn, what);
   *r.out = '\0';
   return s;
-}
-
-// The lock of one registry shard: a test-and-test-and-set spin lock, not a std::mutex. Its sections are a few
-// probes long and every ember_* call takes one per handle it touches (three for a small op and the free of its
-// result), so the one atomic exchange of an uncontended acquire (a mutex pays a second one to release) and no
-// call into libpthread are a measurable part of a small op. A waiter yields its time slice after a few spins, so
-// a holder that was preempted (more threads than cores) gets to run.
-class SpinLock {
- public:
-  void lock() noexcept {
-    int spins = 0;
-    while (held_.exchange(true, std::memory_order_acquire)) {
-      while (held_.load(std::memory_order_relaxed))
-        if (++spins > 64) std::this_thread::yield();
-    }
-  }
-  void unlock() noexcept { held_.store(false, std::memory_order_release); }
-
- private:
-  std::atomic<bool> held_{false};
-};
-
-// Sharded so that threads working on different handles rarely contend. Leaked on purpose: handles freed during
-// static destruction (a host's global objects) must still find a live registry.
-struct Shard {
-  SpinLock mu;
-  HandleTable<HandleKind> live;
-};
-constexpr std::size_t kShards = 16;
-Shard* shards() {
-  static Shard* s = new Shard[kShards];
-  return s;
-}
-Shard& shard_of(const void* p) {
-  auto h = reinterpret_cast<std::uintptr_t>(p) >> 4;  // allocations are 16-byte aligned
-  h ^= h >> 7;
-  return shards()[h % kShards];
-}
-
-const char* handle_type_name(HandleKind k) {
-  switch (k) {
-    case HandleKind::Device: return "ember_device";
-    case HandleKind::Tensor: return "ember_tensor";
-    case HandleKind::Grads: return "ember_grads";
-    case HandleKind::Module: return "ember_module";
-    case HandleKind::Optimizer: return "ember_optimizer";
-    case HandleKind::Record: return "ember_record";
-    case HandleKind::LoadReport: return "ember_load_report";
-    case HandleKind::Scheduler: return "ember_scheduler";
-    case HandleKind::VulkanReadback: return "ember_vulkan_readback";
-    case HandleKind::VulkanPlan: return "ember_vulkan_plan";
-  }
-  return "handle";
 }
 
 }  // namespace
@@ -133,46 +76,41 @@ ember_status fail(const char* fn) noexcept {
   }
 }
 
-void register_handle(const void* p, HandleKind k) {
-  Shard& s = shard_of(p);
-  std::lock_guard lock(s.mu);
-  s.live.insert_or_assign(p, k);
+void bad_handle(const void* p, HandleKind k, const char* arg) {
+  const char* want = handle_type_name(k);
+  if (!p) throw StatusError(EMBER_ERR_NULL_HANDLE, fmt::format("{} is NULL (expected an {})", arg, want));
+  const HandleSlots::Verdict v = HandleSlots::instance().explain(p);
+  if (v == HandleSlots::Verdict::NotAHandle)
+    throw StatusError(EMBER_ERR_INVALID_HANDLE, fmt::format("{} is not an {} (not a value Ember issued)", arg, want));
+  const auto actual = static_cast<HandleKind>(HandleValue::kind(HandleValue::bits(p)));
+  if (actual != k)
+    throw StatusError(EMBER_ERR_INVALID_HANDLE, fmt::format("{} is an {}{}, expected an {}", arg,
+                                                            handle_type_name(actual),
+                                                            v == HandleSlots::Verdict::Freed ? " (already freed)" : "",
+                                                            want));
+  if (v == HandleSlots::Verdict::Freed)
+    throw StatusError(EMBER_ERR_INVALID_HANDLE,
+                      fmt::format("{} is an {} that was already freed (a stale handle; whatever handle now uses its slot "
+                                  "is not touched)",
+                                  arg, want));
+  // Live and of the right kind when looked at again: it was freed or issued by another thread meanwhile.
+  throw StatusError(EMBER_ERR_INVALID_HANDLE, fmt::format("{} changed while it was used (freed by another thread?)", arg));
 }
 
-void check_handle(const void* p, HandleKind k, const char* arg) {
-  if (!p) throw StatusError(EMBER_ERR_NULL_HANDLE, fmt::format("{} is NULL (expected an {})", arg, handle_type_name(k)));
-  Shard& s = shard_of(p);
-  HandleKind found;
-  {
-    std::lock_guard lock(s.mu);
-    const HandleKind* it = s.live.find(p);
-    if (it && *it == k) return;
-    if (!it)
-      throw StatusError(EMBER_ERR_INVALID_HANDLE,
-                        fmt::format("{} is not a live {} (already freed, or not a handle)", arg, handle_type_name(k)));
-    found = *it;
-  }
-  throw StatusError(EMBER_ERR_INVALID_HANDLE,
-                    fmt::format("{} is an {}, expected an {}", arg, handle_type_name(found), handle_type_name(k)));
-}
-
-bool unregister_handle(const void* p, HandleKind k) {
-  Shard& s = shard_of(p);
-  std::lock_guard lock(s.mu);
-  const HandleKind* it = s.live.find(p);
-  if (!it || *it != k) return false;
-  return s.live.erase(p);
+std::size_t first_nonzero_byte(const void* p, std::size_t from, std::size_t to) noexcept {
+  const auto* bytes = static_cast<const unsigned char*>(p);
+  while (from < to && bytes[from] == 0) ++from;
+  return from;
 }
 
 void write_text(const std::string& text, char* buf, std::size_t capacity, std::size_t* length) {
   if (!length) throw ArgumentError("length is NULL");
   if (!buf && capacity > 0) throw ArgumentError(fmt::format("buf is NULL with capacity {}", capacity));
   *length = text.size();
-  if (capacity > 0) {
-    const std::size_t n = std::min(text.size(), capacity - 1);
-    std::memcpy(buf, text.data(), n);
-    buf[n] = '\0';
-  }
+  if (capacity == 0) return;  // a length query: EMBER_OK, and the last error (maybe what is being measured) stays
+  const std::size_t n = std::min(text.size(), capacity - 1);
+  std::memcpy(buf, text.data(), n);
+  buf[n] = '\0';
   if (capacity < text.size() + 1)
     throw StatusError(EMBER_ERR_BUFFER_TOO_SMALL,
                       fmt::format("buffer of {} bytes for {} (text and NUL)", capacity, text.size() + 1));

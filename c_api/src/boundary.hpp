@@ -3,15 +3,19 @@
 //
 //  * guard(fn, body) runs the body and turns any C++ exception into an ember_status plus a per-thread message
 //    "<fn>: <what>"; nothing escapes into C.
-//  * Handles are heap objects registered in a process-wide registry of live handles with their type, so NULL,
-//    already-freed and wrong-type handles are reported instead of dereferenced. A freed address reused by a new
-//    handle of the same type is indistinguishable (documented in ember.h).
+//  * Handles are opaque values (slot index, generation, kind: handle_slots.hpp) resolved through a lock-free slot
+//    table, so NULL, freed, wrong-type and forged handles are reported instead of dereferenced, and a stale handle
+//    stays stale after its slot is reused.
 //  * Versioned structs are read by copying the caller's struct_size bytes over a defaults-initialized struct.
 #include <cstddef>
 #include <cstring>
 #include <memory>
 #include <string>
+#include <string_view>
 
+#include <fmt/format.h>
+
+#include "c_api/src/handle_slots.hpp"
 #include "c_api/src/runtime/optimizer.hpp"
 #include "c_api/src/runtime/tensor_ops.hpp"
 #include "ember.h"
@@ -50,12 +54,8 @@ ember_status guard(const char* fn, F&& body) noexcept {
   }
 }
 
-// ---------------------------------------------------------------- handle registry
-enum class HandleKind : uint8_t {
-  Device = 1, Tensor, Grads, Module, Optimizer, Record, LoadReport, Scheduler,
-  VulkanReadback,  // issue 17 part 8
-  VulkanPlan,  // issue 17: Vulkan plans
-};
+// ---------------------------------------------------------------- handles
+// HandleKind and the slot table that maps handle values to objects: handle_slots.hpp.
 
 struct SchedulerState;  // api_scheduler.cpp
 class VulkanReadback;   // runtime/vulkan_interop.hpp
@@ -92,45 +92,59 @@ template <> struct HandleTraits<ember_vulkan_plan> {
 };
 template <class H> constexpr HandleKind kind_of() { return HandleTraits<H>::kind; }
 
-// What an ember_* pointer really points to.
+// The object a live handle stands for. It is not what the ember_* pointer points to (a handle value is an encoded
+// slot, never dereferenced): only the slot table leads from one to the other, so nothing can cast its way around
+// the liveness check.
 template <class H>
-struct Handle : H {
+struct Handle {
   typename HandleTraits<H>::Value value;
   // In-place updates of this handle's value (ember_tensor_version; tensors only): the handle is the tensor's
   // identity at the boundary, its value an immutable snapshot that an in-place op replaces.
   uint64_t version = 0;
 };
 
-void register_handle(const void* p, HandleKind k);
-// Throws StatusError (NULL_HANDLE / INVALID_HANDLE) unless p is a live handle of kind k.
-void check_handle(const void* p, HandleKind k, const char* arg);
-// Removes p from the registry; false when it was not a live handle of kind k (nothing to free).
-bool unregister_handle(const void* p, HandleKind k);
+// Throws StatusError: NULL_HANDLE for NULL, INVALID_HANDLE (saying freed, wrong type or not a handle) otherwise.
+[[noreturn]] void bad_handle(const void* p, HandleKind k, const char* arg);
+// The object of the live handle p of kind k (lock-free), or bad_handle.
+inline void* resolve(const void* p, HandleKind k, const char* arg) {
+  if (void* object = HandleSlots::instance().find(p, k)) return object;
+  bad_handle(p, k, arg);
+}
 
 // The value behind a live handle (throws StatusError otherwise).
 template <class H>
 const typename HandleTraits<H>::Value& use(const H* h, const char* arg) {
-  check_handle(h, kind_of<H>(), arg);
-  return static_cast<const Handle<H>*>(h)->value;
+  return static_cast<const Handle<H>*>(resolve(h, kind_of<H>(), arg))->value;
 }
 template <class H>
 typename HandleTraits<H>::Value& use_mut(H* h, const char* arg) {
-  check_handle(h, kind_of<H>(), arg);
-  return static_cast<Handle<H>*>(h)->value;
+  return static_cast<Handle<H>*>(resolve(h, kind_of<H>(), arg))->value;
 }
 // The whole live handle (its value and its version), for in-place updates.
 template <class H>
 Handle<H>& use_handle(H* h, const char* arg) {
-  check_handle(h, kind_of<H>(), arg);
-  return *static_cast<Handle<H>*>(h);
+  return *static_cast<Handle<H>*>(resolve(h, kind_of<H>(), arg));
+}
+template <class H>
+const Handle<H>& use_handle(const H* h, const char* arg) {
+  return *static_cast<const Handle<H>*>(resolve(h, kind_of<H>(), arg));
 }
 
-// A new registered handle holding `value`.
+// A new handle holding `value`.
 template <class H, class V>
 H* make_handle(V&& value) {
-  std::unique_ptr<Handle<H>> h(new Handle<H>{{}, typename HandleTraits<H>::Value(std::forward<V>(value))});
-  register_handle(static_cast<H*>(h.get()), kind_of<H>());
-  return h.release();
+  auto object = std::make_unique<Handle<H>>(Handle<H>{typename HandleTraits<H>::Value(std::forward<V>(value))});
+  H* h = static_cast<H*>(HandleSlots::instance().issue(object.get(), kind_of<H>()));
+  object.release();  // owned by the slot table until free_handle / destroy_handle
+  return h;
+}
+
+// Ends the handle h and deletes its object; false (nothing done) when h is not a live handle of H's kind.
+template <class H>
+bool destroy_handle(H* h) noexcept {
+  void* object = HandleSlots::instance().retire(h, kind_of<H>());
+  delete static_cast<Handle<H>*>(object);
+  return object != nullptr;
 }
 
 // Validates `out`, clears *out, and returns a reference to it for the result.
@@ -149,7 +163,8 @@ T& out_value(T* out, const char* name) {
 // Tensors held as params by modules or optimizers (tensor_refs.hpp): true when the handle stays alive.
 bool caller_free_shared_tensor(ember_tensor* t);
 
-// ember_*_free: NULL is a no-op; a handle that is not live is reported, never freed twice.
+// ember_*_free: NULL is a no-op; a handle that is not live is reported (freed, wrong type, not a handle), never
+// freed twice, and a stale one never reaches the object that now uses its slot.
 template <class H>
 ember_status free_handle(H* h, const char* fn) noexcept {
   if (!h) return EMBER_OK;
@@ -157,9 +172,7 @@ ember_status free_handle(H* h, const char* fn) noexcept {
     if constexpr (std::is_same_v<H, ember_tensor>) {
       if (caller_free_shared_tensor(h)) return;
     }
-    if (!unregister_handle(h, kind_of<H>()))
-      throw StatusError(EMBER_ERR_INVALID_HANDLE, "handle is not a live handle of this type (already freed?)");
-    delete static_cast<Handle<H>*>(h);
+    if (!destroy_handle(h)) bad_handle(h, kind_of<H>(), "handle");
   });
 }
 
@@ -167,13 +180,34 @@ ember_status free_handle(H* h, const char* fn) noexcept {
 // The size of the first version of a struct: up to and including its last v1 field. Spelled with the field, not
 // sizeof, so that appending fields later keeps accepting callers built against the first version.
 #define EMBER_STRUCT_END(type, last_v1_field) (offsetof(type, last_v1_field) + sizeof(type::last_v1_field))
-// The caller's struct (struct_size bytes of it, at least `min_size`) over `defaults`.
+// The C name of a struct type (ember_conv2d_options), from the compiler's spelling of this function's signature:
+// the messages of read_struct name the struct without a table that every new struct would have to join.
+template <class T>
+constexpr std::string_view struct_name() {
+  constexpr std::string_view f = __PRETTY_FUNCTION__;  // "... [with T = ember_x; ...]" (GCC), "... [T = ember_x]"
+  constexpr std::size_t start = f.find("T = ") + 4;
+  return f.substr(start, f.find_first_of(";]", start) - start);
+}
+// The offset of the first non-zero byte of bytes [from, to) of `p`, or `to` when all are zero.
+std::size_t first_nonzero_byte(const void* p, std::size_t from, std::size_t to) noexcept;
+// The caller's struct (struct_size bytes of it, at least `min_size`) over `defaults`. A struct from a newer ember.h
+// (struct_size above ours) is accepted only when the fields this version does not know are all zero, i.e. left at
+// their defaults by its _init: a non-zero one asks for something this Ember cannot do, so it is refused rather
+// than silently ignored.
 template <class T>
 T read_struct(const T* in, T defaults, std::size_t min_size, const char* name) {
   if (!in) throw ArgumentError(std::string(name) + " is NULL");
   if (in->struct_size < min_size)
     throw ArgumentError(std::string(name) + ": struct_size " + std::to_string(in->struct_size) +
                         " is smaller than any version of the struct (" + std::to_string(min_size) + ")");
+  if (in->struct_size > sizeof(T)) {
+    const std::size_t at = first_nonzero_byte(in, sizeof(T), in->struct_size);
+    if (at < in->struct_size)
+      throw ArgumentError(fmt::format("{} ({}): struct_size {} is larger than this Ember's struct ({} bytes) and the "
+                                      "unknown tail is not zero (byte at offset {}): a field of a newer ember.h that "
+                                      "this version cannot honour",
+                                      name, struct_name<T>(), in->struct_size, sizeof(T), at));
+  }
   std::memcpy(static_cast<void*>(&defaults), in, std::min<std::size_t>(in->struct_size, sizeof(T)));
   defaults.struct_size = sizeof(T);
   return defaults;

@@ -31,9 +31,7 @@ std::unordered_map<const ember_tensor*, Owners>& table() {
 std::atomic<std::size_t> g_entries{0};
 void count_entries() { g_entries.store(table().size(), std::memory_order_release); }
 
-void destroy(ember_tensor* t) noexcept {
-  if (unregister_handle(t, HandleKind::Tensor)) delete static_cast<Handle<ember_tensor>*>(t);
-}
+void destroy(ember_tensor* t) noexcept { destroy_handle(t); }
 
 }  // namespace
 

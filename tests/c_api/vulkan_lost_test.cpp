@@ -78,7 +78,7 @@ std::vector<uint8_t> record_bytes(const ember_module* m) {
   EXPECT_EQ(ember_module_to_record(m, &rec), EMBER_OK) << ember_last_error();
   RecordH r(rec);
   size_t size = 0;
-  EXPECT_EQ(ember_record_to_bytes(rec, nullptr, nullptr, 0, &size), EMBER_ERR_BUFFER_TOO_SMALL);
+  EXPECT_EQ(ember_record_to_bytes(rec, nullptr, nullptr, 0, &size), EMBER_OK);  // a size query
   std::vector<uint8_t> bytes(size);
   EXPECT_EQ(ember_record_to_bytes(rec, nullptr, bytes.data(), bytes.size(), &size), EMBER_OK) << ember_last_error();
   return bytes;
@@ -337,6 +337,14 @@ TEST(VulkanReadback, RingWrapsAroundAndChecksItsArguments) {
   EXPECT_EQ(size, 16u);
   EXPECT_EQ(ready, 0);
   EXPECT_EQ(small[0], -9.0f);
+  // Capacity 0: a size query (ember.h's Strings rule): EMBER_OK with the size, not ready, the last error kept.
+  const std::string before = ember_last_error();
+  size = 0;
+  ready = -1;
+  EXPECT_EQ(ember_vulkan_readback_poll(rb, 5, nullptr, 0, &size, &ready), EMBER_OK);
+  EXPECT_EQ(size, 16u);
+  EXPECT_EQ(ready, 0);
+  EXPECT_EQ(std::string(ember_last_error()), before);
   EMBER_EXPECT_ERR(ember_vulkan_readback_poll(rb, 5, nullptr, 16, &size, &ready), EMBER_ERR_INVALID_ARGUMENT,
                    "dst is NULL");
   EMBER_EXPECT_ERR(ember_vulkan_readback_poll(rb, 5, got, sizeof got, &size, nullptr), EMBER_ERR_INVALID_ARGUMENT,
@@ -397,7 +405,7 @@ TEST(VulkanReadback, RingWrapsAroundAndChecksItsArguments) {
   ember_vulkan_readback* once = nullptr;
   EMBER_ASSERT_OK(ember_vulkan_readback_create(d, 16, 1, &once));
   EMBER_EXPECT_OK(ember_vulkan_readback_free(once));
-  EMBER_EXPECT_ERR(ember_vulkan_readback_free(once), EMBER_ERR_INVALID_HANDLE, "not a live handle");
+  EMBER_EXPECT_ERR(ember_vulkan_readback_free(once), EMBER_ERR_INVALID_HANDLE, "already freed");
 }
 
 // Freeing the ring, or the device handle and the tensors, while a copy waits on the GPU (for the host's

@@ -404,6 +404,24 @@ void file_io(Ctx& c) {
   }
 }
 
+// safetensors files and PyTorch state_dicts (issue 13): a record written as safetensors and read back, a module
+// loaded from any record through the PyTorch name map, and a module's state_dict.
+void safetensors_io(Ctx& c) {
+  switch (c.in.ConsumeIntegralInRange<int>(0, 3)) {
+    case 0: CALL(ember_record_write_safetensors, c.record(), c.path()); break;
+    case 1: MAKE(ember_record_read_safetensors, c.path()); break;
+    case 2: {
+      ember_module* m = c.module();
+      ember_record* r = c.record();
+      ember_load_report* report = nullptr;
+      CALL(ember_module_load_torch_state_dict, m, r, c.choice(kLoadModes), c.flag() ? &report : nullptr);
+      if (report) c.keep(report, "ember_module_load_torch_state_dict");
+      break;
+    }
+    default: MAKE(ember_module_to_torch_state_dict, c.module());
+  }
+}
+
 // Record bytes: written by the library (then maybe corrupted), or straight from the input, read back.
 void record_bytes(Ctx& c) {
   ember_record* r = c.record();
@@ -860,6 +878,8 @@ const Action kActions[] = {
   {"vulkan_floor", vulkan_floor},
   // issue 12: an _init for every struct (appended, as above)
   {"struct_inits", struct_inits},
+  // issue 13: safetensors and PyTorch state_dicts (appended, as above)
+  {"safetensors_io", safetensors_io},
 };
 // clang-format on
 const std::size_t kActionCount = sizeof kActions / sizeof kActions[0];

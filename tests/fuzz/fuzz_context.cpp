@@ -35,7 +35,7 @@ const char* free_name(Kind k) {
   return kNames[k];
 }
 
-// An object that is no handle at all: its address must be reported as "not a live handle".
+// An object that is no handle at all: its address must be reported as not a handle.
 alignas(16) char g_not_a_handle[64];
 
 }  // namespace

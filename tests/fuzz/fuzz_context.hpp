@@ -71,8 +71,9 @@ class Ctx {
 
   // ------------------------------------------------------------ argument pickers
   // A handle argument: usually a pool slot (live, or NULL when empty), sometimes NULL, a handle of another type, a
-  // freed handle or a pointer that was never a handle. ember.h promises all of these are reported (the registry of
-  // live handles is consulted before any dereference), so passing them is the caller misuse under test.
+  // freed handle or a pointer that was never a handle. ember.h promises all of these are reported (handle values are
+  // resolved through the slot table, never dereferenced; a freed one never becomes live again), so passing them is
+  // the caller misuse under test.
   template <class H>
   H* pick() {
     return static_cast<H*>(pick_raw(kind_of<H>()));

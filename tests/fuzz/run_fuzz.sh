@@ -9,6 +9,8 @@
 #
 # Usage: run_fuzz.sh <source root> <fuzz build dir> <seconds> [extra libFuzzer args...]
 # (EMBER_FUZZ_SECONDS, when set, replaces <seconds>: a longer local run.)
+# EMBER_FUZZ_TARGET / EMBER_FUZZ_CORPUS pick another fuzzer of tests/fuzz and its seed corpus (default: ember_fuzz
+# over tests/fuzz/corpus; the safetensors_fuzz test: safetensors_fuzz over tests/fuzz/safetensors_corpus).
 # Exit 77 (meson's "skipped") when clang or libFuzzer's runtime is missing.
 set -euo pipefail
 # Absolute: the flags name files under src, and the compiler runs in the build dir.
@@ -42,8 +44,10 @@ else
     -Dexamples=disabled -Dbindings=disabled >"$probe/setup.log" 2>&1 || { cat "$probe/setup.log"; exit 1; }
 fi
 start=$(date +%s)
-ninja -C "$build" tests/fuzz/ember_fuzz
-echo "c_api_fuzz: build took $(($(date +%s) - start)) s"
+target=${EMBER_FUZZ_TARGET:-ember_fuzz}
+corpus=${EMBER_FUZZ_CORPUS:-$src/tests/fuzz/corpus}
+ninja -C "$build" "tests/fuzz/$target"
+echo "$target: build took $(($(date +%s) - start)) s"
 
 # The checked-in corpus is read only; what the run discovers goes to a scratch dir (the first dir given is the
 # one libFuzzer writes to). Allocations: a hostile size must come back as EMBER_ERR_OUT_OF_MEMORY, so ASan returns
@@ -51,12 +55,12 @@ echo "c_api_fuzz: build took $(($(date +%s) - start)) s"
 # of seconds per op under ASan, which libFuzzer would report as timeouts); libFuzzer's rss / malloc limits then
 # only catch real runaway memory. detect_leaks: every input frees all it made (the harness frees its handles), so
 # LeakSanitizer reports what libember itself leaks.
-work="$build/corpus-new"
+work="$build/corpus-new-$target"
 mkdir -p "$work"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1:max_allocation_size_mb=64}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 # A fixed seed (EMBER_FUZZ_SEED, 1 by default) makes the suite's run replay the same mutations on every machine, so a
 # CI failure reproduces; explore further with another seed and a longer time (see CONTRIBUTING.md).
 # -error_exitcode=1: libFuzzer's default for a crash, leak or broken rule is 77, which meson reads as "skipped".
-"$build/tests/fuzz/ember_fuzz" "$work" "$src/tests/fuzz/corpus" -max_total_time="$seconds" -seed="${EMBER_FUZZ_SEED:-1}" \
+"$build/tests/fuzz/$target" "$work" "$corpus" -max_total_time="$seconds" -seed="${EMBER_FUZZ_SEED:-1}" \
   -error_exitcode=1 -timeout=30 -rss_limit_mb=2048 -malloc_limit_mb=1024 -artifact_prefix="$build/" -print_final_stats=1 "$@"

@@ -1,6 +1,6 @@
-// The `ember` command line: train / eval / inspect (the digits classifier and its records), fit (a small
-// autodiff demo), version. Parsing is CLI11's: every command has --help and --version; a usage error prints the
-// problem and the command's usage line and exits 2; any other failure prints "error: ..." and exits 1. Nothing
+// The `ember` command line: train / eval / inspect (the digits classifier and its records), import / export
+// (safetensors), fit (a small autodiff demo), version. Parsing is CLI11's: every command has --help and --version;
+// a usage error prints the problem and the command's usage line and exits 2; any other failure prints "error: ..." and exits 1. Nothing
 // aborts.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -14,6 +14,8 @@
 #include "backends/backend_list.hpp"
 #include "backends/cpu/parallel.hpp"
 #include "records/recorder.hpp"
+#include "records/safetensors.hpp"
+#include "tools/ember/convert.hpp"
 #include "tools/ember/fit.hpp"
 #include "tools/ember/train.hpp"
 
@@ -146,8 +148,58 @@ CLI::App* add_inspect(CLI::App& app, std::string& record) {
   return cmd;
 }
 
+// A safetensors file is listed as such; anything else is read as an Ember record (whose errors say what it is not).
 int run_inspect(const std::string& record) {
-  fmt::print("{}", ember::format_record_tree(ember::inspect_record_file(record)));
+  if (ember::looks_like_safetensors(record))
+    fmt::print("{}", ember::format_safetensors(ember::SafetensorsFile::open(record)));
+  else
+    fmt::print("{}", ember::format_record_tree(ember::inspect_record_file(record)));
+  return 0;
+}
+
+struct ImportArgs {
+  ember::tools::ImportOptions options;
+  std::string input, out, model;
+};
+
+CLI::App* add_import(CLI::App& app, ImportArgs& a) {
+  CLI::App* cmd = add_command(app, "import",
+                              "convert a safetensors file (a PyTorch state_dict) into an Ember record");
+  cmd->add_option("FILE", a.input, "the .safetensors file")->required();
+  cmd->add_option("--out", a.out, "the record to write (default: FILE with the extension .emr)");
+  cmd->add_option("--model", a.model,
+                  "load it into this digits model through the PyTorch name map, for `ember eval` (default: keep "
+                  "names and layouts)")
+      ->check(CLI::IsMember({"mlp", "cnn"}));
+  cmd->add_flag("--partial", a.options.partial, "with --model: load what matches and report the rest");
+  cmd->add_option("--precision", a.options.precision, "how the record stores elements")
+      ->check(CLI::IsMember({"full", "half", "double"}))
+      ->capture_default_str();
+  return cmd;
+}
+
+int run_import(ImportArgs& a) {
+  a.options.input = a.input;
+  a.options.out = a.out;
+  if (!a.model.empty()) a.options.model = ember::tools::model_kind_from_name(a.model);
+  ember::tools::run_import(a.options, std::cout);
+  return 0;
+}
+
+struct ExportArgs {
+  std::string input, out;
+};
+
+CLI::App* add_export(CLI::App& app, ExportArgs& a) {
+  CLI::App* cmd = add_command(app, "export",
+                              "write an Ember record as safetensors (a record of `ember train`: PyTorch's names)");
+  cmd->add_option("FILE", a.input, "the record")->required();
+  cmd->add_option("--out", a.out, "the file to write (default: FILE with the extension .safetensors)");
+  return cmd;
+}
+
+int run_export(const ExportArgs& a) {
+  ember::tools::run_export({a.input, a.out}, std::cout);
   return 0;
 }
 
@@ -202,10 +254,14 @@ int main(int argc, char** argv) {
   EvalArgs eval_args;
   std::string inspect_record;
   FitArgs fit_args;
+  ImportArgs import_args;
+  ExportArgs export_args;
   CLI::App* train = add_train(app, train_args);
   CLI::App* eval = add_eval(app, eval_args);
   CLI::App* inspect = add_inspect(app, inspect_record);
   CLI::App* fit = add_fit(app, fit_args);
+  CLI::App* import_cmd = add_import(app, import_args);
+  CLI::App* export_cmd = add_export(app, export_args);
   CLI::App* version = add_command(app, "version", "print the engine version");
   app.footer("Run 'ember COMMAND --help' for a command's options.");  // after the commands: they would inherit it
 
@@ -234,6 +290,8 @@ int main(int argc, char** argv) {
     if (*eval) return run_eval(eval_args);
     if (*inspect) return run_inspect(inspect_record);
     if (*fit) return run_fit(fit_args);
+    if (*import_cmd) return run_import(import_args);
+    if (*export_cmd) return run_export(export_args);
     if (*version) {
       fmt::print("{}\n", version_line());
       return 0;

@@ -64,6 +64,18 @@ class Record:
         _lib.check(_lib.record_read_file(_path(path), byref(h)))
         return cls._wrap(h)
 
+    # issue 13: safetensors files (PyTorch's keys and layouts, which ember.nn modules share)
+    @classmethod
+    def read_safetensors(cls, path):
+        """A safetensors file's tensors under their names (libember checks the whole header first)."""
+        h = c_void_p()
+        _lib.check(_lib.record_read_safetensors(_path(path), byref(h)))
+        return cls._wrap(h)
+
+    def write_safetensors(self, path):
+        """Writes the tensors as a safetensors file (atomically), names as they are."""
+        _lib.check(_lib.record_write_safetensors(self._h, _path(path)))
+
     def to_bytes(self, recorder="binary", precision="default"):
         """The file bytes."""
         o = _options(recorder, precision)

@@ -194,6 +194,7 @@ std::shared_ptr<ModuleState> make_sequential(const DynDevice& dev, const std::ve
   });
   state->device = dev;
   for (const auto& s : specs) state->has_batch_norm = state->has_batch_norm || s.kind == 18 || s.kind == 19;
+  for (const auto& s : specs) state->layer_kinds.push_back(s.kind);
   return state;
 }
 

@@ -107,6 +107,7 @@ struct ModuleState {
   DynSequential module;
   DynDevice device;  // where the params live; inputs must live there too
   bool has_batch_norm = false;
+  std::vector<int32_t> layer_kinds;  // ember_module_sequential's layers (ember_layer_kind), for the PyTorch name map
   mutable std::shared_mutex mu;
   // Set for modules of ember_module_create / ember_module_layer: their params are tensor handles (module_tree.hpp);
   // `module` then holds the one typed layer of a layer module (empty for containers and unmaterialized lazy layers).

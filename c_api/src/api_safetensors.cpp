@@ -1,0 +1,120 @@
+// ember.h: safetensors files as records, and PyTorch state_dicts through the name map (records/torch_names.hpp)
+// for both kinds of C modules: ember_module_sequential's (paths "layers.<i>.<name>", PyTorch's nn.Sequential
+// "<i>.<name>") and trees of ember_module_create / ember_module_layer (the same paths in both).
+#include <functional>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "c_api/src/boundary.hpp"
+#include "c_api/src/module_tree.hpp"
+#include "c_api/src/runtime/layer_kind.hpp"
+#include "records/safetensors.hpp"
+#include "records/torch_names.hpp"
+
+using namespace ember;
+using namespace ember::capi;
+
+namespace {
+
+TorchLayer torch_layer(int32_t kind) {
+  switch (static_cast<LayerKind>(kind)) {
+    case LayerKind::Linear: return TorchLayer::Linear;
+    case LayerKind::BatchNorm1d:
+    case LayerKind::BatchNorm2d: return TorchLayer::BatchNorm;
+    case LayerKind::LayerNorm: return TorchLayer::LayerNorm;
+    default: return TorchLayer::Other;
+  }
+}
+
+std::pair<std::string, std::string> split_leaf(const std::string& path) {
+  const std::size_t dot = path.rfind('.');
+  if (dot == std::string::npos) return {"", path};
+  return {path.substr(0, dot), path.substr(dot + 1)};
+}
+
+TorchNameMap torch_names_of(const ModuleState& m) {
+  TorchNameMap map;
+  if (m.tree) {
+    // The layer modules of the tree by path: their params are named by their kind; a container's by the caller.
+    std::map<std::string, TorchLayer> layers;
+    const std::shared_ptr<ModuleState> root(std::shared_ptr<ModuleState>{}, const_cast<ModuleState*>(&m));
+    for (const auto& [path, node] : tree_modules(root)) {
+      std::lock_guard lock(node->tree->mu);
+      if (!node->tree->is_layer) continue;
+      const TorchLayer layer = torch_layer(node->tree->spec.kind);
+      if (layers.emplace(path, layer).second) add_torch_layer(map, layer, path);
+    }
+    for (const auto& e : tree_params(m)) {
+      const auto [prefix, leaf] = split_leaf(e.path);
+      auto it = layers.find(prefix);
+      add_torch_param(map, it == layers.end() ? TorchLayer::Other : it->second, prefix, prefix, leaf, e.param->id);
+    }
+    return map;
+  }
+  for (std::size_t i = 0; i < m.layer_kinds.size(); ++i) add_torch_layer(map, torch_layer(m.layer_kinds[i]),
+                                                                          std::to_string(i));
+  for (const ParamDesc& d : parameters(m)) {
+    // "layers.<i>.<leaf>": the layer's kind from ember_module_sequential's descs.
+    const auto [prefix, leaf] = split_leaf(d.info.path);
+    const std::string index = prefix.substr(prefix.find('.') + 1);
+    const std::size_t i = std::stoul(index);
+    const TorchLayer layer = i < m.layer_kinds.size() ? torch_layer(m.layer_kinds[i]) : TorchLayer::Other;
+    add_torch_param(map, layer, prefix, index, leaf, d.info.id.value);
+  }
+  return map;
+}
+
+const char* path_arg(const char* path) {
+  if (!path) throw ArgumentError("path is NULL");
+  if (!*path) throw ArgumentError("path is empty");
+  return path;
+}
+
+}  // namespace
+
+extern "C" {
+
+ember_status ember_record_read_safetensors(const char* path, ember_record** out) {
+  return guard(__func__, [&] {
+    auto& o = out_handle(out);
+    o = make_handle<ember_record>(SafetensorsFile::open(path_arg(path)).to_record());
+  });
+}
+
+ember_status ember_record_write_safetensors(const ember_record* record, const char* path) {
+  return guard(__func__, [&] {
+    const Record& r = use(record, "record");
+    write_safetensors(r, path_arg(path), {{"format", "pt"}});
+  });
+}
+
+ember_status ember_module_load_torch_state_dict(ember_module* module, const ember_record* state_dict,
+                                                ember_load_mode_t mode, ember_load_report** report) {
+  if (report) *report = nullptr;
+  return guard(__func__, [&] {
+    ModuleState& m = *use(module, "module");
+    const Record& torch = use(state_dict, "state_dict");
+    if (mode != EMBER_LOAD_STRICT && mode != EMBER_LOAD_PARTIAL)
+      throw ArgumentError(fmt::format("unknown load mode {}", mode));
+    const LoadMode lm = mode == EMBER_LOAD_STRICT ? LoadMode::Strict : LoadMode::Partial;
+    const Record r = record_from_torch(torch, torch_names_of(m));
+    try {
+      LoadReport rep = m.tree ? tree_load_record(m, r, lm) : load_module_record(m, r, lm);
+      if (report) *report = make_handle<ember_load_report>(std::move(rep));
+    } catch (const LoadError& e) {
+      if (report) *report = make_handle<ember_load_report>(e.report);
+      throw;
+    }
+  });
+}
+
+ember_status ember_module_to_torch_state_dict(const ember_module* module, ember_record** out) {
+  return guard(__func__, [&] {
+    auto& o = out_handle(out);
+    const ModuleState& m = *use(module, "module");
+    o = make_handle<ember_record>(record_to_torch(m.tree ? tree_record(m) : module_record(m), torch_names_of(m)));
+  });
+}
+
+}  // extern "C"
