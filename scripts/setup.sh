@@ -10,6 +10,8 @@ cd "$(dirname "$0")/.."
 packages=(g++ meson ninja-build pkg-config libopenblas-dev libgtest-dev libbenchmark-dev libcereal-dev libboost-dev
   zlib1g-dev abigail-tools python3 python3-numpy libfmt-dev libcli11-dev
   libkissfft-dev
+  # Packaging (the c_api_install test): a CMake project built against the installed EmberConfig.cmake.
+  cmake
   # Vulkan backend: loader + headers, lavapipe (a CPU Vulkan device, so it runs and is tested everywhere), the
   # Khronos validation layer the tests enable, shader compiler, VkFFT and its runtime GLSL compiler.
   libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers glslc glslang-dev spirv-tools libvkfft-dev

@@ -139,9 +139,17 @@ void Context::release() noexcept {
     if (stream_) {
       try {
         stream_->finish();
-        // On a shared queue a driver may still touch the semaphores of Ember's last submit after its fence
-        // signalled (seen on lavapipe): let the queue drain once, under the host's lock, before destroying them.
-        if (!owns_device_ && queue_) with_queue([&](VkQueue q) { fn_.QueueWaitIdle(q); });
+      } catch (...) {
+      }
+      // A driver may still touch the semaphores of Ember's last submit after its fence signalled: lavapipe's
+      // queue thread signals the fence and only then links the signalled point into the timeline semaphore, so
+      // the stream destroying that semaphore as soon as the fence read signalled let the thread write into
+      // freed memory (a segfault in a lavapipe thread, a few runs in a hundred of vulkan_internals on a loaded
+      // machine: tests/vulkan_teardown_test.cpp). Drain the queue once, under the host's lock on a shared one,
+      // before the stream, the allocator and the device go; on a device of Ember's own nothing else waits.
+      // Drained even when the finish above threw (a lost device answers at once).
+      try {
+        if (queue_) with_queue([&](VkQueue q) { fn_.QueueWaitIdle(q); });
       } catch (...) {
       }
     }

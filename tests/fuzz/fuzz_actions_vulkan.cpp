@@ -181,7 +181,9 @@ void vulkan_memory(Ctx& c) {
         o.value.tensor_buffer_usage = c.in.ConsumeIntegral<uint32_t>();
         o.value.shader_int64 = c.choice(2);
         o.value.timeline_semaphore = c.choice(2);
-        o.value.shader_float16 = c.choice(6) - 2;  // -2 .. 3: EMBER_VULKAN_FLOAT16_AUTO (-1) and one value past each end
+        // EMBER_VULKAN_FLOAT16_AUTO (-1) .. 3, one value past each end (-2, 4) and choice's extremes; not
+        // choice(6) - 2, which overflows when choice draws INT32_MIN.
+        o.value.shader_float16 = c.flag() ? c.choice(4) : -c.in.ConsumeIntegralInRange<int32_t>(0, 2);
         o.value.pipeline_cache = vk_handle(c);
       }
       o.value.struct_size = c.struct_size(sizeof o.value);

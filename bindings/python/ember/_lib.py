@@ -5,7 +5,7 @@ The library is looked up, in order, at
   1. ``$EMBER_LIBRARY`` (a path to the .so file),
   2. next to the package (``ember/libember.so``, then the folder holding ``ember/``),
   3. the build folders of a source checkout (``<repo>/build*/c_api/libember.so``, ``build`` first, then the newest),
-  4. the system's search path (``libember.so.0`` as installed by ``meson install``).
+  4. the system's search path (``libember.so.1`` as installed by ``meson install``).
 
 Every described function gets ``argtypes``/``restype`` from the description, and every described struct a
 ``ctypes.Structure`` named after it (``ember_backend_info`` -> ``BackendInfo``). Callers check statuses with
@@ -29,13 +29,13 @@ def _candidates():
         return
     here = os.path.dirname(os.path.abspath(__file__))
     for folder in (here, os.path.dirname(here)):
-        for name in ("libember.so", "libember.so.0"):
+        for name in ("libember.so", "libember.so.1"):
             yield os.path.join(folder, name)
     repo = os.path.dirname(os.path.dirname(os.path.dirname(here)))
     yield os.path.join(repo, "build", "c_api", "libember.so")
     found = glob.glob(os.path.join(repo, "build*", "c_api", "libember.so"))
     yield from sorted(found, key=os.path.getmtime, reverse=True)
-    yield "libember.so.0"
+    yield "libember.so.1"
 
 
 def _load():
