@@ -1,13 +1,15 @@
 #pragma once
 // What every Vulkan C-API test needs besides the host stand-in (vulkan_host.hpp): an owning handle for the
-// ember_device it adopts or opens, whether libember can run Vulkan here at all (and why not), and the skip macros
-// built on that. One copy, so that every test skips for the same reasons with the same words.
+// ember_device it adopts or opens, whether libember can run Vulkan here at all (and why not), the skip macros
+// built on that, and an f32 tensor made on a given device. One copy, so that every test skips for the same reasons with the same words.
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "ember.h"
+#include "tests/c_api/capi_support.hpp"
 
 namespace ember::capi_test {
 
@@ -27,6 +29,16 @@ inline bool vulkan_usable(std::string* why) {
   if (!info.compiled) *why = "libember was built without the Vulkan backend";
   else if (!info.usable) *why = "no Vulkan device here (install a driver, e.g. mesa's lavapipe)";
   return info.compiled && info.usable;
+}
+
+// An F32 tensor of `shape` holding v, on device d (NULL: the CPU); a failed call fails the test.
+inline Tensor f32_on(const ember_device* d, const std::vector<float>& v, const std::vector<int64_t>& shape) {
+  ember_tensor* t = nullptr;
+  EXPECT_EQ(ember_tensor_from_data(d, EMBER_DTYPE_F32, v.data(), v.size() * sizeof(float), shape.data(), shape.size(),
+                                   &t),
+            EMBER_OK)
+      << ember_last_error();
+  return Tensor(t);
 }
 
 }  // namespace ember::capi_test

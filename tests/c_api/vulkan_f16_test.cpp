@@ -37,15 +37,6 @@ uint32_t variants(const ember_device* d) {
   return v;
 }
 
-Tensor f32_on(const ember_device* d, const std::vector<float>& v, const std::vector<int64_t>& shape) {
-  ember_tensor* t = nullptr;
-  EXPECT_EQ(ember_tensor_from_data(d, EMBER_DTYPE_F32, v.data(), v.size() * sizeof(float), shape.data(), shape.size(),
-                                   &t),
-            EMBER_OK)
-      << ember_last_error();
-  return Tensor(t);
-}
-
 // Values in [-scale, scale] that f16 cannot hold exactly (most of them), deterministic.
 std::vector<float> values(std::size_t n, float seed, float scale) {
   std::vector<float> v(n);

@@ -20,15 +20,6 @@ ember_backend_info vulkan_info() {
   return info;
 }
 
-Tensor f32_on(const ember_device* d, const std::vector<float>& v, const std::vector<int64_t>& shape) {
-  ember_tensor* t = nullptr;
-  EXPECT_EQ(ember_tensor_from_data(d, EMBER_DTYPE_F32, v.data(), v.size() * sizeof(float), shape.data(), shape.size(),
-                                   &t),
-            EMBER_OK)
-      << ember_last_error();
-  return Tensor(t);
-}
-
 Device vulkan_device(int32_t index = 0) {
   ember_device* d = nullptr;
   EXPECT_EQ(ember_device_create(EMBER_BACKEND_VULKAN, index, &d), EMBER_OK) << ember_last_error();

@@ -33,15 +33,6 @@ Device adopt(VulkanHost& host, uint32_t queue_index = 0) {
   return Device(d);
 }
 
-Tensor f32_on(const ember_device* d, const std::vector<float>& v, const std::vector<int64_t>& shape) {
-  ember_tensor* t = nullptr;
-  EXPECT_EQ(ember_tensor_from_data(d, EMBER_DTYPE_F32, v.data(), v.size() * sizeof(float), shape.data(), shape.size(),
-                                   &t),
-            EMBER_OK)
-      << ember_last_error();
-  return Tensor(t);
-}
-
 Tensor scalar_op(const ember_tensor* x, int32_t op, double s) {
   ember_tensor* y = nullptr;
   EXPECT_EQ(ember_tensor_scalar(x, op, s, &y), EMBER_OK) << ember_last_error();

@@ -51,15 +51,6 @@ ember_vulkan_buffer_state state(const ember_tensor* t) {
   return s;
 }
 
-Tensor f32_on(const ember_device* d, const std::vector<float>& v, const std::vector<int64_t>& shape) {
-  ember_tensor* t = nullptr;
-  EXPECT_EQ(ember_tensor_from_data(d, EMBER_DTYPE_F32, v.data(), v.size() * sizeof(float), shape.data(), shape.size(),
-                                   &t),
-            EMBER_OK)
-      << ember_last_error();
-  return Tensor(t);
-}
-
 // exp(x) + x on the device: a computed output.
 Tensor exp_plus_x(const ember_tensor* x) {
   ember_tensor *e = nullptr, *y = nullptr;

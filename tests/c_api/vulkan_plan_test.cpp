@@ -28,15 +28,6 @@ Device adopt(VulkanHost& host, uint64_t pipeline_cache = 0) {
   return Device(d);
 }
 
-Tensor f32_on(const ember_device* d, const std::vector<float>& v, const std::vector<int64_t>& shape) {
-  ember_tensor* t = nullptr;
-  EXPECT_EQ(ember_tensor_from_data(d, EMBER_DTYPE_F32, v.data(), v.size() * sizeof(float), shape.data(), shape.size(),
-                                   &t),
-            EMBER_OK)
-      << ember_last_error();
-  return Tensor(t);
-}
-
 Module sequential_on(const ember_device* d, const std::vector<ember_layer_desc>& layers) {
   ember_module* m = nullptr;
   EXPECT_EQ(ember_module_sequential(d, layers.data(), layers.size(), &m), EMBER_OK) << ember_last_error();
