@@ -22,10 +22,10 @@ static_assert(Backend<Hidden> && Backend<HideOptional<Cpu<double>>>);
 static_assert(AutodiffBackend<Autodiff<Hidden>>);
 static_assert(!optional_ops::HasAnyOptionalOp<Hidden>);
 static_assert(!optional_ops::HasFusedUnaryBackward<Hidden> && !optional_ops::HasMatmulTransposed<Hidden> &&
-              !optional_ops::HasFusedAdamStep<Hidden>);
+              !optional_ops::HasFusedAdamStep<Hidden> && !optional_ops::HasSelect<Hidden>);
 // ... and the comparisons compare something: the CPU backend provides each op.
 static_assert(optional_ops::HasFusedUnaryBackward<F> && optional_ops::HasMatmulTransposed<F> &&
-              optional_ops::HasFusedAdamStep<F>);
+              optional_ops::HasFusedAdamStep<F> && optional_ops::HasSelect<F>);
 static_assert(optional_ops::HasAnyOptionalOp<F>);
 
 std::vector<double> random_values(std::size_t n, double lo, double hi, uint64_t seed) {
@@ -121,6 +121,29 @@ TEST(OptionalOps, FusedAdamStepMatchesComposed) {
       EXPECT_TRUE(same(optional_ops::float_adam_step<Hidden>(w, g, pm, pv, a).param, composed.param));
     }
   }
+}
+
+TEST(OptionalOps, SelectMatchesComposed) {
+  // Every dim and index of a [3, 4, 5] tensor: the CPU's one-step select (a view for dim 0, a copy otherwise), the
+  // composed slice + reshape, and the dispatcher under the wrapper give the same shape and values.
+  const FP x = random_prim<3>({3, 4, 5}, -2.0, 2.0, 11);
+  const Shape xs = F::shape<Float>(x);
+  int compared = 0;
+  for (std::size_t dim = 0; dim < 3; ++dim) {
+    for (int64_t i = 0; i < xs[dim]; ++i) {
+      SCOPED_TRACE(::testing::Message() << "dim " << dim << " index " << i);
+      Shape to = xs;
+      to.dims.erase(to.dims.begin() + static_cast<std::ptrdiff_t>(dim));
+      const FP composed = optional_ops::composed::select<F, Float>(x, dim, i, to);
+      const FP own = F::select<Float>(x, dim, i, to);
+      EXPECT_EQ(F::shape<Float>(own), to);
+      EXPECT_EQ(F::shape<Float>(composed), to);
+      EXPECT_TRUE(same(own, composed));
+      EXPECT_TRUE(same(optional_ops::select<Hidden, Float>(x, dim, i, to), composed));
+      ++compared;
+    }
+  }
+  EXPECT_EQ(compared, 3 + 4 + 5);
 }
 
 }  // namespace

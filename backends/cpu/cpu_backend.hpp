@@ -52,8 +52,8 @@ struct Cpu {
   }
   template <class K> static Prim<K> expand(const Prim<K>& x, const Shape& s) { return cpu::expand(x, s); }
   template <class K> static Prim<K> slice(const Prim<K>& x, const std::vector<Range>& r) { return cpu::slice(x, r); }
-  // Not required by the backend concept: x[index] in one step (a view, where slice + reshape make two tensors),
-  // which the C ABI's select uses when the backend has it (c_api/src/runtime/ops_layout.cpp; issue 11's x[i]).
+  // Optional op (engine/backend/optional_ops.hpp, HasSelect): x[index] in one step, a view of x's storage where
+  // slice + reshape make two tensors (issue 11's x[i] from C and Python).
   template <class K> static Prim<K> select(const Prim<K>& x, std::size_t dim, int64_t index, Shape to) {
     return cpu::select(x, dim, index, std::move(to));
   }

@@ -56,9 +56,19 @@ concept HasFusedAdamStep = requires(const typename B::FloatPrimitive& w, const A
   { B::float_adam_step(w, w, &w, &w, a) } -> std::same_as<AdamStepResult<typename B::FloatPrimitive>>;
 };
 
+// ---------------------------------------------------------------- select (kind-generic)
+// B::select<K>(x, dim, index, to) -> Primitive<K>: x[index] along dim (index in range) with that dim dropped, `to`
+// being the resulting shape. The default is a slice of one index and a reshape (two tensors and the ranges built
+// per call); provide it when the backend can make the row in one step (the CPU: a view of x's storage), which is
+// most of the C cost of a small x[i].
+template <class B>
+concept HasSelect = requires(const typename B::FloatPrimitive& f) {
+  { B::template select<Float>(f, std::size_t{}, int64_t{}, Shape{}) } -> std::same_as<typename B::FloatPrimitive>;
+};
+
 // True when B provides any optional op; a wrapper that hides them all must make this false.
 template <class B>
-concept HasAnyOptionalOp = HasFusedUnaryBackward<B> || HasMatmulTransposed<B> || HasFusedAdamStep<B>;
+concept HasAnyOptionalOp = HasFusedUnaryBackward<B> || HasMatmulTransposed<B> || HasFusedAdamStep<B> || HasSelect<B>;
 
 // ---------------------------------------------------------------- the composed defaults
 namespace composed {
@@ -111,6 +121,15 @@ AdamStepResult<typename B::FloatPrimitive> float_adam_step(typename B::FloatPrim
   return {std::move(w_new), std::move(m_new), std::move(v_new)};
 }
 
+template <Backend B, class K>
+Primitive<B, K> select(const Primitive<B, K>& x, std::size_t dim, int64_t index, Shape to) {
+  const Shape s = B::template shape<K>(x);
+  std::vector<Range> r(s.rank());
+  for (std::size_t d = 0; d < r.size(); ++d) r[d] = {0, s[d]};
+  r[dim] = {index, index + 1};
+  return B::template reshape<K>(B::template slice<K>(x, r), to);
+}
+
 }  // namespace composed
 
 // ---------------------------------------------------------------- the dispatchers
@@ -139,6 +158,12 @@ AdamStepResult<typename B::FloatPrimitive> float_adam_step(const typename B::Flo
                                                            const AdamStepArgs& a) {
   if constexpr (HasFusedAdamStep<B>) return B::float_adam_step(w, g, m, v, a);
   else return composed::float_adam_step<B>(w, g, m, v, a);
+}
+
+template <Backend B, class K>
+Primitive<B, K> select(const Primitive<B, K>& x, std::size_t dim, int64_t index, Shape to) {
+  if constexpr (HasSelect<B>) return B::template select<K>(x, dim, index, std::move(to));
+  else return composed::select<B, K>(x, dim, index, std::move(to));
 }
 
 }  // namespace ember::optional_ops

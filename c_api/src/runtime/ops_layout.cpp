@@ -1,6 +1,7 @@
 // Layout and indexing ops on runtime tensors: kind-generic, straight on the backend primitives. A scalar (rank 0)
 // reshapes to and from any one-element shape and permutes by no axes; slicing, cat and indexing need a dim.
 #include "c_api/src/runtime/backend_ops.hpp"
+#include "engine/backend/optional_ops.hpp"
 
 namespace ember::capi {
 namespace {
@@ -24,28 +25,17 @@ Primitive<B, K> reshape_of(const Primitive<B, K>& p, const Shape& to) {
   return B::template reshape<K>(p, to);
 }
 
-// A backend with a one-step select of its own (the CPU's: the row as one view of x's storage), which x[i] then uses
-// instead of a slice and a reshape (two tensors, two shapes and the ranges built per call: a third of its C cost).
-template <class I>
-concept HasSelect = requires(const typename I::FloatPrimitive& f) {
-  { I::template select<Float>(f, std::size_t{}, int64_t{}, Shape{}) } -> std::same_as<typename I::FloatPrimitive>;
-};
-
-// p[index] along dim d (index in range), the dim dropped: `to` is that shape.
+// p[index] along dim d (index in range), the dim dropped: `to` is that shape. Through the optional-ops dispatcher
+// (the CPU's one-step select, a slice + reshape elsewhere); under Autodiff straight on the inner backend unless a
+// float primitive requires grad (then Autodiff's slice and reshape record the backward).
 template <class B, class K>
 Primitive<B, K> select_of(const Primitive<B, K>& p, std::size_t d, int64_t index, Shape to) {
   if constexpr (AutodiffOver<B>) {
     using Inner = typename B::InnerBackend;
-    if constexpr (HasSelect<Inner>) {
-      if constexpr (!std::is_same_v<K, Float>) return Inner::template select<K>(p, d, index, std::move(to));
-      else if (!p.node) return {Inner::template select<Float>(p.value, d, index, std::move(to)), nullptr};
-    }
+    if constexpr (!std::is_same_v<K, Float>) return optional_ops::select<Inner, K>(p, d, index, std::move(to));
+    else if (!p.node) return {optional_ops::select<Inner, Float>(p.value, d, index, std::move(to)), nullptr};
   }
-  const Shape s = B::template shape<K>(p);
-  std::vector<Range> r(s.rank());
-  for (std::size_t k = 0; k < r.size(); ++k) r[k] = {0, s[k]};
-  r[d] = {index, index + 1};
-  return reshape_of<B, K>(slice_of<B, K>(p, r), to);
+  return optional_ops::select<B, K>(p, d, index, std::move(to));
 }
 
 }  // namespace
