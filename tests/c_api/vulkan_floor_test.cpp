@@ -28,12 +28,18 @@ Tensor ints_on(const ember_device* d, const std::vector<int64_t>& v) {
   return Tensor(t);
 }
 
+// A rank-1 F32 tensor of v on device d.
 Tensor f32_on_device(const ember_device* d, const std::vector<float>& v) {
-  ember_tensor* t = nullptr;
-  const int64_t shape[] = {static_cast<int64_t>(v.size())};
-  EXPECT_EQ(ember_tensor_from_data(d, EMBER_DTYPE_F32, v.data(), v.size() * sizeof(float), shape, 1, &t), EMBER_OK)
-      << ember_last_error();
-  return Tensor(t);
+  return f32_on(d, v, {static_cast<int64_t>(v.size())});
+}
+
+// The floor itself: a Vulkan 1.1 host device without shaderInt64 and without timeline semaphores.
+HostFeatures vulkan11_floor_features() {
+  HostFeatures features;
+  features.api_version = VK_API_VERSION_1_1;
+  features.shader_int64 = false;
+  features.timeline_semaphore = false;
+  return features;
 }
 
 Device adopt(VulkanHost& host, bool shader_int64, bool timeline_semaphore) {
@@ -137,11 +143,7 @@ TEST(VulkanFloor, AdoptedDeviceWithoutShaderInt64) {
 // message that names host-record mode.
 TEST(VulkanFloor, AdoptedVulkan11DeviceWithoutTimelineSemaphores) {
   SKIP_WITHOUT_VULKAN_DEVICE();
-  HostFeatures features;
-  features.api_version = VK_API_VERSION_1_1;
-  features.shader_int64 = false;
-  features.timeline_semaphore = false;
-  VulkanHost host(features);
+  VulkanHost host(vulkan11_floor_features());
   SKIP_WITHOUT_HOST(host);
   Device d = adopt(host, /*shader_int64=*/false, /*timeline_semaphore=*/false);
   ASSERT_TRUE(d);
@@ -200,11 +202,7 @@ using Plan = std::unique_ptr<ember_vulkan_plan, PlanFree>;
 // a frame gives. ember_vulkan_warmup works there too; ember_vulkan_plan_submit would need Ember's own submit.
 TEST(VulkanFloor, PlansWithoutTimelineSemaphores) {
   SKIP_WITHOUT_VULKAN_DEVICE();
-  HostFeatures features;
-  features.api_version = VK_API_VERSION_1_1;
-  features.shader_int64 = false;
-  features.timeline_semaphore = false;
-  VulkanHost host(features);
+  VulkanHost host(vulkan11_floor_features());
   SKIP_WITHOUT_HOST(host);
   Device d = adopt(host, /*shader_int64=*/false, /*timeline_semaphore=*/false);
   ASSERT_TRUE(d);
