@@ -405,6 +405,10 @@ enum ember_layer_kind {
 typedef int32_t ember_layer_kind_t;
 enum ember_gelu_approximate { EMBER_GELU_NONE = 0, EMBER_GELU_TANH = 1 };
 typedef int32_t ember_gelu_approximate_t;
+enum ember_interpolate_mode { EMBER_INTERPOLATE_NEAREST = 0, EMBER_INTERPOLATE_BILINEAR = 1 };
+typedef int32_t ember_interpolate_mode_t;
+enum ember_transformer_activation { EMBER_TRANSFORMER_RELU = 0, EMBER_TRANSFORMER_GELU = 1 };
+typedef int32_t ember_transformer_activation_t;
 enum ember_mode { EMBER_MODE_EVAL = 0, EMBER_MODE_TRAIN = 1 };
 typedef int32_t ember_mode_t;
 enum ember_param_role { EMBER_PARAM_TRAINABLE = 0, EMBER_PARAM_BUFFER = 1, EMBER_PARAM_CONSTANT = 2 };
@@ -437,6 +441,25 @@ typedef struct ember_layer_desc {
   ember_gelu_approximate_t approximate; /* gelu: ember_gelu_approximate (NONE) */
   int32_t count_include_pad; /* avg_pool2d (1) */
   int32_t reserved;         /* 0 */
+  /* Fields of the sequence, attention and upsampling layers (appended: a caller's struct_size that ends at
+   * `reserved` reads them as their defaults). */
+  int64_t num_heads;         /* multihead_attention, transformer layers (1) */
+  int64_t num_layers;        /* lstm, gru (1) */
+  int64_t num_groups;        /* group_norm (1) */
+  int64_t dim_feedforward;   /* transformer layers (2048) */
+  int64_t kdim;              /* multihead_attention: key features, 0 = in_features (embed_dim) */
+  int64_t vdim;              /* multihead_attention: value features, 0 = in_features */
+  int64_t output_padding[2]; /* conv_transpose2d (0) */
+  int64_t size[2];           /* upsample: output size (0 = use scale_factor) */
+  double scale_factor[2];    /* upsample (0 = use size) */
+  int32_t batch_first;       /* multihead_attention, lstm, gru, transformer layers (0) */
+  int32_t bidirectional;     /* lstm, gru (0) */
+  int32_t affine;            /* group_norm affine, rms_norm elementwise_affine (1) */
+  int32_t norm_first;        /* transformer layers: pre-norm when 1 (0) */
+  ember_interpolate_mode_t interpolation; /* upsample: ember_interpolate_mode (NEAREST) */
+  int32_t align_corners;     /* upsample bilinear (0) */
+  ember_transformer_activation_t activation; /* transformer layers: ember_transformer_activation (RELU) */
+  int32_t reserved2;         /* 0 */
 } ember_layer_desc;
 
 typedef struct ember_param_info {

@@ -1,5 +1,6 @@
 // ember.h: runtime-composed Sequential modules.
 #include <cstddef>
+#include <cstring>
 
 #include "c_api/src/boundary.hpp"
 #include "c_api/src/module_tree.hpp"
@@ -40,6 +41,24 @@ ember_layer_desc layer_defaults(int32_t kind) {
   d.bias = s.bias;
   d.approximate = EMBER_GELU_NONE;
   d.count_include_pad = s.count_include_pad;
+  d.num_heads = s.num_heads;
+  d.num_layers = s.num_layers;
+  d.num_groups = s.num_groups;
+  d.dim_feedforward = s.dim_feedforward;
+  d.kdim = s.kdim;
+  d.vdim = s.vdim;
+  for (int i = 0; i < 2; ++i) {
+    d.output_padding[i] = s.output_padding[i];
+    d.size[i] = s.size[i];
+    d.scale_factor[i] = s.scale_factor[i];
+  }
+  d.batch_first = s.batch_first;
+  d.bidirectional = s.bidirectional;
+  d.affine = s.affine;
+  d.norm_first = s.norm_first;
+  d.interpolation = s.interpolation;
+  d.align_corners = s.align_corners;
+  d.activation = s.activation;
   return d;
 }
 
@@ -71,6 +90,29 @@ LayerSpec to_spec(const ember_layer_desc& d, std::size_t i) {
   s.bias = d.bias != 0;
   s.gelu_tanh = d.approximate == EMBER_GELU_TANH;
   s.count_include_pad = d.count_include_pad != 0;
+  if (d.interpolation != EMBER_INTERPOLATE_NEAREST && d.interpolation != EMBER_INTERPOLATE_BILINEAR)
+    throw ArgumentError(where + ": unknown interpolation mode " + std::to_string(d.interpolation));
+  if (d.activation != EMBER_TRANSFORMER_RELU && d.activation != EMBER_TRANSFORMER_GELU)
+    throw ArgumentError(where + ": unknown transformer activation " + std::to_string(d.activation));
+  if (d.reserved2 != 0) throw ArgumentError(where + ": reserved2 must be 0");
+  s.num_heads = d.num_heads;
+  s.num_layers = d.num_layers;
+  s.num_groups = d.num_groups;
+  s.dim_feedforward = d.dim_feedforward;
+  s.kdim = d.kdim;
+  s.vdim = d.vdim;
+  for (int k = 0; k < 2; ++k) {
+    s.output_padding[k] = d.output_padding[k];
+    s.size[k] = d.size[k];
+    s.scale_factor[k] = d.scale_factor[k];
+  }
+  s.batch_first = d.batch_first != 0;
+  s.bidirectional = d.bidirectional != 0;
+  s.affine = d.affine != 0;
+  s.norm_first = d.norm_first != 0;
+  s.interpolation = d.interpolation;
+  s.align_corners = d.align_corners != 0;
+  s.activation = d.activation;
   return s;
 }
 
@@ -120,8 +162,12 @@ ember_status ember_module_sequential(const ember_device* device, const ember_lay
                           std::to_string(kLayerDescV1) + "): initialize each element with ember_layer_init");
     std::vector<LayerSpec> specs;
     const auto* base = reinterpret_cast<const std::byte*>(layers);
+    // A caller's struct_size need not be a multiple of the struct's alignment (an older, shorter struct ends at
+    // `reserved`): copy each element to an aligned buffer before reading its fields.
+    alignas(ember_layer_desc) std::byte element[4096];
     for (std::size_t i = 0; i < n; ++i) {
-      const auto* d = reinterpret_cast<const ember_layer_desc*>(base + i * stride);
+      std::memcpy(element, base + i * stride, stride);
+      const auto* d = reinterpret_cast<const ember_layer_desc*>(element);
       const std::string name = "layers[" + std::to_string(i) + "]";
       if (d->struct_size != stride)
         throw ArgumentError(name + ".struct_size " + std::to_string(d->struct_size) + " differs from layers[0]'s " +

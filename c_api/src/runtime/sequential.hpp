@@ -82,6 +82,13 @@ struct LayerSpec {
   int64_t groups = 1, dim = -1, end_dim = -1;
   double p = 0.5, threshold = 0.0, value = 0.0, init = 0.25, eps = 1e-5, momentum = 0.1, negative_slope = 0.01;
   bool bias = true, gelu_tanh = false, count_include_pad = true;
+  // The sequence, attention and upsampling layers' fields (ember_layer_desc's appended block).
+  int64_t num_heads = 1, num_layers = 1, num_groups = 1, dim_feedforward = 2048, kdim = 0, vdim = 0;
+  std::array<int64_t, 2> output_padding{0, 0}, size{0, 0};
+  std::array<double, 2> scale_factor{0.0, 0.0};
+  bool batch_first = false, bidirectional = false, affine = true, norm_first = false, align_corners = false;
+  int32_t interpolation = 0;  // ember_interpolate_mode
+  int32_t activation = 0;     // ember_transformer_activation
 };
 
 // A Sequential<B> of the module's runtime (type-erased: only that runtime reads it).
