@@ -15,6 +15,7 @@
 #include "engine/autodiff/fft_backward.hpp"
 #include "engine/autodiff/graph.hpp"
 #include "engine/autodiff/reduce_backward.hpp"
+#include "engine/backend/conv_transpose.hpp"
 #include "engine/backend/optional_ops.hpp"
 
 namespace ember {
@@ -454,6 +455,23 @@ struct Autodiff : B {
   }
   static FloatPrimitive adaptive_avg_pool2d_backward(const FloatPrimitive& x, const FloatPrimitive& g) {
     return {B::adaptive_avg_pool2d_backward(x.value, g.value), nullptr};
+  }
+
+  // ---- conv_transpose2d: not a Backend op; composed from conv2d / conv2d_backward (engine/backend/conv_transpose.hpp)
+  // and recorded here as one node, so its backward is the two adjoint convolutions rather than a chain of them.
+  static FloatPrimitive conv_transpose2d(const FloatPrimitive& x, const FloatPrimitive& w, const FloatPrimitive* bias,
+                                         const ConvTranspose2dOptions& o) {
+    const IFP* ib = bias ? &bias->value : nullptr;
+    IFP y = conv_transpose::forward<B>(x.value, w.value, ib, o);
+    const FloatPrimitive none{};
+    return autodiff::record(std::move(y), {&x, &w, bias ? bias : &none},
+                            [xv = x.value, wv = w.value, has_bias = bias != nullptr, o](const IFP& g, Ctx& c) {
+                              auto gr = conv_transpose::backward<B>(xv, wv, g, c.need[0], c.need[1],
+                                                                    has_bias && c.need[2], o);
+                              if (gr.input) c.grads[0] = std::move(*gr.input);
+                              if (gr.weight) c.grads[1] = std::move(*gr.weight);
+                              if (gr.bias) c.grads[2] = std::move(*gr.bias);
+                            });
   }
 };
 
