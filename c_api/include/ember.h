@@ -400,7 +400,13 @@ enum ember_layer_kind {
   EMBER_LAYER_LOG_SOFTMAX = 17, /* dim (-1) */
   EMBER_LAYER_BATCH_NORM1D = 18, /* in_features = channels, eps, momentum; input [N, C] or [N, C, L] */
   EMBER_LAYER_BATCH_NORM2D = 19, /* in_features = channels, eps, momentum; input [N, C, H, W] */
-  EMBER_LAYER_ADAPTIVE_AVG_POOL2D = 20 /* kernel_size = output size */
+  EMBER_LAYER_ADAPTIVE_AVG_POOL2D = 20, /* kernel_size = output size */
+  EMBER_LAYER_GROUP_NORM = 21,  /* num_groups, in_features = num_channels, eps (1e-5), affine; input [N, C, *] */
+  EMBER_LAYER_RMS_NORM = 22,    /* in_features = normalized size (last dim), eps (< 0, the default: the input dtype's
+                                   machine epsilon, PyTorch's eps=None), affine = elementwise_affine */
+  EMBER_LAYER_CONV_TRANSPOSE2D = 23 /* in_features = in channels, out_features = out channels, kernel_size, stride
+                                       (0 = 1), padding, output_padding, dilation, groups, bias; weight
+                                       [in, out / groups, kH, kW] as PyTorch's */
 };
 typedef int32_t ember_layer_kind_t;
 enum ember_gelu_approximate { EMBER_GELU_NONE = 0, EMBER_GELU_TANH = 1 };
@@ -1408,6 +1414,25 @@ EMBER_API ember_status EMBER_CALL ember_module_load_torch_state_dict(ember_modul
 /* The module's params as a PyTorch state_dict (the inverse map; num_batches_tracked as an i64 0), ready for
  * ember_record_write_safetensors and PyTorch's load_state_dict. */
 EMBER_API ember_status EMBER_CALL ember_module_to_torch_state_dict(const ember_module* module, ember_record** out);
+
+/* ==== norms: ConvTranspose2d's functional form (issue 13; the layers are EMBER_LAYER_GROUP_NORM, _RMS_NORM,
+ * _CONV_TRANSPOSE2D) */
+typedef struct ember_conv_transpose2d_options {
+  uint32_t struct_size;
+  int32_t reserved; /* 0 */
+  int64_t stride[2], padding[2], output_padding[2], dilation[2];
+  int64_t groups;
+} ember_conv_transpose2d_options;
+/* PyTorch's defaults: stride 1, padding 0, output_padding 0, dilation 1, groups 1. */
+EMBER_API ember_status EMBER_CALL ember_conv_transpose2d_options_init(ember_conv_transpose2d_options* options);
+/* PyTorch's F.conv_transpose2d (the adjoint of conv2d): x [N, C_in, H, W], weight [C_in, C_out / groups, kH, kW],
+ * bias [C_out] or NULL; options NULL for defaults. Output [N, C_out, H_out, W_out] with H_out = (H - 1) * stride -
+ * 2 * padding + dilation * (kH - 1) + output_padding + 1; output_padding must be smaller than stride or dilation.
+ * Differentiable in x, weight and bias. */
+EMBER_API ember_status EMBER_CALL ember_tensor_conv_transpose2d(const ember_tensor* x, const ember_tensor* weight,
+                                                                const ember_tensor* bias,
+                                                                const ember_conv_transpose2d_options* options,
+                                                                ember_tensor** out);
 
 #ifdef __cplusplus
 } /* extern "C" */

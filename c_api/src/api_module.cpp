@@ -36,6 +36,7 @@ ember_layer_desc layer_defaults(int32_t kind) {
   d.value = s.value;
   d.init = s.init;
   d.eps = s.eps;
+  if (kind == EMBER_LAYER_RMS_NORM) d.eps = -1.0;  // PyTorch's eps=None: the input dtype's machine epsilon
   d.momentum = s.momentum;
   d.negative_slope = s.negative_slope;
   d.bias = s.bias;

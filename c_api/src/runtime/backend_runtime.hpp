@@ -13,6 +13,7 @@
 #include "c_api/src/runtime/inplace_op.hpp"
 #include "c_api/src/runtime/op_list.hpp"
 #include "c_api/src/runtime/optimizer.hpp"
+#include "engine/backend/conv_transpose.hpp"  // ConvTranspose2dOptions (issue 13)
 #include "engine/nn/loss/reduction.hpp"
 
 namespace ember::capi {

@@ -130,6 +130,12 @@
   X(DynTensor, bce_with_logits, (const DynTensor& logits, const DynTensor& targets, nn::Reduction r),         \
     (logits, targets, r), logits)
 
+// ops_norms.cpp (issue 13: ConvTranspose2d's functional form)
+#define EMBER_RUNTIME_NORMS_OPS(X)                                                                            \
+  X(DynTensor, conv_transpose2d,                                                                              \
+    (const DynTensor& x, const DynTensor& w, const DynTensor* bias, const ConvTranspose2dOptions& o),          \
+    (x, w, bias, o), x)
+
 #define EMBER_RUNTIME_OPS(X)        \
   EMBER_RUNTIME_CREATION_OPS(X)     \
   EMBER_RUNTIME_MATH_OPS(X)         \
@@ -141,4 +147,5 @@
   EMBER_RUNTIME_SEQUENTIAL_OPS(X)   \
   EMBER_RUNTIME_OPTIMIZER_OPS(X)    \
   EMBER_RUNTIME_PARAM_OPTIMIZER_OPS(X) \
-  EMBER_RUNTIME_ENGINE_OPS(X)
+  EMBER_RUNTIME_ENGINE_OPS(X)       \
+  EMBER_RUNTIME_NORMS_OPS(X)

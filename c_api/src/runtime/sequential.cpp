@@ -62,6 +62,25 @@ Layer<B> make_layer(const LayerSpec& s, const typename B::Device& dev) {
     case LayerKind::BatchNorm1d: return nn::BatchNorm1dConfig{s.in, s.eps, s.momentum}.init<B>(dev);
     case LayerKind::BatchNorm2d: return nn::BatchNorm2dConfig{s.in, s.eps, s.momentum}.init<B>(dev);
     case LayerKind::AdaptiveAvgPool2d: return nn::AdaptiveAvgPool2dConfig{s.kernel}.init();
+    case LayerKind::GroupNorm: return nn::GroupNormConfig{s.num_groups, s.in, s.eps, s.affine}.init<B>(dev);
+    case LayerKind::RmsNorm: {
+      // A negative eps is PyTorch's eps=None: the input dtype's machine epsilon.
+      const std::optional<double> eps = s.eps < 0 ? std::nullopt : std::optional<double>(s.eps);
+      return nn::RMSNormConfig{s.in, eps, s.affine}.init<B>(dev);
+    }
+    case LayerKind::ConvTranspose2d: {
+      nn::ConvTranspose2dConfig c;
+      c.in_channels = s.in;
+      c.out_channels = s.out;
+      c.kernel_size = s.kernel;
+      c.stride = stride_or(s.stride, {1, 1});
+      c.padding = s.padding;
+      c.output_padding = s.output_padding;
+      c.dilation = s.dilation;
+      c.groups = s.groups;
+      c.bias = s.bias;
+      return c.init<B>(dev);
+    }
     default: break;
   }
   throw ArgumentError("sequential: unknown layer kind " + std::to_string(s.kind));
@@ -157,6 +176,17 @@ struct Forward {
     nn::BatchNorm1d<B> c = l;
     c.mode.training = false;
     return run(c);
+  }
+  BackendTensor<B> operator()(nn::GroupNorm<B>& l) const {
+    return with_rank("group_norm", tensor_shape(x).rank(), [&](auto d) -> BackendTensor<B> {
+      constexpr std::size_t D = decltype(d)::value;
+      if constexpr (D < 2) throw ShapeError("group_norm: input must be [N, C, *], got " + tensor_shape(x).to_string());
+      else return wrap<B, Float>(l.forward(typed<B, D>(float_of(x, "group_norm: input"))).primitive());
+    });
+  }
+  BackendTensor<B> operator()(nn::RMSNorm<B>& l) const { return any_rank("rms_norm", [&](const auto& t) { return l.forward(t); }); }
+  BackendTensor<B> operator()(nn::ConvTranspose2d<B>& l) const {
+    return rank<4>("conv_transpose2d", [&](const auto& t) { return l.forward(t); });
   }
   BackendTensor<B> operator()(nn::BatchNorm2d<B>& l) const {
     if (train) {

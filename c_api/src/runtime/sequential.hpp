@@ -33,7 +33,8 @@ template <class B>
 using Layer = std::variant<nn::Linear<B>, nn::Conv2d<B>, nn::ReLU, nn::GELU, nn::Sigmoid, nn::Tanh, nn::Threshold,
                            nn::PReLU<B>, nn::Dropout, nn::LayerNorm<B>, nn::Embedding<B>, nn::MaxPool2d,
                            nn::AvgPool2d, Flatten, nn::LeakyReLU, nn::SiLU, nn::Softmax, nn::LogSoftmax,
-                           nn::BatchNorm1d<B>, nn::BatchNorm2d<B>, nn::AdaptiveAvgPool2d>;
+                           nn::BatchNorm1d<B>, nn::BatchNorm2d<B>, nn::AdaptiveAvgPool2d,
+                           nn::GroupNorm<B>, nn::RMSNorm<B>, nn::ConvTranspose2d<B>>;
 namespace layer_order_check {
 // The rows name their types with B. The order is the same for every backend, so the CPU's (a header-only type
 // here: nothing is instantiated) checks it in every build unit, the plugins' too.
