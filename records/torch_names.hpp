@@ -6,6 +6,9 @@
 //   Ember                                  PyTorch
 //   Linear weight [in, out], bias          weight [out, in] (transposed), bias
 //   Conv1d/Conv2d weight, bias             the same names and layout
+//   ConvTranspose2d weight [in, out / g,   the same names and layout (no map entry needed)
+//     kH, kW], bias; GroupNorm weight,
+//     bias; RMSNorm weight
 //   BatchNorm1d/2d gamma, beta,            weight, bias, running_mean, running_var; num_batches_tracked has no
 //     running_mean, running_var              Ember counterpart: dropped on import, written as 0 on export
 //   LayerNorm gamma, beta                  weight, bias

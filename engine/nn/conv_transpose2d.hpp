@@ -59,9 +59,12 @@ struct ConvTranspose2dConfig {
       throw ArgumentError(fmt::format(
           "ConvTranspose2dConfig: in_channels {} and out_channels {} must be divisible by groups {}", in_channels,
           out_channels, groups));
-    const int64_t k = kernel_size[0] * kernel_size[1];
     // PyTorch's _calculate_fan_in_and_fan_out reads dims 1 and 0 of the transposed weight.
-    const Fans fans{out_channels / groups * k, in_channels * k};
+    int64_t k = 0, fan_in = 0, fan_out = 0;
+    if (__builtin_mul_overflow(kernel_size[0], kernel_size[1], &k) ||
+        __builtin_mul_overflow(out_channels / groups, k, &fan_in) || __builtin_mul_overflow(in_channels, k, &fan_out))
+      throw ArgumentError("ConvTranspose2dConfig: the weight would be too large");
+    const Fans fans{fan_in, fan_out};
     ConvTranspose2d<B> m;
     m.weight = lazy_param<Tensor<B, 4>>(
         initializer, std::array<int64_t, 4>{in_channels, out_channels / groups, kernel_size[0], kernel_size[1]}, fans,

@@ -43,6 +43,13 @@ inline Shape conv_transpose2d(const Shape& x, const Shape& w, const Shape* bias,
     throw ShapeError(fmt::format("conv_transpose2d: bias {} must be [{}] {}", bias->to_string(), c_out, args));
   if (x[2] < 1 || x[3] < 1 || w[2] < 1 || w[3] < 1)
     throw ShapeError(fmt::format("conv_transpose2d: empty input or kernel {}", args));
+  for (int i = 0; i < 2; ++i) {
+    // Computed wide first: a huge input dim times a huge stride must be refused, not overflow.
+    const __int128 n = static_cast<__int128>(x[2 + i] - 1) * o.stride[i] - 2 * static_cast<__int128>(o.padding[i]) +
+                       static_cast<__int128>(o.dilation[i]) * (w[2 + i] - 1) + o.output_padding[i] + 1;
+    if (n > kMaxOption * kMaxOption)
+      throw ShapeError(fmt::format("conv_transpose2d: the output would be too large {}", args));
+  }
   const Shape out = conv_transpose::output_shape(x, w, o);
   if (out[2] < 1 || out[3] < 1)
     throw ShapeError(fmt::format("conv_transpose2d: output size [{}, {}] is too small {}", out[2], out[3], args));

@@ -880,6 +880,8 @@ const Action kActions[] = {
   {"struct_inits", struct_inits},
   // issue 13: safetensors and PyTorch state_dicts (appended, as above)
   {"safetensors_io", safetensors_io},
+  // issue 13: conv_transpose2d, GroupNorm, RMSNorm, ConvTranspose2d (fuzz_actions_norms.cpp; appended, as above)
+  {"norms", norms},
 };
 // clang-format on
 const std::size_t kActionCount = sizeof kActions / sizeof kActions[0];

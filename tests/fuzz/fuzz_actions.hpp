@@ -31,4 +31,7 @@ void vulkan_readback(Ctx& c);
 void vulkan_readback_free(Ctx& c);
 void vulkan_floor(Ctx& c);
 
+// issue 13 (fuzz_actions_norms.cpp): conv_transpose2d and the GROUP_NORM / RMS_NORM / CONV_TRANSPOSE2D layers.
+void norms(Ctx& c);
+
 }  // namespace ember_fuzz

@@ -16,3 +16,8 @@ __all__ = ["functional", "init", "utils", "Module", "Parameter", "UninitializedP
            "MaxPool2d", "AvgPool2d", "Flatten", "LeakyReLU", "SiLU", "Softmax", "LogSoftmax", "BatchNorm1d",
            "BatchNorm2d", "AdaptiveAvgPool2d", "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "BCELoss",
            "BCEWithLogitsLoss", "SmoothL1Loss", "HuberLoss"]
+
+# issue 13 (h-norms)
+from .norms import ConvTranspose2d, GroupNorm, RMSNorm  # noqa: E402
+
+__all__ += ["GroupNorm", "RMSNorm", "ConvTranspose2d"]

@@ -324,3 +324,7 @@ def smooth_l1_loss(input, target, reduction="mean", beta=1.0):  # noqa: A002
     if beta == 0:
         return _reduce(d, reduction)
     return _reduce(where(d < beta, d * d * (0.5 / beta), d - 0.5 * beta), reduction)
+
+
+# issue 13 (h-norms): conv_transpose2d, group_norm, rms_norm
+from .functional_norms import conv_transpose2d, group_norm, rms_norm  # noqa: E402,F401
