@@ -122,21 +122,21 @@ TYPED_TEST(NormsLayers, RmsNormDefaultEpsIsTheFloatTypesEpsilon) {
 
 // ---------------------------------------------------------------- ConvTranspose2d
 // Runs ConvTranspose2d with the reference case's weight and bias and checks output and gradients.
-#define EMBER_CONV_T_CASE(p, cfg)                                                                                  \
-  do {                                                                                                             \
-    using B = TypeParam;                                                                                           \
-    auto m = (cfg).template init<B>();                                                                             \
-    const auto x = in<B>(R::p##_x, R::p##_x_shape);                                                                \
-    m.weight = m.weight.with_value(in<B>(R::p##_w, R::p##_w_shape));                                               \
-    m.bias = m.bias->with_value(in<B>(R::p##_b, R::p##_b_shape));                                                  \
-    const auto y = m.forward(x);                                                                                   \
-    EXPECT_TRUE(matches(y, shp(R::p##_y_shape), V(R::p##_y), conv_tol<B>()));                                      \
-    if constexpr (IsAutodiff<B>::value) {                                                                          \
-      const auto g = backward_of(y, R::p##_gy, R::p##_gy_shape);                                                   \
-      EXPECT_TRUE(close(grad_of(g, x), V(R::p##_dx), conv_tol<B>()));                  \
-      EXPECT_TRUE(close(grad_of(g, m.weight.val()), V(R::p##_dw), conv_tol<B>()));     \
-      EXPECT_TRUE(close(grad_of(g, m.bias->val()), V(R::p##_db), conv_tol<B>()));      \
-    }                                                                                                              \
+#define EMBER_CONV_T_CASE(p, cfg)                                                  \
+  do {                                                                             \
+    using B = TypeParam;                                                           \
+    auto m = (cfg).template init<B>();                                             \
+    const auto x = in<B>(R::p##_x, R::p##_x_shape);                                \
+    m.weight = m.weight.with_value(in<B>(R::p##_w, R::p##_w_shape));               \
+    m.bias = m.bias->with_value(in<B>(R::p##_b, R::p##_b_shape));                  \
+    const auto y = m.forward(x);                                                   \
+    EXPECT_TRUE(matches(y, shp(R::p##_y_shape), V(R::p##_y), conv_tol<B>()));      \
+    if constexpr (IsAutodiff<B>::value) {                                          \
+      const auto g = backward_of(y, R::p##_gy, R::p##_gy_shape);                   \
+      EXPECT_TRUE(close(grad_of(g, x), V(R::p##_dx), conv_tol<B>()));              \
+      EXPECT_TRUE(close(grad_of(g, m.weight.val()), V(R::p##_dw), conv_tol<B>())); \
+      EXPECT_TRUE(close(grad_of(g, m.bias->val()), V(R::p##_db), conv_tol<B>()));  \
+    }                                                                              \
   } while (0)
 
 ConvTranspose2dConfig conv_t_config(int64_t in, int64_t out, std::array<int64_t, 2> k) {
