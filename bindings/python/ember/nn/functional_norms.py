@@ -7,10 +7,19 @@ from ctypes import byref, sizeof
 
 from .. import _lib, errors
 from ..tensor import call
-from .functional import _pair
 
 # torch.finfo(dtype).eps: RMSNorm's eps=None (PyTorch 2.4).
 _FINFO_EPS = {"float32": 1.1920928955078125e-07, "float64": 2.220446049250313e-16}
+
+
+def _pair(v, name):
+    """An int or a pair of ints as a pair (functional.py's rule; not imported from it: functional imports this)."""
+    if isinstance(v, int):
+        return (v, v)
+    v = tuple(v)
+    if len(v) != 2 or not all(isinstance(i, int) for i in v):
+        raise ValueError("%s must be an int or a pair of ints, got %r" % (name, v))
+    return v
 
 
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,  # noqa: A002
