@@ -79,6 +79,12 @@ std::vector<RnnLayer<B>> make_rnn_layers(const char* who, const RnnOptions& o, i
   require_positive(who, "input_size", o.input_size);
   require_positive(who, "hidden_size", o.hidden_size);
   require_positive(who, "num_layers", o.num_layers);
+  // Bounds that keep gates * hidden * (in or hidden) far from int64 overflow and the layer loop short, before any
+  // param exists (the C ABI takes these sizes from callers); larger tensors are then refused by their shape checks.
+  constexpr int64_t kMaxSize = int64_t{1} << 24, kMaxLayers = 1 << 16;
+  if (o.input_size > kMaxSize || o.hidden_size > kMaxSize || o.num_layers > kMaxLayers)
+    throw ArgumentError(fmt::format("{}: input_size {}, hidden_size {}, num_layers {} exceed the bounds {}, {}, {}", who,
+                                    o.input_size, o.hidden_size, o.num_layers, kMaxSize, kMaxSize, kMaxLayers));
   if (!(o.dropout >= 0.0 && o.dropout <= 1.0))
     throw ArgumentError(fmt::format("{}: dropout must be in [0, 1], got {:f}", who, o.dropout));
   const int64_t h = o.hidden_size, gh = gates * o.hidden_size;

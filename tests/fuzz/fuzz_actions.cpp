@@ -880,6 +880,8 @@ const Action kActions[] = {
   {"struct_inits", struct_inits},
   // issue 13: safetensors and PyTorch state_dicts (appended, as above)
   {"safetensors_io", safetensors_io},
+  // issue 13 (h-rnn): LSTM / GRU, ember_module_forward_rnn (fuzz_actions_rnn.cpp; appended, as above)
+  {"rnn", rnn},
 };
 // clang-format on
 const std::size_t kActionCount = sizeof kActions / sizeof kActions[0];

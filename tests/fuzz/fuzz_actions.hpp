@@ -31,4 +31,7 @@ void vulkan_readback(Ctx& c);
 void vulkan_readback_free(Ctx& c);
 void vulkan_floor(Ctx& c);
 
+// issue 13 (h-rnn): LSTM / GRU modules and ember_module_forward_rnn (fuzz_actions_rnn.cpp).
+void rnn(Ctx& c);
+
 }  // namespace ember_fuzz

@@ -130,6 +130,13 @@
   X(DynTensor, bce_with_logits, (const DynTensor& logits, const DynTensor& targets, nn::Reduction r),         \
     (logits, targets, r), logits)
 
+// rnn.cpp (issue 13, h-rnn): ember_module_forward_rnn -> {output, h_n[, c_n]}
+#define EMBER_RUNTIME_RNN_OPS(X)                                                                              \
+  X(std::vector<DynTensor>, forward_rnn,                                                                      \
+    (ModuleState & m, const DynTensor& x, const DynTensor* h0, const DynTensor* c0,                          \
+     const std::vector<int64_t>& lengths, bool train),                                                        \
+    (m, x, h0, c0, lengths, train), m)
+
 #define EMBER_RUNTIME_OPS(X)        \
   EMBER_RUNTIME_CREATION_OPS(X)     \
   EMBER_RUNTIME_MATH_OPS(X)         \
@@ -141,4 +148,5 @@
   EMBER_RUNTIME_SEQUENTIAL_OPS(X)   \
   EMBER_RUNTIME_OPTIMIZER_OPS(X)    \
   EMBER_RUNTIME_PARAM_OPTIMIZER_OPS(X) \
-  EMBER_RUNTIME_ENGINE_OPS(X)
+  EMBER_RUNTIME_ENGINE_OPS(X)       \
+  EMBER_RUNTIME_RNN_OPS(X)

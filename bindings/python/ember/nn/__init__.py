@@ -9,10 +9,12 @@ from .modules import (GELU, Conv2d, Dropout, Flatten, Identity, LeakyReLU, Linea
                       SiLU, Softmax, Tanh, Threshold)
 from .norm_pool import AdaptiveAvgPool2d, AvgPool2d, BatchNorm1d, BatchNorm2d, Embedding, LayerNorm, MaxPool2d
 from .parameter import Parameter, UninitializedParameter
+from .rnn import GRU, LSTM  # issue 13 (h-rnn); also makes ember.nn.utils.rnn importable
 
 __all__ = ["functional", "init", "utils", "Module", "Parameter", "UninitializedParameter", "Sequential",
            "ModuleList", "ModuleDict", "ParameterList", "Identity", "Linear", "Conv2d", "LazyLinear", "LazyConv2d",
            "ReLU", "GELU", "Sigmoid", "Tanh", "Threshold", "PReLU", "Dropout", "LayerNorm", "Embedding",
            "MaxPool2d", "AvgPool2d", "Flatten", "LeakyReLU", "SiLU", "Softmax", "LogSoftmax", "BatchNorm1d",
            "BatchNorm2d", "AdaptiveAvgPool2d", "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "BCELoss",
-           "BCEWithLogitsLoss", "SmoothL1Loss", "HuberLoss"]
+           "BCEWithLogitsLoss", "SmoothL1Loss", "HuberLoss",
+           "LSTM", "GRU"]
