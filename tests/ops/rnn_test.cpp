@@ -176,9 +176,13 @@ void check_gradients(const R::RefCase& c) {
   }
 }
 
+// Two cases (an LSTM time-major, a GRU batch_first, both packed with states) keep this quick on lavapipe; the f64
+// CPU test below runs every case.
 TYPED_TEST(RnnReference, GradientsMatchTorch) {
   if constexpr (IsAutodiff<TypeParam>::value) {
-    for (const auto& c : R::kCases) check_gradients<TypeParam>(c);
+    for (const auto& c : R::kCases)
+      if (std::string(c.name) == "lstm_packed" || std::string(c.name) == "gru_packed_batch_first")
+        check_gradients<TypeParam>(c);
   } else {
     GTEST_SKIP() << "gradients need Autodiff";
   }

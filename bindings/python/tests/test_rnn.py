@@ -93,6 +93,20 @@ class RnnAgainstTorch(unittest.TestCase):
         g = ember.nn.GRU(3, 4, bias=False)
         self.assertEqual(list(g.state_dict().keys()), ["weight_ih_l0", "weight_hh_l0"])
 
+    def test_pad_packed_sequence_total_length_and_padding_value(self):
+        m = ember.nn.LSTM(2, 3, batch_first=True)
+        seq = pack_padded_sequence(ember.randn(2, 4, 2), [3, 1], batch_first=True)
+        out, lens = pad_packed_sequence(m(seq)[0], batch_first=True, padding_value=-1.0, total_length=5)
+        self.assertEqual(list(out.shape), [2, 5, 3])
+        self.assertEqual(lens.tolist(), [3, 1])
+        rows = out.tolist()
+        for n, length in enumerate([3, 1]):
+            for t in range(5):
+                inside = [v != -1.0 for v in rows[n][t]]
+                self.assertEqual(inside, [t < length] * 3, (n, t))
+        with self.assertRaises(ValueError):
+            pad_packed_sequence(m(seq)[0], batch_first=True, total_length=2)
+
     def test_unbatched_input_and_refusals(self):
         m = ember.nn.GRU(2, 3)
         x = ember.randn(4, 2)

@@ -27,13 +27,6 @@ _utils.rnn = rnn_utils
 sys.modules[_utils.__name__ + ".rnn"] = rnn_utils
 
 
-def _valid_mask(lengths, steps, batch_first, dtype, device):
-    """1.0 inside each sequence, 0.0 past its length: [N, T, 1] (batch_first) or [T, N, 1]."""
-    rows = [[[1.0 if t < n else 0.0] for t in range(steps)] for n in lengths]
-    mask = creation.tensor(rows, dtype=dtype, device=device)
-    return mask if batch_first else mask.transpose(0, 1)
-
-
 class _RNNBase(Module):
     _gates = 0
     _name = ""

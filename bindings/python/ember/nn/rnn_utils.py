@@ -8,6 +8,7 @@ final states at each sequence's last valid step. `data` is therefore not torch's
 from collections import namedtuple
 
 from .. import creation
+from .._tensor_functions import cat
 from ..tensor import Tensor
 
 PackedSequence = namedtuple("PackedSequence", ["data", "lengths", "batch_first"])
@@ -22,6 +23,13 @@ def _lengths_list(lengths):
         raise RuntimeError("Length of all samples has to be greater than 0, but found an element in 'lengths' "
                            "that is <= 0")
     return out
+
+
+def _valid_mask(lengths, steps, batch_first, dtype, device):
+    """1.0 inside each sequence, 0.0 past its length: [N, T, 1] (batch_first) or [T, N, 1]."""
+    rows = [[[1.0 if t < n else 0.0] for t in range(steps)] for n in lengths]
+    mask = creation.tensor(rows, dtype=dtype, device=device)
+    return mask if batch_first else mask.transpose(0, 1)
 
 
 def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True):  # noqa: A002
@@ -52,13 +60,11 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
     if have > want:
         data = data[:, :want] if batch_first else data[:want]
     if padding_value != 0.0 or have < want:
-        from . import rnn  # the step mask of the RNNs
-        mask = rnn._valid_mask(lengths, want, batch_first, data.dtype, data.device)
+        mask = _valid_mask(lengths, want, batch_first, data.dtype, data.device)
         if have < want:
             shape = list(data.shape)
             shape[time_dim] = want - have
             pad = creation.zeros(*shape, dtype=data.dtype, device=data.device)
-            from .._tensor_functions import cat
             data = cat([data, pad], time_dim)
         if padding_value != 0.0:
             data = data * mask + (mask * -1.0 + 1.0) * float(padding_value)
