@@ -33,6 +33,13 @@ void add_torch_param(TorchNameMap& map, TorchLayer layer, const std::string& emb
   auto join = [](const std::string& prefix, const std::string& name) {
     return prefix.empty() ? name : prefix + "." + name;
   };
+  if (layer == TorchLayer::Rnn) {
+    // A path the RNN does not name (none today) keeps its own name, so load_record reports it.
+    const std::optional<std::string> name = nn::rnn_torch_name(leaf);
+    const bool weight = leaf.size() > 9 && (leaf.ends_with("weight_ih") || leaf.ends_with("weight_hh"));
+    map.names.push_back({join(ember_prefix, leaf), join(torch_prefix, name ? *name : leaf), name && weight, id});
+    return;
+  }
   map.names.push_back(
       {join(ember_prefix, leaf), join(torch_prefix, torch_leaf), layer == TorchLayer::Linear && leaf == "weight", id});
 }

@@ -13,6 +13,8 @@
 //     running_mean, running_var              Ember counterpart: dropped on import, written as 0 on export
 //   LayerNorm gamma, beta                  weight, bias
 //   Embedding weight, PReLU weight         the same
+//   LSTM/GRU "layers.<k>.forward_dir.X"    X_l<k> (weight_ih / weight_hh transposed: [in, gates * hidden] in
+//     "layers.<k>.reverse_dir.X"           Ember, [gates * hidden, in] in PyTorch), X_l<k>_reverse
 //   Sequential "layers.<i>.<...>"          nn.Sequential "<i>.<...>"
 //   any other member "<name>.<...>"        the attribute of the same name; std::vector / std::array elements as
 //                                          nn.ModuleList's "<name>.<i>"
@@ -46,8 +48,9 @@ struct TorchNameMap {
 
 // The map built from names instead of types, for modules composed at run time (the C ABI's): a param `leaf` of a
 // layer of kind `layer` under `ember_prefix`, known to PyTorch under `torch_prefix`. add_torch_layer adds what the
-// layer has in PyTorch only (num_batches_tracked), once per layer.
-enum class TorchLayer { Other, Linear, BatchNorm, LayerNorm };
+// layer has in PyTorch only (num_batches_tracked), once per layer. For Rnn (LSTM, GRU) `leaf` is the param's whole
+// path below the layer ("layers.0.forward_dir.weight_ih").
+enum class TorchLayer { Other, Linear, BatchNorm, LayerNorm, Rnn };
 void add_torch_param(TorchNameMap& map, TorchLayer layer, const std::string& ember_prefix,
                      const std::string& torch_prefix, const std::string& leaf, uint64_t id);
 void add_torch_layer(TorchNameMap& map, TorchLayer layer, const std::string& torch_prefix);
@@ -70,6 +73,9 @@ template <Backend B> struct IsBatchNorm<nn::BatchNorm1d<B>> : std::true_type {};
 template <Backend B> struct IsBatchNorm<nn::BatchNorm2d<B>> : std::true_type {};
 template <class T> struct IsLayerNorm : std::false_type {};
 template <Backend B> struct IsLayerNorm<nn::LayerNorm<B>> : std::true_type {};
+template <class T> struct IsRnn : std::false_type {};
+template <Backend B> struct IsRnn<nn::LSTM<B>> : std::true_type {};
+template <Backend B> struct IsRnn<nn::GRU<B>> : std::true_type {};
 template <class T> struct IsSequential : std::false_type {};
 template <Backend B, class... L> struct IsSequential<nn::Sequential<B, L...>> : std::true_type {};
 
@@ -101,6 +107,20 @@ void walk(const M& m, const std::string& ep, const std::string& tp, TorchNameMap
   } else if constexpr (IsLayerNorm<M>::value) {
     add(out, m.gamma, join(ep, "gamma"), join(tp, "weight"));
     add(out, m.beta, join(ep, "beta"), join(tp, "bias"));
+  } else if constexpr (IsRnn<M>::value) {
+    for (std::size_t k = 0; k < m.layers.size(); ++k) {
+      auto direction = [&](const auto& d, const std::string& dir) {
+        const std::string sub = "layers." + std::to_string(k) + "." + dir;
+        const std::string e = join(ep, sub);
+        auto torch = [&](const char* leaf) { return join(tp, *nn::rnn_torch_name(sub + "." + leaf)); };
+        add(out, d.weight_ih, join(e, "weight_ih"), torch("weight_ih"), true);
+        add(out, d.weight_hh, join(e, "weight_hh"), torch("weight_hh"), true);
+        add(out, d.bias_ih, join(e, "bias_ih"), torch("bias_ih"));
+        add(out, d.bias_hh, join(e, "bias_hh"), torch("bias_hh"));
+      };
+      direction(m.layers[k].forward_dir, "forward_dir");
+      if (m.layers[k].reverse_dir) direction(*m.layers[k].reverse_dir, "reverse_dir");
+    }
   } else if constexpr (IsSequential<M>::value) {
     std::size_t i = 0;
     auto layer = [&](const auto& l) {

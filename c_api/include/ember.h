@@ -406,7 +406,14 @@ enum ember_layer_kind {
                                    machine epsilon, PyTorch's eps=None), affine = elementwise_affine */
   EMBER_LAYER_CONV_TRANSPOSE2D = 23 /* in_features = in channels, out_features = out channels, kernel_size, stride
                                        (0 = 1), padding, output_padding, dilation, groups, bias; weight
-                                       [in, out / groups, kH, kW] as PyTorch's */
+                                       [in, out / groups, kH, kW] as PyTorch's */,
+  /* issue 13 (h-rnn): PyTorch 1.13's nn.LSTM / nn.GRU. in_features = input_size, out_features = hidden_size,
+   * num_layers, bias, batch_first, p = dropout between layers (0 by ember_layer_init), bidirectional. Params
+   * "layers.<k>.forward_dir.weight_ih" [in, gates * hidden] ... (PyTorch's weight_ih_l<k> transposed; gates in
+   * PyTorch's order: LSTM i f g o, GRU r z n), "layers.<k>.reverse_dir.*" for the reverse direction.
+   * ember_module_forward gives the output; ember_module_forward_rnn the final states and lengths too. */
+  EMBER_LAYER_LSTM = 26,
+  EMBER_LAYER_GRU = 27
 };
 typedef int32_t ember_layer_kind_t;
 enum ember_gelu_approximate { EMBER_GELU_NONE = 0, EMBER_GELU_TANH = 1 };
@@ -1433,6 +1440,22 @@ EMBER_API ember_status EMBER_CALL ember_tensor_conv_transpose2d(const ember_tens
                                                                 const ember_tensor* bias,
                                                                 const ember_conv_transpose2d_options* options,
                                                                 ember_tensor** out);
+/* ==== rnn (issue 13, h-rnn) ====
+ * An LSTM or GRU module (ember_module_sequential of one EMBER_LAYER_LSTM / _GRU layer, or ember_module_layer of
+ * one) over x [T, N, input_size] ([N, T, input_size] with batch_first), as PyTorch 1.13's
+ * rnn(x, (h0, c0)) -> (output, (h_n, c_n)). h0, c0: [num_layers * D, N, hidden_size] (D = 2 if bidirectional), NULL
+ * for zeros; c0 must be NULL for a GRU. lengths: NULL (num_lengths 0), or num_lengths = N per-sequence lengths in
+ * [1, T] (any order): the result is PyTorch's pack_padded_sequence(x, lengths, enforce_sorted=False) -> rnn ->
+ * pad_packed_sequence: output has max(lengths) steps and is zero past each sequence's length, h_n / c_n hold each
+ * sequence's state at its last valid step, the reverse direction starts at each sequence's end. mode: ember_mode (dropout between layers in
+ * TRAIN). Writes *output, *h_n and, for an LSTM, *c_n (c_n may be NULL for a GRU, and is then left alone; for an
+ * LSTM it must not be NULL). Differentiable w.r.t. x, h0, c0 and the params. */
+EMBER_API ember_status EMBER_CALL ember_module_forward_rnn(ember_module* module, const ember_tensor* x,
+                                                           const ember_tensor* h0, const ember_tensor* c0,
+                                                           const int64_t* lengths, size_t num_lengths,
+                                                           ember_mode_t mode,
+                                                           ember_tensor** output, ember_tensor** h_n,
+                                                           ember_tensor** c_n);
 
 #ifdef __cplusplus
 } /* extern "C" */

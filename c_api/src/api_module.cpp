@@ -31,7 +31,7 @@ ember_layer_desc layer_defaults(int32_t kind) {
   // Flatten starts at dim 1 (PyTorch's nn.Flatten); softmax and log_softmax default to the last dim.
   d.dim = kind == EMBER_LAYER_FLATTEN ? 1 : s.dim;
   d.end_dim = s.end_dim;
-  d.p = s.p;
+  d.p = kind == EMBER_LAYER_LSTM || kind == EMBER_LAYER_GRU ? 0.0 : s.p;  // PyTorch's RNN dropout is 0
   d.threshold = s.threshold;
   d.value = s.value;
   d.init = s.init;

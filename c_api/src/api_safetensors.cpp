@@ -23,6 +23,8 @@ TorchLayer torch_layer(int32_t kind) {
     case LayerKind::BatchNorm1d:
     case LayerKind::BatchNorm2d: return TorchLayer::BatchNorm;
     case LayerKind::LayerNorm: return TorchLayer::LayerNorm;
+    case LayerKind::Lstm:
+    case LayerKind::Gru: return TorchLayer::Rnn;  // issue 13 (h-rnn)
     default: return TorchLayer::Other;
   }
 }
@@ -46,6 +48,15 @@ TorchNameMap torch_names_of(const ModuleState& m) {
       if (layers.emplace(path, layer).second) add_torch_layer(map, layer, path);
     }
     for (const auto& e : tree_params(m)) {
+      // issue 13 (h-rnn): an RNN layer's params lie deeper than one leaf ("<layer>.layers.0.forward_dir.weight_ih").
+      bool rnn_param = false;
+      for (const auto& [path, layer] : layers) {
+        if (layer != TorchLayer::Rnn || !(path.empty() || e.path.rfind(path + ".", 0) == 0)) continue;
+        add_torch_param(map, layer, path, path, path.empty() ? e.path : e.path.substr(path.size() + 1), e.param->id);
+        rnn_param = true;
+        break;
+      }
+      if (rnn_param) continue;
       const auto [prefix, leaf] = split_leaf(e.path);
       auto it = layers.find(prefix);
       add_torch_param(map, it == layers.end() ? TorchLayer::Other : it->second, prefix, prefix, leaf, e.param->id);
@@ -55,6 +66,17 @@ TorchNameMap torch_names_of(const ModuleState& m) {
   for (std::size_t i = 0; i < m.layer_kinds.size(); ++i) add_torch_layer(map, torch_layer(m.layer_kinds[i]),
                                                                           std::to_string(i));
   for (const ParamDesc& d : parameters(m)) {
+    // issue 13 (h-rnn): "layers.<i>.<path below the RNN>" for an LSTM / GRU layer.
+    const std::size_t first = d.info.path.find('.'), second = d.info.path.find('.', first + 1);
+    if (first != std::string::npos && second != std::string::npos) {
+      const std::string index = d.info.path.substr(first + 1, second - first - 1);
+      const std::size_t i = std::stoul(index);
+      if (i < m.layer_kinds.size() && torch_layer(m.layer_kinds[i]) == TorchLayer::Rnn) {
+        add_torch_param(map, TorchLayer::Rnn, d.info.path.substr(0, second), index, d.info.path.substr(second + 1),
+                        d.info.id.value);
+        continue;
+      }
+    }
     // "layers.<i>.<leaf>": the layer's kind from ember_module_sequential's descs.
     const auto [prefix, leaf] = split_leaf(d.info.path);
     const std::string index = prefix.substr(prefix.find('.') + 1);

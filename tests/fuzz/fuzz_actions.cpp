@@ -882,6 +882,8 @@ const Action kActions[] = {
   {"safetensors_io", safetensors_io},
   // issue 13: conv_transpose2d, GroupNorm, RMSNorm, ConvTranspose2d (fuzz_actions_norms.cpp; appended, as above)
   {"norms", norms},
+  // issue 13 (h-rnn): LSTM / GRU, ember_module_forward_rnn (fuzz_actions_rnn.cpp; appended, as above)
+  {"rnn", rnn},
 };
 // clang-format on
 const std::size_t kActionCount = sizeof kActions / sizeof kActions[0];

@@ -33,5 +33,7 @@ void vulkan_floor(Ctx& c);
 
 // issue 13 (fuzz_actions_norms.cpp): conv_transpose2d and the GROUP_NORM / RMS_NORM / CONV_TRANSPOSE2D layers.
 void norms(Ctx& c);
+// issue 13 (h-rnn): LSTM / GRU modules and ember_module_forward_rnn (fuzz_actions_rnn.cpp).
+void rnn(Ctx& c);
 
 }  // namespace ember_fuzz

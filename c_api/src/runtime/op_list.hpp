@@ -135,6 +135,12 @@
   X(DynTensor, conv_transpose2d,                                                                              \
     (const DynTensor& x, const DynTensor& w, const DynTensor* bias, const ConvTranspose2dOptions& o),          \
     (x, w, bias, o), x)
+// rnn.cpp (issue 13, h-rnn): ember_module_forward_rnn -> {output, h_n[, c_n]}
+#define EMBER_RUNTIME_RNN_OPS(X)                                                                              \
+  X(std::vector<DynTensor>, forward_rnn,                                                                      \
+    (ModuleState & m, const DynTensor& x, const DynTensor* h0, const DynTensor* c0,                          \
+     const std::vector<int64_t>& lengths, bool train),                                                        \
+    (m, x, h0, c0, lengths, train), m)
 
 #define EMBER_RUNTIME_OPS(X)        \
   EMBER_RUNTIME_CREATION_OPS(X)     \
@@ -149,3 +155,4 @@
   EMBER_RUNTIME_PARAM_OPTIMIZER_OPS(X) \
   EMBER_RUNTIME_ENGINE_OPS(X)       \
   EMBER_RUNTIME_NORMS_OPS(X)
+  EMBER_RUNTIME_RNN_OPS(X)

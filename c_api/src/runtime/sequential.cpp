@@ -10,6 +10,19 @@
 namespace ember::capi {
 namespace {
 
+// ember_layer_desc's RNN fields: in_features = input_size, out_features = hidden_size, p = dropout.
+nn::RnnOptions rnn_options(const LayerSpec& s) {
+  nn::RnnOptions o;
+  o.input_size = s.in;
+  o.hidden_size = s.out;
+  o.num_layers = s.num_layers;
+  o.bias = s.bias;
+  o.batch_first = s.batch_first;
+  o.dropout = s.p;
+  o.bidirectional = s.bidirectional;
+  return o;
+}
+
 template <class B>
 Layer<B> make_layer(const LayerSpec& s, const typename B::Device& dev) {
   auto stride_or = [](std::array<int64_t, 2> st, std::array<int64_t, 2> dflt) {
@@ -81,6 +94,8 @@ Layer<B> make_layer(const LayerSpec& s, const typename B::Device& dev) {
       c.bias = s.bias;
       return c.init<B>(dev);
     }
+    case LayerKind::Lstm: return nn::LSTMConfig{rnn_options(s)}.init<B>(dev);
+    case LayerKind::Gru: return nn::GRUConfig{rnn_options(s)}.init<B>(dev);
     default: break;
   }
   throw ArgumentError("sequential: unknown layer kind " + std::to_string(s.kind));
@@ -188,6 +203,22 @@ struct Forward {
   BackendTensor<B> operator()(nn::ConvTranspose2d<B>& l) const {
     return rank<4>("conv_transpose2d", [&](const auto& t) { return l.forward(t); });
   }
+  // ember_module_forward on an RNN gives its output only (zero initial states, full lengths);
+  // ember_module_forward_rnn (api_rnn.cpp) gives the final states too.
+  BackendTensor<B> operator()(nn::LSTM<B>& l) const {
+    nn::LSTM<B> c = l;
+    c.mode.training = train;
+    return rank<3>("lstm", [&](const auto& t) { return c.forward(t).output; });
+  }
+  BackendTensor<B> operator()(nn::GRU<B>& l) const {
+    nn::GRU<B> c = l;
+    c.mode.training = train;
+    return rank<3>("gru", [&](const auto& t) { return c.forward(t).output; });
+  }
+  template <int32_t V>
+  BackendTensor<B> operator()(ReservedLayer<V>&) const {
+    throw ArgumentError(fmt::format("layer kind {} is not in this build", V));
+  }
   BackendTensor<B> operator()(nn::BatchNorm2d<B>& l) const {
     if (train) {
       l.mode.training = true;
@@ -254,6 +285,7 @@ DynTensor forward(ModuleState& m, const DynTensor& x, bool train) {
           } catch (const CaptureError& e) {  // a Vulkan plan rejects the op: name it ("layer 0 (embedding): ...")
             static constexpr const char* kNames[] = {
 #define EMBER_LAYER(id, value, name, type) name,
+#define EMBER_LAYER_SLOT(value) "reserved",
 #include "c_api/src/layers.def"
             };
             throw CaptureError("layer " + std::to_string(i) + " (" + kNames[seq.layers[i].index()] + "): " + e.what());
