@@ -880,6 +880,8 @@ const Action kActions[] = {
   {"struct_inits", struct_inits},
   // issue 13: safetensors and PyTorch state_dicts (appended, as above)
   {"safetensors_io", safetensors_io},
+  // issue 13: sort, scan and mask ops (fuzz_actions_sort.cpp; appended, as above)
+  {"sort_scan", sort_scan},
 };
 // clang-format on
 const std::size_t kActionCount = sizeof kActions / sizeof kActions[0];

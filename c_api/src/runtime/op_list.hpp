@@ -130,6 +130,15 @@
   X(DynTensor, bce_with_logits, (const DynTensor& logits, const DynTensor& targets, nn::Reduction r),         \
     (logits, targets, r), logits)
 
+// ops_sort.cpp (issue 13: sort, scan and mask ops)
+#define EMBER_RUNTIME_SORT_OPS(X)                                                                             \
+  X(DynTensor, argsort, (const DynTensor& x, int64_t dim, bool descending), (x, dim, descending), x)          \
+  X(DynTensor, topk_indices, (const DynTensor& x, int64_t k, int64_t dim, bool largest), (x, k, dim, largest), x) \
+  X(DynTensor, cumsum, (const DynTensor& x, int64_t dim), (x, dim), x)                                        \
+  X(DynTensor, triangle, (const DynTensor& x, int64_t diagonal, bool upper), (x, diagonal, upper), x)         \
+  X(DynTensor, masked_select, (const DynTensor& x, const DynTensor& mask), (x, mask), x)                      \
+  X(DynTensor, one_hot, (const DynTensor& x, int64_t num_classes), (x, num_classes), x)
+
 #define EMBER_RUNTIME_OPS(X)        \
   EMBER_RUNTIME_CREATION_OPS(X)     \
   EMBER_RUNTIME_MATH_OPS(X)         \
@@ -141,4 +150,5 @@
   EMBER_RUNTIME_SEQUENTIAL_OPS(X)   \
   EMBER_RUNTIME_OPTIMIZER_OPS(X)    \
   EMBER_RUNTIME_PARAM_OPTIMIZER_OPS(X) \
-  EMBER_RUNTIME_ENGINE_OPS(X)
+  EMBER_RUNTIME_ENGINE_OPS(X)       \
+  EMBER_RUNTIME_SORT_OPS(X)
