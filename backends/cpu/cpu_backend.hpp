@@ -125,6 +125,10 @@ struct Cpu {
   static IntPrimitive float_arg_reduce(const FloatPrimitive& x, ArgReduceOp op, std::size_t dim) {
     return cpu::arg_reduce(x, op, dim);
   }
+  static IntPrimitive float_argsort(const FloatPrimitive& x, std::size_t dim, bool descending) {
+    return cpu::argsort(x, dim, descending);
+  }
+  static FloatPrimitive float_cumsum(const FloatPrimitive& x, std::size_t dim) { return cpu::cumsum(x, dim); }
   static FloatPrimitive float_matmul(const FloatPrimitive& a, const FloatPrimitive& b) { return cpu::matmul(a, b); }
   // Optional op (engine/backend/optional_ops.hpp): op(a) @ op(b) with the last two dims of a stored operand
   // transposed when its flag is set, without materializing the transpose.

@@ -66,6 +66,10 @@ template <class T> CpuTensor<T> reduce(const CpuTensor<T>& x, ReduceOp op, std::
 template <class T> CpuTensor<T> reduce_all(const CpuTensor<T>& x, ReduceOp op);
 template <class T> Index arg_reduce(const CpuTensor<T>& x, ArgReduceOp op, std::size_t dim);
 
+// sort_scan.cpp (float, double): the stable order of x along dim (NaN as the largest value) and the running sum.
+template <class T> Index argsort(const CpuTensor<T>& x, std::size_t dim, bool descending);
+template <class T> CpuTensor<T> cumsum(const CpuTensor<T>& x, std::size_t dim);
+
 // matmul.cpp (float, double)
 // op(a) @ op(b); op transposes the last two dims of a stored operand when its flag is set.
 template <class T>

@@ -129,6 +129,10 @@ struct Cuda {
   static IntPrimitive float_arg_reduce(const FloatPrimitive& x, ArgReduceOp op, std::size_t dim) {
     return cuda::arg_reduce(x, op, dim);
   }
+  static IntPrimitive float_argsort(const FloatPrimitive& x, std::size_t dim, bool descending) {
+    return cuda::argsort(x, dim, descending);
+  }
+  static FloatPrimitive float_cumsum(const FloatPrimitive& x, std::size_t dim) { return cuda::cumsum(x, dim); }
   static FloatPrimitive float_matmul(const FloatPrimitive& a, const FloatPrimitive& b) { return cuda::matmul(a, b); }
   // Optional op (engine/backend/optional_ops.hpp), for matmul's backward: cuBLAS reads a transposed operand in place.
   static FloatPrimitive float_matmul_transposed(const FloatPrimitive& a, const FloatPrimitive& b, bool trans_a,

@@ -61,6 +61,10 @@ AdamStepResult<CudaTensor<float>> adam_step(const CudaTensor<float>& w, const Cu
                                             const CudaTensor<float>* m, const CudaTensor<float>* v,
                                             const AdamStepArgs& a);
 
+// sort_scan.cu: the stable order along dim (NaN largest, as the CPU) and the running sum.
+Index argsort(const CudaTensor<float>& x, std::size_t dim, bool descending);
+CudaTensor<float> cumsum(const CudaTensor<float>& x, std::size_t dim);
+
 // reduce.cu (float, int64_t)
 template <class T> CudaTensor<T> reduce(const CudaTensor<T>& x, ReduceOp op, std::size_t dim);
 template <class T> CudaTensor<T> reduce_all(const CudaTensor<T>& x, ReduceOp op);

@@ -66,6 +66,10 @@ template <class T> VulkanTensor<T> reduce(const VulkanTensor<T>& x, ReduceOp op,
 template <class T> VulkanTensor<T> reduce_all(const VulkanTensor<T>& x, ReduceOp op);
 template <class T> Index arg_reduce(const VulkanTensor<T>& x, ArgReduceOp op, std::size_t dim);
 
+// sort_scan.cpp: the stable order along dim (NaN largest, as the CPU) and the running sum.
+Index argsort(const FloatT& x, std::size_t dim, bool descending);
+FloatT cumsum(const FloatT& x, std::size_t dim);
+
 // matmul.cpp: tiled GEMM (matmul.comp), batched with broadcasting over leading dims.
 FloatT matmul(const FloatT& a, const FloatT& b, bool trans_a = false, bool trans_b = false);
 

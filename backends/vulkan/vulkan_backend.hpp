@@ -107,6 +107,10 @@ struct Vulkan {
   static IntPrimitive float_arg_reduce(const FloatPrimitive& x, ArgReduceOp op, std::size_t dim) {
     return vk::arg_reduce(x, op, dim);
   }
+  static IntPrimitive float_argsort(const FloatPrimitive& x, std::size_t dim, bool descending) {
+    return vk::argsort(x, dim, descending);
+  }
+  static FloatPrimitive float_cumsum(const FloatPrimitive& x, std::size_t dim) { return vk::cumsum(x, dim); }
   static FloatPrimitive float_matmul(const FloatPrimitive& a, const FloatPrimitive& b) { return vk::matmul(a, b); }
   // Optional op (engine/backend/optional_ops.hpp), for matmul's backward: the GEMM reads transposed operands in
   // place.

@@ -1456,6 +1456,32 @@ EMBER_API ember_status EMBER_CALL ember_module_forward_rnn(ember_module* module,
                                                            ember_mode_t mode,
                                                            ember_tensor** output, ember_tensor** h_n,
                                                            ember_tensor** c_n);
+/* ==== sort, scan and masks (issue 13) ====
+ * Float x for sort / argsort / topk / cumsum; dim negative counts from the end. Every sort is stable (ties keep
+ * their order) and counts NaN as the largest value, as torch.sort; `stable` (0 or 1) is accepted for torch's
+ * signature. Indices are Int (I64). sort / topk make both *values and *indices or neither; the values are a gather
+ * of x at the indices, so gradients flow back through them. A rank-0 x sorts to itself with index 0. */
+EMBER_API ember_status EMBER_CALL ember_tensor_sort(const ember_tensor* x, int64_t dim, int32_t descending,
+                                                    int32_t stable, ember_tensor** values, ember_tensor** indices);
+EMBER_API ember_status EMBER_CALL ember_tensor_argsort(const ember_tensor* x, int64_t dim, int32_t descending,
+                                                       int32_t stable, ember_tensor** out);
+/* The k largest (largest = 1) or smallest values along dim, always in sorted order (one of the orders sorted = 0
+ * allows); 0 <= k <= size of dim. */
+EMBER_API ember_status EMBER_CALL ember_tensor_topk(const ember_tensor* x, int64_t k, int64_t dim, int32_t largest,
+                                                    int32_t sorted, ember_tensor** values, ember_tensor** indices);
+/* Running sum along dim (torch.cumsum); its gradient is the reversed running sum. */
+EMBER_API ember_status EMBER_CALL ember_tensor_cumsum(const ember_tensor* x, int64_t dim, ember_tensor** out);
+/* Any kind, rank >= 2: the lower (tril: j - i <= diagonal) or upper (triu: j - i >= diagonal) triangle of the last
+ * two dims, the rest zero. */
+EMBER_API ember_status EMBER_CALL ember_tensor_tril(const ember_tensor* x, int64_t diagonal, ember_tensor** out);
+EMBER_API ember_status EMBER_CALL ember_tensor_triu(const ember_tensor* x, int64_t diagonal, ember_tensor** out);
+/* The elements of x where the bool mask (broadcast with x) is true, as a rank-1 tensor in row-major order; its
+ * length depends on the mask's values (they are read back once). */
+EMBER_API ember_status EMBER_CALL ember_tensor_masked_select(const ember_tensor* x, const ember_tensor* mask,
+                                                             ember_tensor** out);
+/* Int x of class values: Int [..., num_classes] with 1 at each value's class (torch.nn.functional.one_hot);
+ * num_classes -1 takes max + 1. A negative value or one >= num_classes is EMBER_ERR_INVALID_ARGUMENT. */
+EMBER_API ember_status EMBER_CALL ember_tensor_one_hot(const ember_tensor* x, int64_t num_classes, ember_tensor** out);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -396,6 +396,16 @@ struct Autodiff : B {
   static IntPrimitive float_arg_reduce(const FloatPrimitive& x, ArgReduceOp op, std::size_t dim) {
     return B::float_arg_reduce(x.value, op, dim);
   }
+  static IntPrimitive float_argsort(const FloatPrimitive& x, std::size_t dim, bool descending) {
+    return B::float_argsort(x.value, dim, descending);
+  }
+  // y[i] = sum_{k<=i} x[k], so dx[k] = sum_{i>=k} g[i]: the cumsum of g taken from the end (flip, cumsum, flip).
+  static FloatPrimitive float_cumsum(const FloatPrimitive& x, std::size_t dim) {
+    return autodiff::record(B::float_cumsum(x.value, dim), {&x}, [dim](const IFP& g, Ctx& c) {
+      const std::vector<std::size_t> d{dim};
+      c.grads[0] = B::template flip<Float>(B::float_cumsum(B::template flip<Float>(g, d), dim), d);
+    });
+  }
   static FloatPrimitive float_matmul(const FloatPrimitive& a, const FloatPrimitive& b) {
     return autodiff::record(B::float_matmul(a.value, b.value), {&a, &b}, [av = a.value, bv = b.value](const IFP& g, Ctx& c) {
       // dA = g @ B^T, dB = A^T @ g; backends that can read a transposed operand in place skip the permute copy.

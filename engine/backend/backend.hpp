@@ -74,6 +74,11 @@ concept Backend = requires(const typename B::Device& dev, const typename B::Floa
   { B::float_reduce(f, ReduceOp::Sum, std::size_t{}) } -> std::same_as<typename B::FloatPrimitive>;
   { B::float_reduce_all(f, ReduceOp::Sum) } -> std::same_as<typename B::FloatPrimitive>;
   { B::float_arg_reduce(f, ArgReduceOp::ArgMax, std::size_t{}) } -> std::same_as<typename B::IntPrimitive>;
+  // The stable order along dim (ascending or descending, NaN counted as the largest value, as torch.sort); sort's
+  // values are a gather at these indices, so autodiff needs no rule of its own for them.
+  { B::float_argsort(f, std::size_t{}, false) } -> std::same_as<typename B::IntPrimitive>;
+  // The running sum along dim (torch.cumsum).
+  { B::float_cumsum(f, std::size_t{}) } -> std::same_as<typename B::FloatPrimitive>;
   { B::float_matmul(f, f) } -> std::same_as<typename B::FloatPrimitive>;
   // n: the signal length (the input's for Fft / Ifft / Rfft, the output's for Irfft); see FftOp.
   { B::float_fft(f, FftOp::Fft, int64_t{}) } -> std::same_as<typename B::FloatPrimitive>;

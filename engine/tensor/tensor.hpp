@@ -10,6 +10,8 @@
 #include <type_traits>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "engine/backend/backend.hpp"
 #include "engine/tensor/checks.hpp"
 #include "engine/tensor/random.hpp"
@@ -285,6 +287,76 @@ class Tensor {
     return shifted.sub(shifted.exp().sum_dim(d).log());
   }
 
+  // ---------------------------------------------------------------- sort, scan and masks (issue 13)
+  // The indices that sort along d (torch.argsort). Every sort here is stable (ties keep their order) and counts NaN
+  // as the largest value, like torch.sort; `stable` is accepted for torch's signature and changes nothing.
+  Tensor<B, D, Int> argsort(int64_t d = -1, bool descending = false, bool /*stable*/ = false) const
+    requires is_float
+  {
+    return Tensor<B, D, Int>(B::float_argsort(p_, wrap_dim("argsort", d, D), descending));
+  }
+  // Sorted values and their indices (torch.sort). The values are gathered at the indices, so under autodiff the
+  // gradient is scattered back through them.
+  std::pair<Tensor, Tensor<B, D, Int>> sort(int64_t d = -1, bool descending = false, bool stable = false) const
+    requires is_float
+  {
+    auto idx = argsort(d, descending, stable);
+    return {gather(d, idx), idx};
+  }
+  // The k largest (or smallest) values along d and their indices (torch.topk), always in sorted order, which is one
+  // of the orders torch allows for sorted=false; NaN counts as the largest value.
+  std::pair<Tensor, Tensor<B, D, Int>> topk(int64_t k, int64_t d = -1, bool largest = true,
+                                            bool /*sorted*/ = true) const requires is_float {
+    const std::size_t w = wrap_dim("topk", d, D);
+    if (k < 0 || k > shape()[w])
+      throw ArgumentError(fmt::format("topk: k = {} is out of range for dim {} of size {}", k, d, shape()[w]));
+    auto idx = argsort(d, largest).narrow(static_cast<int64_t>(w), 0, k);
+    return {gather(d, idx), idx};
+  }
+  // Running sum along d (torch.cumsum).
+  Tensor cumsum(int64_t d) const requires is_float { return Tensor(B::float_cumsum(p_, wrap_dim("cumsum", d, D))); }
+  // The lower (tril) or upper (triu) triangle of the last two dims, the rest zero: element (i, j) is kept when
+  // j - i <= diagonal (tril) or j - i >= diagonal (triu), as torch.tril / torch.triu. Composed: an Int
+  // [rows, cols] table of j - i compared once, broadcast over the leading dims by mask_fill.
+  Tensor tril(int64_t diagonal = 0) const requires(D >= 2) { return keep_triangle(diagonal, CompareOp::Gt); }
+  Tensor triu(int64_t diagonal = 0) const requires(D >= 2) { return keep_triangle(diagonal, CompareOp::Lt); }
+  // The elements where mask (broadcast with this tensor) is true, in row-major order (torch.masked_select). The
+  // result's size depends on the mask's values, so the mask is read back to the host once; the gather is an
+  // index_select, whose gradient goes back to the selected elements.
+  Tensor<B, 1, K> masked_select(const Tensor<B, D, Bool>& mask) const {
+    const Shape s = broadcast_shapes("masked_select", shape(), mask.shape());
+    std::array<int64_t, D> to{};
+    for (std::size_t i = 0; i < D; ++i) to[i] = s[i];
+    const int64_t n = s.num_elements();
+    const auto flat = expand(to).template reshape<1>({n});
+    const auto keep = mask.expand(to).template reshape<1>({n}).template to_vec<uint8_t>();
+    std::vector<int64_t> at;
+    for (int64_t i = 0; i < n; ++i)
+      if (keep[static_cast<std::size_t>(i)]) at.push_back(i);
+    const int64_t count = static_cast<int64_t>(at.size());
+    return flat.index_select(0, Tensor<B, 1, Int>::from_values(at, {count}, device()));
+  }
+  // A new last dim of num_classes where element c of the vector for value c is 1 and the rest 0
+  // (torch.nn.functional.one_hot). num_classes = -1 takes max + 1. A value outside [0, num_classes) is an error,
+  // as in torch: the values are read back once to check them.
+  Tensor<B, D + 1, Int> one_hot(int64_t num_classes = -1) const requires is_int {
+    if (num_classes < -1) throw ArgumentError(fmt::format("one_hot: num_classes = {} is negative", num_classes));
+    if (numel() == 0 && num_classes == -1)
+      throw ArgumentError("one_hot: cannot infer the number of classes from an empty tensor");
+    if (numel() > 0) {
+      const auto lo = static_cast<int64_t>(min().item()), hi = static_cast<int64_t>(max().item());
+      if (lo < 0) throw ArgumentError(fmt::format("one_hot: class values must be non-negative, found {}", lo));
+      if (num_classes == -1) num_classes = hi + 1;
+      if (hi >= num_classes)
+        throw ArgumentError(fmt::format("one_hot: class value {} is out of range for {} classes", hi, num_classes));
+    }
+    std::array<int64_t, D + 1> cls{};
+    cls.fill(1);
+    cls[D] = num_classes;
+    const auto classes = Tensor<B, 1, Int>::arange(0, num_classes, device()).template reshape<D + 1>(cls);
+    return unsqueeze<D + 1>(static_cast<int64_t>(D)).eq(classes).to_int();
+  }
+
   // ---------------------------------------------------------------- layout
   template <std::size_t D2>
   Tensor<B, D2, K> reshape(std::array<int64_t, D2> dims) const {
@@ -545,6 +617,20 @@ class Tensor {
     checks::nonempty(name, shape(), w);
     if constexpr (is_float) return Tensor<B, D, Int>(B::float_arg_reduce(p_, op, w));
     else return Tensor<B, D, Int>(B::int_arg_reduce(p_, op, w));
+  }
+  // tril / triu: zero where (j - i) `drop` diagonal, i.e. Gt for tril and Lt for triu.
+  Tensor keep_triangle(int64_t diagonal, CompareOp drop) const {
+    const int64_t rows = shape()[D - 2], cols = shape()[D - 1];
+    const auto i = Tensor<B, 1, Int>::arange(0, rows, device()).template reshape<2>({rows, 1});
+    const auto j = Tensor<B, 1, Int>::arange(0, cols, device()).template reshape<2>({1, cols});
+    const auto offset = j.sub(i);  // [rows, cols] by broadcasting
+    auto dropped = drop == CompareOp::Gt ? offset.gt(static_cast<double>(diagonal))
+                                         : offset.lt(static_cast<double>(diagonal));
+    std::array<int64_t, D> ms{};
+    ms.fill(1);
+    ms[D - 2] = rows;
+    ms[D - 1] = cols;
+    return mask_fill(dropped.template reshape<D>(ms), 0.0);
   }
   void broadcast_to_self(const char* name, const Shape& other) const {
     if (!(broadcast_shapes(name, shape(), other) == shape()))

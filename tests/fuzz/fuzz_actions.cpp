@@ -884,6 +884,8 @@ const Action kActions[] = {
   {"norms", norms},
   // issue 13 (h-rnn): LSTM / GRU, ember_module_forward_rnn (fuzz_actions_rnn.cpp; appended, as above)
   {"rnn", rnn},
+  // issue 13: sort, scan and mask ops (fuzz_actions_sort.cpp; appended, as above)
+  {"sort_scan", sort_scan},
 };
 // clang-format on
 const std::size_t kActionCount = sizeof kActions / sizeof kActions[0];

@@ -14,6 +14,9 @@ struct Action {
 extern const Action kActions[];
 extern const std::size_t kActionCount;
 
+// Issue 13's sort, scan and mask ops (fuzz_actions_sort.cpp).
+void sort_scan(Ctx& c);
+
 constexpr int32_t kDtypes = 8;  // ember_dtype's count (valid values are 0..7)
 
 // The Vulkan rows (fuzz_actions_vulkan.cpp). The fuzz build has no Vulkan backend: each call that needs it must

@@ -58,6 +58,8 @@ struct HideOptional : private B {
   using B::float_reduce;
   using B::float_reduce_all;
   using B::float_arg_reduce;
+  using B::float_argsort;
+  using B::float_cumsum;
   using B::float_matmul;
   using B::float_fft;
   using B::float_predicate;

@@ -34,6 +34,7 @@ from .fft import view_as_complex, view_as_real
 from .serialization import Record
 from .safetensors import load_safetensors, save_safetensors  # issue 13
 from .tensor import Tensor
+from ._tensor_sort import argsort, cumsum, masked_select, sort, topk, tril, triu  # issue 13
 
 float32, float64, int64, bool = "float32", "float64", "int64", "bool"  # noqa: A001 (torch.bool's spelling)
 __version__ = _lib.version().decode()

@@ -141,6 +141,14 @@
     (ModuleState & m, const DynTensor& x, const DynTensor* h0, const DynTensor* c0,                          \
      const std::vector<int64_t>& lengths, bool train),                                                        \
     (m, x, h0, c0, lengths, train), m)
+// ops_sort.cpp (issue 13: sort, scan and mask ops)
+#define EMBER_RUNTIME_SORT_OPS(X)                                                                             \
+  X(DynTensor, argsort, (const DynTensor& x, int64_t dim, bool descending), (x, dim, descending), x)          \
+  X(DynTensor, topk_indices, (const DynTensor& x, int64_t k, int64_t dim, bool largest), (x, k, dim, largest), x) \
+  X(DynTensor, cumsum, (const DynTensor& x, int64_t dim), (x, dim), x)                                        \
+  X(DynTensor, triangle, (const DynTensor& x, int64_t diagonal, bool upper), (x, diagonal, upper), x)         \
+  X(DynTensor, masked_select, (const DynTensor& x, const DynTensor& mask), (x, mask), x)                      \
+  X(DynTensor, one_hot, (const DynTensor& x, int64_t num_classes), (x, num_classes), x)
 
 #define EMBER_RUNTIME_OPS(X)        \
   EMBER_RUNTIME_CREATION_OPS(X)     \
@@ -154,5 +162,6 @@
   EMBER_RUNTIME_OPTIMIZER_OPS(X)    \
   EMBER_RUNTIME_PARAM_OPTIMIZER_OPS(X) \
   EMBER_RUNTIME_ENGINE_OPS(X)       \
-  EMBER_RUNTIME_NORMS_OPS(X)
-  EMBER_RUNTIME_RNN_OPS(X)
+  EMBER_RUNTIME_NORMS_OPS(X)        \
+  EMBER_RUNTIME_RNN_OPS(X)          \
+  EMBER_RUNTIME_SORT_OPS(X)

@@ -8,8 +8,9 @@ from ctypes import byref, c_int64, c_void_p, sizeof
 from .. import _lib, autograd, errors
 from .._assign import assign_
 from .._tensor_functions import where
-from ..creation import _random, arange
+from ..creation import _random
 from ..tensor import as_tensor_like, call, wrap
+from .._tensor_sort import one_hot  # noqa: F401  (issue 13: one C call, ember_tensor_one_hot)
 
 _REDUCTIONS = {"mean": 0, "sum": 1}
 
@@ -219,22 +220,6 @@ def dropout(input, p=0.5, training=True):  # noqa: A002
         raise ValueError("dropout: p must be in [0, 1), got %r" % (p,))
     mask = _random(2, 1.0 - p, 0.0, input.shape, None, "cpu", False)
     return input * mask * (1.0 / (1.0 - p))
-
-
-def one_hot(tensor, num_classes=-1):
-    """int64 one-hot rows (torch: num_classes -1 means max + 1; a class outside [0, num_classes) raises)."""
-    if tensor.numel():
-        lo, hi = int(tensor.min().item()), int(tensor.max().item())
-        if lo < 0:
-            raise RuntimeError("Class values must be non-negative.")
-        if num_classes == -1:
-            num_classes = hi + 1
-        elif hi >= num_classes:
-            raise RuntimeError("Class values must be smaller than num_classes.")
-    elif num_classes == -1:
-        raise RuntimeError("Can not infer total number of classes from empty tensor.")
-    return (tensor.unsqueeze(-1) == arange(num_classes)).long()
-
 
 
 def adaptive_avg_pool2d(input, output_size):  # noqa: A002
