@@ -28,3 +28,4 @@
 #include "engine/nn/loss/loss.hpp"
 #include "engine/nn/pool2d.hpp"
 #include "engine/nn/sequential.hpp"
+#include "engine/nn/upsample.hpp"
