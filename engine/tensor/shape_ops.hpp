@@ -270,18 +270,12 @@ inline void check_interpolate_options(const InterpolateOptions& o) {
 inline std::array<int64_t, 2> interpolate_size(const Shape& s, const InterpolateOptions& o) {
   if (s.rank() != 4) throw ShapeError("interpolate: input must be 4-D (N, C, H, W), got " + s.to_string());
   check_interpolate_options(o);
-  if (o.size.has_value() == o.scale_factor.has_value())
-    throw ArgumentError("interpolate: give exactly one of size and scale_factor");
-  if (o.align_corners && o.mode == InterpolateMode::Nearest)
-    throw ArgumentError("interpolate: align_corners can only be set with the bilinear mode");
   std::array<int64_t, 2> out{};
   for (std::size_t i = 0; i < 2; ++i) {
     if (o.size) {
       out[i] = (*o.size)[i];
     } else {
       const double f = (*o.scale_factor)[i];
-      if (!(f > 0) || !std::isfinite(f))
-        throw ArgumentError(fmt::format("interpolate: scale_factor must be positive and finite, got {}", f));
       const double v = std::floor(static_cast<double>(s[2 + i]) * f);
       if (v > static_cast<double>(kMaxElements))
         throw ArgumentError(fmt::format("interpolate: scale_factor {} gives too large an output", f));

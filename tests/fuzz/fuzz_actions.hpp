@@ -30,5 +30,7 @@ void vulkan_plan_free(Ctx& c);
 void vulkan_readback(Ctx& c);
 void vulkan_readback_free(Ctx& c);
 void vulkan_floor(Ctx& c);
+// issue 13's composed shape ops (fuzz_actions_shape.cpp).
+void shape_ops(Ctx& c);
 
 }  // namespace ember_fuzz

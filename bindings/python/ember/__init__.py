@@ -33,6 +33,7 @@ from .errors import EmberError
 from .fft import view_as_complex, view_as_real
 from .serialization import Record
 from .safetensors import load_safetensors, save_safetensors  # issue 13
+from ._tensor_shape_ops import baddbmm, einsum, logsumexp  # issue 13
 from .tensor import Tensor
 
 float32, float64, int64, bool = "float32", "float64", "int64", "bool"  # noqa: A001 (torch.bool's spelling)

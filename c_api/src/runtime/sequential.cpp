@@ -10,6 +10,18 @@
 namespace ember::capi {
 namespace {
 
+// ember_layer_desc's upsample fields: size (0, 0) means "use scale_factor", as scale_factor (0, 0) means "use size".
+nn::UpsampleConfig upsample_config(const LayerSpec& s) {
+  nn::UpsampleConfig c;
+  if (s.size[0] != 0 || s.size[1] != 0) c.size = s.size;
+  if (s.scale_factor[0] != 0 || s.scale_factor[1] != 0) c.scale_factor = s.scale_factor;
+  if (s.interpolation == 0) c.mode = InterpolateMode::Nearest;
+  else if (s.interpolation == 1) c.mode = InterpolateMode::Bilinear;
+  else throw ArgumentError(fmt::format("upsample: unknown interpolation mode {}", s.interpolation));
+  c.align_corners = s.align_corners;
+  return c;
+}
+
 template <class B>
 Layer<B> make_layer(const LayerSpec& s, const typename B::Device& dev) {
   auto stride_or = [](std::array<int64_t, 2> st, std::array<int64_t, 2> dflt) {
@@ -62,6 +74,7 @@ Layer<B> make_layer(const LayerSpec& s, const typename B::Device& dev) {
     case LayerKind::BatchNorm1d: return nn::BatchNorm1dConfig{s.in, s.eps, s.momentum}.init<B>(dev);
     case LayerKind::BatchNorm2d: return nn::BatchNorm2dConfig{s.in, s.eps, s.momentum}.init<B>(dev);
     case LayerKind::AdaptiveAvgPool2d: return nn::AdaptiveAvgPool2dConfig{s.kernel}.init();
+    case LayerKind::Upsample: return upsample_config(s).init();
     default: break;
   }
   throw ArgumentError("sequential: unknown layer kind " + std::to_string(s.kind));
@@ -121,6 +134,13 @@ struct Forward {
   }
   BackendTensor<B> operator()(nn::MaxPool2d& l) const { return rank<4>("max_pool2d", [&](const auto& t) { return l.forward(t); }); }
   BackendTensor<B> operator()(nn::AvgPool2d& l) const { return rank<4>("avg_pool2d", [&](const auto& t) { return l.forward(t); }); }
+  BackendTensor<B> operator()(nn::Upsample& l) const {
+    return rank<4>("upsample", [&](const auto& t) { return l.forward(t); });
+  }
+  template <int32_t V>
+  BackendTensor<B> operator()(ReservedLayer<V>&) const {
+    throw ArgumentError(fmt::format("layer kind {} is not in this build", V));
+  }
   BackendTensor<B> operator()(nn::AdaptiveAvgPool2d& l) const {
     return rank<4>("adaptive_avg_pool2d", [&](const auto& t) { return l.forward(t); });
   }
@@ -224,6 +244,7 @@ DynTensor forward(ModuleState& m, const DynTensor& x, bool train) {
           } catch (const CaptureError& e) {  // a Vulkan plan rejects the op: name it ("layer 0 (embedding): ...")
             static constexpr const char* kNames[] = {
 #define EMBER_LAYER(id, value, name, type) name,
+#define EMBER_LAYER_SLOT(value) "reserved",
 #include "c_api/src/layers.def"
             };
             throw CaptureError("layer " + std::to_string(i) + " (" + kNames[seq.layers[i].index()] + "): " + e.what());

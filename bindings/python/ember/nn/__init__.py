@@ -9,6 +9,7 @@ from .modules import (GELU, Conv2d, Dropout, Flatten, Identity, LeakyReLU, Linea
                       SiLU, Softmax, Tanh, Threshold)
 from .norm_pool import AdaptiveAvgPool2d, AvgPool2d, BatchNorm1d, BatchNorm2d, Embedding, LayerNorm, MaxPool2d
 from .parameter import Parameter, UninitializedParameter
+from .upsample import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # issue 13
 
 __all__ = ["functional", "init", "utils", "Module", "Parameter", "UninitializedParameter", "Sequential",
            "ModuleList", "ModuleDict", "ParameterList", "Identity", "Linear", "Conv2d", "LazyLinear", "LazyConv2d",
@@ -16,3 +17,4 @@ __all__ = ["functional", "init", "utils", "Module", "Parameter", "UninitializedP
            "MaxPool2d", "AvgPool2d", "Flatten", "LeakyReLU", "SiLU", "Softmax", "LogSoftmax", "BatchNorm1d",
            "BatchNorm2d", "AdaptiveAvgPool2d", "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "BCELoss",
            "BCEWithLogitsLoss", "SmoothL1Loss", "HuberLoss"]
+__all__ += ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"]  # issue 13

@@ -324,3 +324,4 @@ def smooth_l1_loss(input, target, reduction="mean", beta=1.0):  # noqa: A002
     if beta == 0:
         return _reduce(d, reduction)
     return _reduce(where(d < beta, d * d * (0.5 / beta), d - 0.5 * beta), reduction)
+from .functional_shape import interpolate, pad  # noqa: E402,F401  (issue 13)
