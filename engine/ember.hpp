@@ -5,3 +5,4 @@
 #include "engine/tensor/fft.hpp"
 #include "engine/tensor/module_ops.hpp"
 #include "engine/tensor/tensor.hpp"
+#include "engine/tensor/shape_ops_tensor.hpp"

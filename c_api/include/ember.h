@@ -407,6 +407,7 @@ enum ember_layer_kind {
   EMBER_LAYER_CONV_TRANSPOSE2D = 23 /* in_features = in channels, out_features = out channels, kernel_size, stride
                                        (0 = 1), padding, output_padding, dilation, groups, bias; weight
                                        [in, out / groups, kH, kW] as PyTorch's */,
+  EMBER_LAYER_UPSAMPLE = 24,    /* size or scale_factor (the other 0), interpolation, align_corners (bilinear) */
   /* issue 13 (h-rnn): PyTorch 1.13's nn.LSTM / nn.GRU. in_features = input_size, out_features = hidden_size,
    * num_layers, bias, batch_first, p = dropout between layers (0 by ember_layer_init), bidirectional. Params
    * "layers.<k>.forward_dir.weight_ih" [in, gates * hidden] ... (PyTorch's weight_ih_l<k> transposed; gates in
@@ -1482,6 +1483,46 @@ EMBER_API ember_status EMBER_CALL ember_tensor_masked_select(const ember_tensor*
 /* Int x of class values: Int [..., num_classes] with 1 at each value's class (torch.nn.functional.one_hot);
  * num_classes -1 takes max + 1. A negative value or one >= num_classes is EMBER_ERR_INVALID_ARGUMENT. */
 EMBER_API ember_status EMBER_CALL ember_tensor_one_hot(const ember_tensor* x, int64_t num_classes, ember_tensor** out);
+/* ==== shape ops (issue 13): pad, step slices, baddbmm, einsum, logsumexp, std, interpolate ----
+ * Composed from the backend's primitives (reshape, permute, index_select, matmul, reductions), so they run on every
+ * backend and are differentiable. Semantics and argument order are PyTorch 1.13's. */
+enum ember_pad_mode { EMBER_PAD_CONSTANT = 0, EMBER_PAD_REFLECT = 1, EMBER_PAD_REPLICATE = 2 };
+typedef int32_t ember_pad_mode_t;
+/* F.pad(x, pads, mode, value): pads holds n values, (left, right) pairs starting from the last dim. CONSTANT: any
+ * rank, negative pads crop, value converted to x's dtype (any dtype). REFLECT / REPLICATE: 1 to 3 pairs on a tensor
+ * of rank >= pairs + 1, pads >= 0, reflect pads smaller than the dim. */
+EMBER_API ember_status EMBER_CALL ember_tensor_pad(const ember_tensor* x, const int64_t* pads, size_t n,
+                                                   ember_pad_mode_t mode, double value, ember_tensor** out);
+/* x[starts[i]:ends[i]:steps[i], ...] over the first n dims (Python's clamping; ends[i] = EMBER_SLICE_END for "to
+ * the end"; steps > 0 as torch). Any dtype. */
+EMBER_API ember_status EMBER_CALL ember_tensor_slice_step(const ember_tensor* x, const int64_t* starts,
+                                                          const int64_t* ends, const int64_t* steps, size_t n,
+                                                          ember_tensor** out);
+/* torch.baddbmm: beta * input + alpha * (batch1 @ batch2); float batch1 [b, n, m], batch2 [b, m, p]; input
+ * broadcasts to [b, n, p] and is ignored when beta == 0. */
+EMBER_API ember_status EMBER_CALL ember_tensor_baddbmm(const ember_tensor* input, const ember_tensor* batch1,
+                                                       const ember_tensor* batch2, double beta, double alpha,
+                                                       ember_tensor** out);
+/* torch.einsum(equation, operands...) on n float tensors: letters a-z A-Z, one "..." per operand, "->" optional
+ * (implicit output: the ellipsis, then the letters used once, alphabetically), repeated letters in one operand take
+ * diagonals. Malformed equations are EMBER_ERR_ARGUMENT, mismatched sizes EMBER_ERR_SHAPE. */
+EMBER_API ember_status EMBER_CALL ember_einsum(const char* equation, const ember_tensor* const* operands, size_t n,
+                                               ember_tensor** out);
+/* torch.logsumexp(x, dims, keepdim) over n distinct dims (n = 0: all), numerically stable; float x. */
+EMBER_API ember_status EMBER_CALL ember_tensor_logsumexp(const ember_tensor* x, const int64_t* dims, size_t n,
+                                                         int32_t keepdim, ember_tensor** out);
+/* torch.std(x, dims, correction=, keepdim=) over n distinct dims (n = 0: all): sqrt(sum((x - mean)^2) /
+ * max(N - correction, 0)); correction 1 is torch's unbiased=True, 0 unbiased=False. Float x. */
+EMBER_API ember_status EMBER_CALL ember_tensor_std(const ember_tensor* x, const int64_t* dims, size_t n,
+                                                   double correction, int32_t keepdim, ember_tensor** out);
+/* F.interpolate(x, size=, scale_factor=, mode=, align_corners=) on float x [N, C, H, W]: exactly one of size
+ * (n_size values > 0, at most 2^24) and scale_factor (n_scale values > 0; output floor(in * scale)) is given, the
+ * other has count 0; a count of 1 applies the value to H and W, 2 gives (H, W). NEAREST picks torch 1.13's source
+ * index (floor(dst * scale), the scale in float); BILINEAR interpolates separably; align_corners (bilinear only). */
+EMBER_API ember_status EMBER_CALL ember_interpolate(const ember_tensor* x, const int64_t* size, size_t n_size,
+                                                    const double* scale_factor, size_t n_scale,
+                                                    ember_interpolate_mode_t mode, int32_t align_corners,
+                                                    ember_tensor** out);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -33,3 +33,4 @@
 #include "engine/nn/pool2d.hpp"
 #include "engine/nn/rms_norm.hpp"
 #include "engine/nn/sequential.hpp"
+#include "engine/nn/upsample.hpp"

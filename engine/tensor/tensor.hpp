@@ -15,6 +15,7 @@
 #include "engine/backend/backend.hpp"
 #include "engine/tensor/checks.hpp"
 #include "engine/tensor/random.hpp"
+#include "engine/tensor/shape_ops.hpp"
 
 namespace ember {
 
@@ -529,6 +530,34 @@ class Tensor {
     const std::size_t w = wrap_dim("select_assign", d, D);
     checks::index_select_add(shape(), w, indices.shape(), values.shape());
     return Tensor(B::template index_select_add<K>(p_, w, indices.primitive(), values.p_));
+  }
+
+  // ---------------------------------------------------------------- shape ops (engine/tensor/shape_ops.hpp)
+  // torch.nn.functional.pad: (left, right) pairs from the last dim; see shape_ops::pad for the modes' ranks.
+  Tensor pad(const std::vector<int64_t>& pads, PadMode mode = PadMode::Constant, double value = 0.0) const {
+    return Tensor(shape_ops::pad<B, K>(p_, pads, mode, value));
+  }
+  // x[start:end:step, ...] per leading dim (step > 0).
+  Tensor slice_step(const std::vector<StepSlice>& slices) const {
+    return Tensor(shape_ops::slice_step<B, K>(p_, slices));
+  }
+  // log(sum(exp(x))) over d (or dims; empty = all), kept with size 1 like sum_dim; numerically stable.
+  Tensor logsumexp(int64_t d) const requires is_float { return logsumexp(std::vector<int64_t>{d}); }
+  Tensor logsumexp(const std::vector<int64_t>& dims) const requires is_float {
+    return Tensor(shape_ops::logsumexp<B>(p_, dims));
+  }
+  // Standard deviation over d (or dims; empty = all), kept with size 1; correction 1 = unbiased (torch.std).
+  Tensor std(int64_t d, double correction = 1) const requires is_float {
+    return std(std::vector<int64_t>{d}, correction);
+  }
+  Tensor std(const std::vector<int64_t>& dims, double correction = 1) const requires is_float {
+    return Tensor(shape_ops::std_dev<B>(p_, dims, correction));
+  }
+  // beta * self + alpha * (batch1 @ batch2) (torch.baddbmm); self broadcasts to [b, n, p].
+  Tensor baddbmm(const Tensor& batch1, const Tensor& batch2, double beta = 1, double alpha = 1) const
+    requires(is_float && D == 3)
+  {
+    return Tensor(shape_ops::baddbmm<B>(p_, batch1.p_, batch2.p_, beta, alpha));
   }
 
   // ---------------------------------------------------------------- autodiff

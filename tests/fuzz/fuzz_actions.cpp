@@ -13,7 +13,7 @@ namespace {
 
 // Enum counts (valid values are 0..n-1).
 constexpr int32_t kBackends = 3, kUnary = 27, kBinary = 9, kScalarOps = 10, kCompare = 6,
-                  kPredicates = 2, kLogic = 3, kReduce = 5, kDists = 3, kReductions = 2, kLayerKinds = 21,
+                  kPredicates = 2, kLogic = 3, kReduce = 5, kDists = 3, kReductions = 2, kLayerKinds = 25,
                   kModes = 2, kLoadModes = 2, kOptimKinds = 3, kRecorders = 3, kPrecisions = 4, kInplaceOps = 6,
                   kFftOps = 4, kFftNorms = 3, kSchedulerKinds = 5;
 
@@ -886,6 +886,8 @@ const Action kActions[] = {
   {"rnn", rnn},
   // issue 13: sort, scan and mask ops (fuzz_actions_sort.cpp; appended, as above)
   {"sort_scan", sort_scan},
+  // issue 13: pad, step slices, baddbmm, einsum, logsumexp, std, interpolate (fuzz_actions_shape.cpp; appended)
+  {"shape_ops", shape_ops},
 };
 // clang-format on
 const std::size_t kActionCount = sizeof kActions / sizeof kActions[0];

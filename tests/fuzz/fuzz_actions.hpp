@@ -33,6 +33,8 @@ void vulkan_plan_free(Ctx& c);
 void vulkan_readback(Ctx& c);
 void vulkan_readback_free(Ctx& c);
 void vulkan_floor(Ctx& c);
+// issue 13's composed shape ops (fuzz_actions_shape.cpp).
+void shape_ops(Ctx& c);
 
 // issue 13 (fuzz_actions_norms.cpp): conv_transpose2d and the GROUP_NORM / RMS_NORM / CONV_TRANSPOSE2D layers.
 void norms(Ctx& c);

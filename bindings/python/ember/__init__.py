@@ -33,6 +33,7 @@ from .errors import EmberError
 from .fft import view_as_complex, view_as_real
 from .serialization import Record
 from .safetensors import load_safetensors, save_safetensors  # issue 13
+from ._tensor_shape_ops import baddbmm, einsum, logsumexp  # issue 13
 from .tensor import Tensor
 from ._tensor_sort import argsort, cumsum, masked_select, sort, topk, tril, triu  # issue 13
 

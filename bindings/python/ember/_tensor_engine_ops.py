@@ -1,5 +1,5 @@
 """EngineOpsMixin: the typed engine's ops that ember.h gained for issue 11 (expand, flip, repeat, scatter_add,
-masked_fill, var / std), with torch.Tensor's names and arguments. Each is one C call (differentiable)."""
+masked_fill, var; std is ShapeOpsMixin's), with torch.Tensor's names and arguments. Each is one C call (differentiable)."""
 from . import _lib
 from ._tensor_layout import _shape_args, wrap_dim
 
@@ -62,6 +62,3 @@ class EngineOpsMixin:
                 y = y.reshape([1 if d in ds else shape[d] for d in range(rank)])
             return y
         return self._call(_lib.tensor_var, self._h, dim, c, 1 if keepdim else 0)
-
-    def std(self, dim=None, unbiased=True, keepdim=False, *, correction=None):
-        return self.var(dim, unbiased, keepdim, correction=correction).sqrt()

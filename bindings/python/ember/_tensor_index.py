@@ -3,7 +3,7 @@
 Reading follows torch's two phases (torch/csrc/autograd/python_variable_indexing.cpp): first the basic items,
 applied left to right -- an int selects (drops the dim), a slice keeps a range (positive steps only, as torch),
 ``None`` inserts a dim of 1, ``...`` skips the dims no other item names -- done here with one ember_tensor_slice,
-an ember_tensor_index_select per stepped slice and one reshape. Then the advanced items (int lists or tensors,
+(ember_tensor_slice_step when a slice has a step) and one reshape. Then the advanced items (int lists or tensors,
 bool masks; a k-dim mask stands for its k nonzero-coordinate tensors) are broadcast together and read with one
 ember_tensor_index_select over the indexed dims flattened into one: their result dims replace the indexed dims
 when those are adjacent, else they come first (torch's rule; note that torch counts an int as basic, so
@@ -27,6 +27,7 @@ _new = object.__new__
 
 _slice, _index_select, _arange = _lib.tensor_slice, _lib.tensor_index_select, _lib.tensor_arange
 _select, _SLICE_END = _lib.tensor_select, _lib.SLICE_END
+_slice_step = _lib.tensor_slice_step  # issue 13
 # The fast paths' calls without argtypes (_lib.py: hot, quick), given ctypes objects (or bytes: a const int64_t*)
 # only. x[i] keeps the GIL: selecting along dim 0 is a fixed amount of work (a CPU row shares the tensor's storage).
 # Constant arguments are made once, as from_param's parameter objects: ctypes passes those as they are, where a
@@ -304,13 +305,11 @@ class IndexMixin:
         t = self
         if not p.trivial:
             rank = len(shape)
-            if p.starts != [0] * rank or p.ends != list(shape):
+            if p.steps != [1] * rank:  # x[::2]: the range and the steps in one call
+                arr = c_int64 * rank
+                t = t._call(_slice_step, t._h, arr(*p.starts), arr(*p.ends), arr(*p.steps), rank)
+            elif p.starts != [0] * rank or p.ends != list(shape):
                 t = t._call(_slice, t._h, (c_int64 * rank)(*p.starts), (c_int64 * rank)(*p.ends), rank)
-            for d, step in enumerate(p.steps):
-                if step != 1:
-                    n = p.ends[d] - p.starts[d]
-                    picks = self._arange_on_device(0, n, step)  # a local: it must outlive the call
-                    t = t._call(_index_select, t._h, d, picks._h)
             t = t.reshape(p.out_shape)
         if p.advanced:
             t = t._advanced(p.advanced)

@@ -18,6 +18,7 @@ from ._tensor_layout import LayoutMixin
 from ._tensor_math import MathMixin
 from ._tensor_reductions import ReductionMixin, ValuesIndices  # noqa: F401  (ValuesIndices: max/min's result)
 from ._tensor_sort import SortMixin  # issue 13: sort, scan and mask ops
+from ._tensor_shape_ops import ShapeOpsMixin  # issue 13
 
 _check, _error = _lib.check, _lib.error
 _quick_shape, _DIMS, _MAX_RANK = _lib.quick.tensor_shape, c_int64 * _lib.MAX_RANK, c_size_t.from_param(_lib.MAX_RANK)
@@ -51,8 +52,8 @@ def _format(v):
     return repr(float("%.6g" % v))
 
 
-class Tensor(IndexMixin, InplaceMixin, MathMixin, ReductionMixin, LayoutMixin, CastMixin, AutogradMixin, EngineOpsMixin,
-             SortMixin, TensorBase):
+class Tensor(IndexMixin, InplaceMixin, MathMixin, ReductionMixin, LayoutMixin, CastMixin, AutogradMixin, ShapeOpsMixin,
+             EngineOpsMixin, SortMixin, TensorBase):
     """An n-dimensional array on a device, optionally recording operations for backward.
 
     Its methods come from one mixin per concern (_tensor_math, _tensor_reductions, _tensor_layout, _tensor_cast,

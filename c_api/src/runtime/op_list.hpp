@@ -149,6 +149,19 @@
   X(DynTensor, triangle, (const DynTensor& x, int64_t diagonal, bool upper), (x, diagonal, upper), x)         \
   X(DynTensor, masked_select, (const DynTensor& x, const DynTensor& mask), (x, mask), x)                      \
   X(DynTensor, one_hot, (const DynTensor& x, int64_t num_classes), (x, num_classes), x)
+// ops_shape.cpp (issue 13: the composed shape ops of engine/tensor/shape_ops.hpp and einsum.hpp)
+#define EMBER_RUNTIME_SHAPE_OPS(X)                                                                            \
+  X(DynTensor, pad, (const DynTensor& x, const std::vector<int64_t>& pads, PadMode mode, double value),        \
+    (x, pads, mode, value), x)                                                                                 \
+  X(DynTensor, slice_step, (const DynTensor& x, const std::vector<StepSlice>& slices), (x, slices), x)         \
+  X(DynTensor, baddbmm, (const DynTensor& input, const DynTensor& b1, const DynTensor& b2, double beta,        \
+    double alpha), (input, b1, b2, beta, alpha), input)                                                        \
+  X(DynTensor, einsum, (const std::string& equation, const std::vector<const DynTensor*>& xs), (equation, xs), xs) \
+  X(DynTensor, logsumexp, (const DynTensor& x, const std::vector<int64_t>& dims, bool keepdim),               \
+    (x, dims, keepdim), x)                                                                                     \
+  X(DynTensor, std_dev, (const DynTensor& x, const std::vector<int64_t>& dims, double correction, bool keepdim), \
+    (x, dims, correction, keepdim), x)                                                                         \
+  X(DynTensor, interpolate, (const DynTensor& x, const InterpolateOptions& options), (x, options), x)
 
 #define EMBER_RUNTIME_OPS(X)        \
   EMBER_RUNTIME_CREATION_OPS(X)     \
@@ -164,4 +177,5 @@
   EMBER_RUNTIME_ENGINE_OPS(X)       \
   EMBER_RUNTIME_NORMS_OPS(X)        \
   EMBER_RUNTIME_RNN_OPS(X)          \
-  EMBER_RUNTIME_SORT_OPS(X)
+  EMBER_RUNTIME_SORT_OPS(X)         \
+  EMBER_RUNTIME_SHAPE_OPS(X)

@@ -21,6 +21,16 @@ nn::RnnOptions rnn_options(const LayerSpec& s) {
   o.dropout = s.p;
   o.bidirectional = s.bidirectional;
   return o;
+// ember_layer_desc's upsample fields: size (0, 0) means "use scale_factor", as scale_factor (0, 0) means "use size".
+nn::UpsampleConfig upsample_config(const LayerSpec& s) {
+  nn::UpsampleConfig c;
+  if (s.size[0] != 0 || s.size[1] != 0) c.size = s.size;
+  if (s.scale_factor[0] != 0 || s.scale_factor[1] != 0) c.scale_factor = s.scale_factor;
+  if (s.interpolation == 0) c.mode = InterpolateMode::Nearest;
+  else if (s.interpolation == 1) c.mode = InterpolateMode::Bilinear;
+  else throw ArgumentError(fmt::format("upsample: unknown interpolation mode {}", s.interpolation));
+  c.align_corners = s.align_corners;
+  return c;
 }
 
 template <class B>
@@ -96,6 +106,7 @@ Layer<B> make_layer(const LayerSpec& s, const typename B::Device& dev) {
     }
     case LayerKind::Lstm: return nn::LSTMConfig{rnn_options(s)}.init<B>(dev);
     case LayerKind::Gru: return nn::GRUConfig{rnn_options(s)}.init<B>(dev);
+    case LayerKind::Upsample: return upsample_config(s).init();
     default: break;
   }
   throw ArgumentError("sequential: unknown layer kind " + std::to_string(s.kind));
@@ -155,6 +166,9 @@ struct Forward {
   }
   BackendTensor<B> operator()(nn::MaxPool2d& l) const { return rank<4>("max_pool2d", [&](const auto& t) { return l.forward(t); }); }
   BackendTensor<B> operator()(nn::AvgPool2d& l) const { return rank<4>("avg_pool2d", [&](const auto& t) { return l.forward(t); }); }
+  BackendTensor<B> operator()(nn::Upsample& l) const {
+    return rank<4>("upsample", [&](const auto& t) { return l.forward(t); });
+  }
   BackendTensor<B> operator()(nn::AdaptiveAvgPool2d& l) const {
     return rank<4>("adaptive_avg_pool2d", [&](const auto& t) { return l.forward(t); });
   }

@@ -313,3 +313,4 @@ def smooth_l1_loss(input, target, reduction="mean", beta=1.0):  # noqa: A002
 
 # issue 13 (h-norms): conv_transpose2d, group_norm, rms_norm
 from .functional_norms import conv_transpose2d, group_norm, rms_norm  # noqa: E402,F401
+from .functional_shape import interpolate, pad  # noqa: E402,F401  (issue 13)
