@@ -888,6 +888,8 @@ const Action kActions[] = {
   {"sort_scan", sort_scan},
   // issue 13: pad, step slices, baddbmm, einsum, logsumexp, std, interpolate (fuzz_actions_shape.cpp; appended)
   {"shape_ops", shape_ops},
+  // issue 13 (h-flash): scaled-dot-product attention (fuzz_actions_sdpa.cpp)
+  {"sdpa", sdpa},
 };
 // clang-format on
 const std::size_t kActionCount = sizeof kActions / sizeof kActions[0];

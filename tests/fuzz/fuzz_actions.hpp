@@ -40,5 +40,7 @@ void shape_ops(Ctx& c);
 void norms(Ctx& c);
 // issue 13 (h-rnn): LSTM / GRU modules and ember_module_forward_rnn (fuzz_actions_rnn.cpp).
 void rnn(Ctx& c);
+// issue 13 (h-flash): scaled-dot-product attention (fuzz_actions_sdpa.cpp).
+void sdpa(Ctx& c);
 
 }  // namespace ember_fuzz
