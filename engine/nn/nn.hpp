@@ -27,6 +27,7 @@
 #include "engine/nn/linear.hpp"
 #include "engine/nn/loss/loss.hpp"
 #include "engine/nn/pool2d.hpp"
+#include "engine/nn/positional_embedding.hpp"
 #include "engine/nn/multihead_attention.hpp"
 #include "engine/nn/transformer_decoder.hpp"
 #include "engine/nn/transformer_encoder.hpp"

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Generates tests/reference/transformer_reference.hpp: PyTorch 1.13's nn.MultiheadAttention, a 2-layer
-nn.TransformerEncoder (post- and pre-norm) and an nn.TransformerDecoderLayer, forward and gradients, in float64,
-for tests/nn/transformer_reference_test.cpp:
+nn.TransformerEncoder (post- and pre-norm), an nn.TransformerDecoderLayer, and rotary embeddings (torch 1.13 has
+none: GPT-NeoX's rotate_half formula written out in torch), forward and gradients, in float64, for
+tests/nn/transformer_reference_test.cpp and tests/nn/positional_embedding_test.cpp:
 
     /usr/bin/python3 tests/reference/gen_transformer_reference.py    # rewrites transformer_reference.hpp here
 
@@ -44,7 +45,10 @@ def emit_array(name, t):
 
 
 def emit_table(name, named):
-    """named: [(key, tensor)] -> RefTensor {key, data, size, rank, shape} rows."""
+    """named: [(key, tensor)] -> RefTensor {key, data, size, rank, shape} rows (none for an empty list: C++ has no
+    zero-length arrays)."""
+    if not named:
+        return
     rows = []
     for i, (key, t) in enumerate(named):
         arr = f"{name}_{i}"
@@ -145,6 +149,29 @@ mkpm = torch.tensor([[False, True, False, False], [False, False, False, True]])
 run_case("dec_layer", dec, [("tgt", rnd(T, N, E)), ("memory", rnd(S, N, E)), ("tgt_mask", tgt_mask),
                             ("memory_key_padding_mask", mkpm)],
          lambda m, t, mem, tm, mk: (m(t, mem, tgt_mask=tm, memory_key_padding_mask=mk), None))
+
+
+
+class NeoXRotary(torch.nn.Module):
+    """Rotary embedding as GPT-NeoX / Hugging Face LLaMA write it (rotate_half), on the first `dim` features."""
+
+    def __init__(self, dim, base, offset):
+        super().__init__()
+        self.dim, self.base, self.offset = dim, base, offset
+
+    def forward(self, x):
+        T = x.shape[2]
+        inv_freq = 1.0 / (self.base ** (torch.arange(0, self.dim, 2, dtype=torch.float64) / self.dim))
+        freqs = torch.outer(torch.arange(self.offset, self.offset + T, dtype=torch.float64), inv_freq)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        rot, rest = x[..., :self.dim], x[..., self.dim:]
+        x1, x2 = rot[..., :self.dim // 2], rot[..., self.dim // 2:]
+        out = rot * emb.cos() + torch.cat((-x2, x1), dim=-1) * emb.sin()
+        return torch.cat((out, rest), dim=-1)
+
+
+# RoPE: partial rotary (dim 4 of head_dim 6) at positions 3..7.
+run_case("rope", NeoXRotary(4, 10000.0, 3), [("x", rnd(2, 2, 5, 6) * 2.0)], lambda m, x: (m(x), None))
 
 header = [
     "#pragma once",
