@@ -9,6 +9,8 @@ from .modules import (GELU, Conv2d, Dropout, Flatten, Identity, LeakyReLU, Linea
                       SiLU, Softmax, Tanh, Threshold)
 from .norm_pool import AdaptiveAvgPool2d, AvgPool2d, BatchNorm1d, BatchNorm2d, Embedding, LayerNorm, MaxPool2d
 from .parameter import Parameter, UninitializedParameter
+from .transformer import (MultiheadAttention, RotaryEmbedding, TransformerDecoder, TransformerDecoderLayer,
+                          TransformerEncoder, TransformerEncoderLayer)
 
 __all__ = ["functional", "init", "utils", "Module", "Parameter", "UninitializedParameter", "Sequential",
            "ModuleList", "ModuleDict", "ParameterList", "Identity", "Linear", "Conv2d", "LazyLinear", "LazyConv2d",
@@ -16,3 +18,5 @@ __all__ = ["functional", "init", "utils", "Module", "Parameter", "UninitializedP
            "MaxPool2d", "AvgPool2d", "Flatten", "LeakyReLU", "SiLU", "Softmax", "LogSoftmax", "BatchNorm1d",
            "BatchNorm2d", "AdaptiveAvgPool2d", "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "BCELoss",
            "BCEWithLogitsLoss", "SmoothL1Loss", "HuberLoss"]
+__all__ += ["MultiheadAttention", "TransformerEncoderLayer", "TransformerDecoderLayer", "TransformerEncoder",
+            "TransformerDecoder", "RotaryEmbedding"]
