@@ -362,6 +362,19 @@ DynTensor tree_forward(ModuleState& m, const DynTensor& x, bool train) {
   return out;
 }
 
+std::vector<DynTensor> tree_forward_with(ModuleState& m, const std::function<std::vector<DynTensor>()>& run) {
+  ModuleTree& t = tree_of(m, "forward");
+  if (!t.is_layer)
+    throw ArgumentError("this module's forward is written by the caller (a container of ember_module_create)");
+  std::lock_guard lock(t.mu);
+  if (!t.materialized) throw ArgumentError("forward: the layer is not materialized (a lazy layer)");
+  std::vector<DynTensor> values;
+  values.reserve(t.params.size());
+  for (const auto& p : t.params) values.push_back(use(p->handle, "param"));
+  set_param_values(m, values);
+  return run();
+}
+
 void tree_set_training(ModuleState& m, bool on) {
   for (const auto& [path, node] : tree_modules(std::shared_ptr<ModuleState>(std::shared_ptr<ModuleState>{}, &m))) {
     std::lock_guard lock(node->tree->mu);

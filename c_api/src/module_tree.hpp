@@ -80,6 +80,10 @@ LoadReport tree_load_record(ModuleState& m, const Record& r, LoadMode mode);
 void tree_state_set(ModuleState& m, const std::string& path, const DynTensor& value);
 
 DynTensor tree_forward(ModuleState& m, const DynTensor& x, bool train);
+// issue 13 (h-rnn): a forward of a layer module with more operands than x (ember_module_forward_rnn): `run` calls the
+// runtime op on m once its typed layer holds the current values of the param handles, under the tree's lock.
+// Not for layers with running statistics (their train-mode updates would not reach the handles).
+std::vector<DynTensor> tree_forward_with(ModuleState& m, const std::function<std::vector<DynTensor>()>& run);
 
 void tree_set_training(ModuleState& m, bool on);
 bool tree_is_training(const ModuleState& m);

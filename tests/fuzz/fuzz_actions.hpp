@@ -31,4 +31,7 @@ void vulkan_readback(Ctx& c);
 void vulkan_readback_free(Ctx& c);
 void vulkan_floor(Ctx& c);
 
+// issue 13 (h-mha): attention / transformer layer modules and their forwards (fuzz_actions_attention.cpp).
+void attention(Ctx& c);
+
 }  // namespace ember_fuzz

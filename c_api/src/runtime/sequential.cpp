@@ -10,6 +10,22 @@
 namespace ember::capi {
 namespace {
 
+// issue 13 (h-mha): a transformer layer's config from ember_layer_desc (in_features = d_model, num_heads = nhead,
+// p = dropout, eps = layer_norm_eps).
+template <class Config>
+Config transformer_layer(const LayerSpec& s) {
+  Config c;
+  c.d_model = s.in;
+  c.nhead = s.num_heads;
+  c.dim_feedforward = s.dim_feedforward;
+  c.dropout = s.p;
+  c.activation = static_cast<nn::TransformerActivation>(s.activation);
+  c.layer_norm_eps = s.eps;
+  c.batch_first = s.batch_first;
+  c.norm_first = s.norm_first;
+  return c;
+}
+
 template <class B>
 Layer<B> make_layer(const LayerSpec& s, const typename B::Device& dev) {
   auto stride_or = [](std::array<int64_t, 2> st, std::array<int64_t, 2> dflt) {
@@ -62,6 +78,11 @@ Layer<B> make_layer(const LayerSpec& s, const typename B::Device& dev) {
     case LayerKind::BatchNorm1d: return nn::BatchNorm1dConfig{s.in, s.eps, s.momentum}.init<B>(dev);
     case LayerKind::BatchNorm2d: return nn::BatchNorm2dConfig{s.in, s.eps, s.momentum}.init<B>(dev);
     case LayerKind::AdaptiveAvgPool2d: return nn::AdaptiveAvgPool2dConfig{s.kernel}.init();
+    // issue 13 (h-mha): in_features = embed_dim / d_model, p = dropout.
+    case LayerKind::MultiheadAttention:
+      return nn::MultiheadAttentionConfig{s.in, s.num_heads, s.p, s.bias, s.kdim, s.vdim, s.batch_first}.init<B>(dev);
+    case LayerKind::TransformerEncoderLayer: return transformer_layer<nn::TransformerEncoderLayerConfig>(s).init<B>(dev);
+    case LayerKind::TransformerDecoderLayer: return transformer_layer<nn::TransformerDecoderLayerConfig>(s).init<B>(dev);
     default: break;
   }
   throw ArgumentError("sequential: unknown layer kind " + std::to_string(s.kind));
@@ -158,6 +179,26 @@ struct Forward {
     c.mode.training = false;
     return run(c);
   }
+  // issue 13 (h-mha): in a Sequential, attention is self-attention without masks and the encoder layer runs without
+  // masks; ember_module_forward_attention / _encoder / _decoder (api_attention.cpp) take the other operands.
+  // Dropout flags are set on a copy, so concurrent forwards never write shared state.
+  BackendTensor<B> operator()(nn::MultiheadAttention<B>& l) const {
+    const auto c = set_training(l, train);
+    nn::MhaInputs<B> in;
+    in.need_weights = false;
+    return rank<3>("multihead_attention", [&](const auto& t) { return c.forward(t, t, t, in).output; });
+  }
+  BackendTensor<B> operator()(nn::TransformerEncoderLayer<B>& l) const {
+    const auto c = set_training(l, train);
+    return rank<3>("transformer_encoder_layer", [&](const auto& t) { return c.forward(t); });
+  }
+  BackendTensor<B> operator()(nn::TransformerDecoderLayer<B>&) const {
+    throw ArgumentError("transformer_decoder_layer: needs the memory too: use ember_module_forward_decoder");
+  }
+  template <int32_t V>
+  BackendTensor<B> operator()(ReservedLayer<V>&) const {
+    throw ArgumentError(fmt::format("layer kind {} is not in this build", V));
+  }
   BackendTensor<B> operator()(nn::BatchNorm2d<B>& l) const {
     if (train) {
       l.mode.training = true;
@@ -224,6 +265,7 @@ DynTensor forward(ModuleState& m, const DynTensor& x, bool train) {
           } catch (const CaptureError& e) {  // a Vulkan plan rejects the op: name it ("layer 0 (embedding): ...")
             static constexpr const char* kNames[] = {
 #define EMBER_LAYER(id, value, name, type) name,
+#define EMBER_LAYER_SLOT(value) "reserved",
 #include "c_api/src/layers.def"
             };
             throw CaptureError("layer " + std::to_string(i) + " (" + kNames[seq.layers[i].index()] + "): " + e.what());

@@ -28,12 +28,20 @@ struct Flatten {
   int64_t start = 1, end = -1;
 };
 
+// A kind value held for a layer of another branch (layers.def's EMBER_LAYER_SLOT rows); never built.
+template <int32_t Value>
+struct ReservedLayer {};
+
 // Alternatives in the order of c_api/src/layers.def (ember.h's ember_layer_kind), so variant index == kind.
 template <class B>
 using Layer = std::variant<nn::Linear<B>, nn::Conv2d<B>, nn::ReLU, nn::GELU, nn::Sigmoid, nn::Tanh, nn::Threshold,
                            nn::PReLU<B>, nn::Dropout, nn::LayerNorm<B>, nn::Embedding<B>, nn::MaxPool2d,
                            nn::AvgPool2d, Flatten, nn::LeakyReLU, nn::SiLU, nn::Softmax, nn::LogSoftmax,
-                           nn::BatchNorm1d<B>, nn::BatchNorm2d<B>, nn::AdaptiveAvgPool2d>;
+                           nn::BatchNorm1d<B>, nn::BatchNorm2d<B>, nn::AdaptiveAvgPool2d,
+                           // issue 13 (h-mha): slots 21..24, 26, 27 until their rows land
+                           ReservedLayer<21>, ReservedLayer<22>, ReservedLayer<23>, ReservedLayer<24>,
+                           nn::MultiheadAttention<B>, ReservedLayer<26>, ReservedLayer<27>,
+                           nn::TransformerEncoderLayer<B>, nn::TransformerDecoderLayer<B>>;
 namespace layer_order_check {
 // The rows name their types with B. The order is the same for every backend, so the CPU's (a header-only type
 // here: nothing is instantiated) checks it in every build unit, the plugins' too.
