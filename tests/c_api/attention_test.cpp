@@ -12,6 +12,7 @@
 namespace ember::capi_test {
 namespace {
 
+namespace tfref = ember::test::tfref;
 using tfref::RefTensor;
 
 template <std::size_t N>
