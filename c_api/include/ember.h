@@ -412,7 +412,8 @@ enum ember_layer_kind {
    * nhead, dim_feedforward, p = dropout (0.1), activation, eps = layer_norm_eps, batch_first, norm_first. Params
    * "self_attn.*" (and "multihead_attn.*"), "linear1.*", "linear2.*", "norm1..3.gamma/beta". The encoder layer runs
    * in a Sequential without masks, ember_module_forward_encoder takes them; the decoder layer needs
-   * ember_module_forward_decoder. */
+   * ember_module_forward_decoder. For these three kinds ember_module_load_torch_state_dict / _to_torch_state_dict
+   * use PyTorch's keys: Linear sublayers (out_proj, linear1, linear2) transposed, norms' weight/bias as gamma/beta. */
   EMBER_LAYER_TRANSFORMER_ENCODER_LAYER = 28,
   EMBER_LAYER_TRANSFORMER_DECODER_LAYER = 29
 };

@@ -5,8 +5,10 @@
 #include "tests/reference/transformer_reference.hpp"
 
 #include <cmath>
+#include <filesystem>
 #include <string>
 
+#include "records/safetensors.hpp"
 #include "tests/c_api/capi_support.hpp"
 
 namespace ember::capi_test {
@@ -158,6 +160,66 @@ TEST(CApiAttention, SequentialEncoderLayerAndMisuse) {
   bad.num_heads = 4;
   ember_module* m = nullptr;
   EMBER_EXPECT_ERR(ember_module_sequential(nullptr, &bad, 1, &m), EMBER_ERR_INVALID_ARGUMENT, "divisible");
+}
+
+// A record of the module's torch state_dict, through a safetensors file (read back with the C++ reader).
+ember::Record torch_state_of(const ember_module* m) {
+  ember_record* r = nullptr;
+  EXPECT_EQ(ember_module_to_torch_state_dict(m, &r), EMBER_OK) << ember_last_error();
+  const RecordH sd(r);
+  const TempPath path("attention_sd.safetensors");
+  EXPECT_EQ(ember_record_write_safetensors(sd.get(), path.path.c_str()), EMBER_OK) << ember_last_error();
+  return ember::SafetensorsFile::open(path.path).to_record();
+}
+
+TEST(CApiAttention, TorchStateDictsMapThroughTheNameMap) {
+  namespace R = tfref;
+  // PyTorch's decoder-layer state_dict, as a safetensors file, loads strictly into a layer module (a tree) and
+  // gives torch's output: Linear weights transposed, LayerNorm weight/bias as gamma/beta, the rest by name.
+  ember::Record torch;
+  for (const auto& t : R::dec_layer_state) {
+    std::vector<float> v(t.data, t.data + t.size);
+    torch.params[t.name] = ember::ParamRecord{0, ember::ParamKind::Float, ember::ParamRole::Trainable,
+                                              ember::TensorData::from_vec<float>(v, ember::Shape(dims(t)))};
+  }
+  const TempPath file("attention_torch.safetensors");
+  ember::write_safetensors(torch, file.path);
+  ember_record* r = nullptr;
+  EMBER_ASSERT_OK(ember_record_read_safetensors(file.path.c_str(), &r));
+  const RecordH sd(r);
+  ember_layer_desc d = layer(EMBER_LAYER_TRANSFORMER_DECODER_LAYER);
+  d.in_features = 8;
+  d.num_heads = 2;
+  d.dim_feedforward = 16;
+  d.p = 0.0;
+  const Module m = layer_module(d);
+  EMBER_ASSERT_OK(ember_module_load_torch_state_dict(m.get(), sd.get(), EMBER_LOAD_STRICT, nullptr));
+  const Tensor tgt = ref_f32(find(R::dec_layer_inputs, "tgt")), mem = ref_f32(find(R::dec_layer_inputs, "memory"));
+  const Tensor tm = ref_bool(find(R::dec_layer_inputs, "tgt_mask"));
+  const Tensor mk = ref_bool(find(R::dec_layer_inputs, "memory_key_padding_mask"));
+  ember_tensor* out = nullptr;
+  EMBER_EXPECT_OK(ember_module_forward_decoder(m.get(), tgt.get(), mem.get(), tm.get(), nullptr, nullptr, mk.get(),
+                                               EMBER_MODE_EVAL, &out));
+  const Tensor o(out);
+  EXPECT_TRUE(near(o.get(), find(R::dec_layer_outputs, "out")));
+
+  // A Sequential's encoder layer exports PyTorch's keys and layouts ("0." for "layers.0."), and they load back.
+  ember_layer_desc e = layer(EMBER_LAYER_TRANSFORMER_ENCODER_LAYER);
+  e.in_features = 4;
+  e.num_heads = 2;
+  e.dim_feedforward = 6;
+  const Module a = sequential({e}), b = sequential({e});
+  const ember::Record exported = torch_state_of(a.get());
+  EXPECT_EQ(exported.params.at("0.self_attn.in_proj_weight").data.shape, ember::Shape({12, 4}));
+  EXPECT_EQ(exported.params.at("0.linear1.weight").data.shape, ember::Shape({6, 4}));  // [out, in]
+  EXPECT_EQ(exported.params.at("0.self_attn.out_proj.bias").data.shape, ember::Shape({4}));
+  EXPECT_EQ(exported.params.count("0.norm2.weight"), 1u);
+  ember_record* back = nullptr;
+  EMBER_ASSERT_OK(ember_module_to_torch_state_dict(a.get(), &back));
+  const RecordH back_sd(back);
+  EMBER_ASSERT_OK(ember_module_load_torch_state_dict(b.get(), back, EMBER_LOAD_STRICT, nullptr));
+  const Tensor x = f32({0.5f, -1.0f, 0.25f, 2.0f, 1.0f, 0.0f, -0.5f, 0.75f}, {2, 1, 4});
+  EXPECT_EQ(floats(forward(a.get(), x.get()).get()), floats(forward(b.get(), x.get()).get()));
 }
 
 }  // namespace
