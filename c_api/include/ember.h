@@ -414,7 +414,22 @@ enum ember_layer_kind {
    * PyTorch's order: LSTM i f g o, GRU r z n), "layers.<k>.reverse_dir.*" for the reverse direction.
    * ember_module_forward gives the output; ember_module_forward_rnn the final states and lengths too. */
   EMBER_LAYER_LSTM = 26,
-  EMBER_LAYER_GRU = 27
+  EMBER_LAYER_GRU = 27,
+  /* issue 13 (h-mha): PyTorch 1.13's nn.MultiheadAttention: in_features = embed_dim, num_heads, p = dropout (0 by
+   * ember_layer_init), bias, kdim / vdim (0 = embed_dim), batch_first. Params in PyTorch's names and layouts:
+   * "in_proj_weight" [3E, E] (or "q_proj_weight" [E, E], "k_proj_weight" [E, kdim], "v_proj_weight" [E, vdim]),
+   * "in_proj_bias" [3E], "out_proj.weight" [E, E] (a Linear's: stored [in, out]), "out_proj.bias". In a Sequential
+   * (ember_module_forward) it is self-attention without masks; ember_module_forward_attention takes key, value,
+   * masks and gives the weights. */
+  EMBER_LAYER_MULTIHEAD_ATTENTION = 25,
+  /* issue 13 (h-mha): nn.TransformerEncoderLayer / nn.TransformerDecoderLayer: in_features = d_model, num_heads =
+   * nhead, dim_feedforward, p = dropout (0.1), activation, eps = layer_norm_eps, batch_first, norm_first. Params
+   * "self_attn.*" (and "multihead_attn.*"), "linear1.*", "linear2.*", "norm1..3.gamma/beta". The encoder layer runs
+   * in a Sequential without masks, ember_module_forward_encoder takes them; the decoder layer needs
+   * ember_module_forward_decoder. For these three kinds ember_module_load_torch_state_dict / _to_torch_state_dict
+   * use PyTorch's keys: Linear sublayers (out_proj, linear1, linear2) transposed, norms' weight/bias as gamma/beta. */
+  EMBER_LAYER_TRANSFORMER_ENCODER_LAYER = 28,
+  EMBER_LAYER_TRANSFORMER_DECODER_LAYER = 29
 };
 typedef int32_t ember_layer_kind_t;
 enum ember_gelu_approximate { EMBER_GELU_NONE = 0, EMBER_GELU_TANH = 1 };
@@ -1536,6 +1551,37 @@ EMBER_API ember_status EMBER_CALL ember_scaled_dot_product_attention(const ember
                                                                      const ember_tensor* attn_bias,
                                                                      int32_t is_causal, double scale,
                                                                      ember_tensor** out);
+/* ==== attention (issue 13, h-mha) ====
+ * Masks, as PyTorch's: NULL, or a bool tensor (true = may not be attended) or a float tensor (added to the scores);
+ * both masks are merged into one additive bias. attn_mask [L, S] or [N * num_heads, L, S]; key_padding_mask [N, S].
+ * mode: ember_mode (dropout in TRAIN). Every result is differentiable w.r.t. the float operands and the params. */
+/* A MULTIHEAD_ATTENTION module (ember_module_sequential of that one layer, or ember_module_layer): query [L, N, E],
+ * key [S, N, kdim], value [S, N, vdim] ([N, L, E] ... with batch_first) -> *out like query. With need_weights,
+ * *weights gets the attention weights, averaged over heads [N, L, S] when average_attn_weights, else per head
+ * [N, num_heads, L, S]. weights may be NULL when need_weights is 0; otherwise *weights is set (NULL without
+ * need_weights). */
+EMBER_API ember_status EMBER_CALL ember_module_forward_attention(ember_module* module, const ember_tensor* query,
+                                                                 const ember_tensor* key, const ember_tensor* value,
+                                                                 const ember_tensor* key_padding_mask,
+                                                                 const ember_tensor* attn_mask, int32_t need_weights,
+                                                                 int32_t average_attn_weights, ember_mode_t mode,
+                                                                 ember_tensor** out, ember_tensor** weights);
+/* A TRANSFORMER_ENCODER_LAYER module: src [S, N, E] ([N, S, E] with batch_first), mask [S, S] or [N * nhead, S, S],
+ * src_key_padding_mask [N, S] -> *out like src. */
+EMBER_API ember_status EMBER_CALL ember_module_forward_encoder(ember_module* module, const ember_tensor* src,
+                                                               const ember_tensor* mask,
+                                                               const ember_tensor* src_key_padding_mask,
+                                                               ember_mode_t mode, ember_tensor** out);
+/* A TRANSFORMER_DECODER_LAYER module: tgt [T, N, E], memory [S, N, E] (batch leading with batch_first), tgt_mask
+ * [T, T], memory_mask [T, S] (or their 3-D forms), tgt_key_padding_mask [N, T], memory_key_padding_mask [N, S]
+ * -> *out like tgt. */
+EMBER_API ember_status EMBER_CALL ember_module_forward_decoder(ember_module* module, const ember_tensor* tgt,
+                                                               const ember_tensor* memory,
+                                                               const ember_tensor* tgt_mask,
+                                                               const ember_tensor* memory_mask,
+                                                               const ember_tensor* tgt_key_padding_mask,
+                                                               const ember_tensor* memory_key_padding_mask,
+                                                               ember_mode_t mode, ember_tensor** out);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -31,7 +31,10 @@ ember_layer_desc layer_defaults(int32_t kind) {
   // Flatten starts at dim 1 (PyTorch's nn.Flatten); softmax and log_softmax default to the last dim.
   d.dim = kind == EMBER_LAYER_FLATTEN ? 1 : s.dim;
   d.end_dim = s.end_dim;
-  d.p = kind == EMBER_LAYER_LSTM || kind == EMBER_LAYER_GRU ? 0.0 : s.p;  // PyTorch's RNN dropout is 0
+  // PyTorch's dropout defaults: LSTM / GRU (between layers) and MultiheadAttention 0, the transformer layers 0.1.
+  d.p = kind == EMBER_LAYER_LSTM || kind == EMBER_LAYER_GRU || kind == EMBER_LAYER_MULTIHEAD_ATTENTION ? 0.0
+        : kind == EMBER_LAYER_TRANSFORMER_ENCODER_LAYER || kind == EMBER_LAYER_TRANSFORMER_DECODER_LAYER ? 0.1
+                                                                                                       : s.p;
   d.threshold = s.threshold;
   d.value = s.value;
   d.init = s.init;

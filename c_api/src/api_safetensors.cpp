@@ -1,6 +1,7 @@
 // ember.h: safetensors files as records, and PyTorch state_dicts through the name map (records/torch_names.hpp)
 // for both kinds of C modules: ember_module_sequential's (paths "layers.<i>.<name>", PyTorch's nn.Sequential
 // "<i>.<name>") and trees of ember_module_create / ember_module_layer (the same paths in both).
+#include <algorithm>
 #include <functional>
 #include <map>
 
@@ -35,17 +36,40 @@ std::pair<std::string, std::string> split_leaf(const std::string& path) {
   return {path.substr(0, dot), path.substr(dot + 1)};
 }
 
+// issue 13 (h-mha): attention and transformer layers hold Linear and LayerNorm sublayers below their own paths
+// ("self_attn.out_proj.weight", "norm1.gamma"); each param maps as its sublayer's would (named by the component
+// before the leaf), the rest (in_proj_weight, ...) keeps its name: the layers already use PyTorch's names.
+bool is_attention_kind(int32_t kind) {
+  const auto k = static_cast<LayerKind>(kind);
+  return k == LayerKind::MultiheadAttention || k == LayerKind::TransformerEncoderLayer ||
+         k == LayerKind::TransformerDecoderLayer;
+}
+void add_attention_param(TorchNameMap& map, const std::string& ember_prefix, const std::string& torch_prefix,
+                         const std::string& sub_path, uint64_t id) {
+  const std::size_t dot = sub_path.rfind('.');
+  const std::string sub = dot == std::string::npos ? "" : sub_path.substr(0, dot);
+  const std::string leaf = sub_path.substr(dot == std::string::npos ? 0 : dot + 1);
+  const std::string owner = sub.substr(sub.rfind('.') == std::string::npos ? 0 : sub.rfind('.') + 1);
+  const TorchLayer layer = owner == "out_proj" || owner == "linear1" || owner == "linear2" ? TorchLayer::Linear
+                           : owner.rfind("norm", 0) == 0                                  ? TorchLayer::LayerNorm
+                                                                                          : TorchLayer::Other;
+  auto join = [](const std::string& a, const std::string& b) { return a.empty() ? b : b.empty() ? a : a + "." + b; };
+  add_torch_param(map, layer, join(ember_prefix, sub), join(torch_prefix, sub), leaf, id);
+}
+
 TorchNameMap torch_names_of(const ModuleState& m) {
   TorchNameMap map;
   if (m.tree) {
     // The layer modules of the tree by path: their params are named by their kind; a container's by the caller.
     std::map<std::string, TorchLayer> layers;
+    std::vector<std::string> attention_layers;  // issue 13 (h-mha)
     const std::shared_ptr<ModuleState> root(std::shared_ptr<ModuleState>{}, const_cast<ModuleState*>(&m));
     for (const auto& [path, node] : tree_modules(root)) {
       std::lock_guard lock(node->tree->mu);
       if (!node->tree->is_layer) continue;
       const TorchLayer layer = torch_layer(node->tree->spec.kind);
       if (layers.emplace(path, layer).second) add_torch_layer(map, layer, path);
+      if (is_attention_kind(node->tree->spec.kind)) attention_layers.push_back(path);
     }
     for (const auto& e : tree_params(m)) {
       // issue 13 (h-rnn): an RNN layer's params lie deeper than one leaf ("<layer>.layers.0.forward_dir.weight_ih").
@@ -57,6 +81,12 @@ TorchNameMap torch_names_of(const ModuleState& m) {
         break;
       }
       if (rnn_param) continue;
+      const auto under = [&](const std::string& p) { return p.empty() || e.path.rfind(p + ".", 0) == 0; };
+      const auto a = std::find_if(attention_layers.begin(), attention_layers.end(), under);
+      if (a != attention_layers.end()) {
+        add_attention_param(map, *a, *a, a->empty() ? e.path : e.path.substr(a->size() + 1), e.param->id);
+        continue;
+      }
       const auto [prefix, leaf] = split_leaf(e.path);
       auto it = layers.find(prefix);
       add_torch_param(map, it == layers.end() ? TorchLayer::Other : it->second, prefix, prefix, leaf, e.param->id);
@@ -66,7 +96,8 @@ TorchNameMap torch_names_of(const ModuleState& m) {
   for (std::size_t i = 0; i < m.layer_kinds.size(); ++i) add_torch_layer(map, torch_layer(m.layer_kinds[i]),
                                                                           std::to_string(i));
   for (const ParamDesc& d : parameters(m)) {
-    // issue 13 (h-rnn): "layers.<i>.<path below the RNN>" for an LSTM / GRU layer.
+    // issue 13: "layers.<i>.<path below the layer>" for an LSTM / GRU (h-rnn) or an attention / transformer layer
+    // (h-mha).
     const std::size_t first = d.info.path.find('.'), second = d.info.path.find('.', first + 1);
     if (first != std::string::npos && second != std::string::npos) {
       const std::string index = d.info.path.substr(first + 1, second - first - 1);
@@ -74,6 +105,11 @@ TorchNameMap torch_names_of(const ModuleState& m) {
       if (i < m.layer_kinds.size() && torch_layer(m.layer_kinds[i]) == TorchLayer::Rnn) {
         add_torch_param(map, TorchLayer::Rnn, d.info.path.substr(0, second), index, d.info.path.substr(second + 1),
                         d.info.id.value);
+        continue;
+      }
+      if (i < m.layer_kinds.size() && is_attention_kind(m.layer_kinds[i])) {
+        add_attention_param(map, d.info.path.substr(0, second), index, d.info.path.substr(second + 1),
+                            d.info.id.value);
         continue;
       }
     }

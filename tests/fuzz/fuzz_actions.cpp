@@ -13,7 +13,7 @@ namespace {
 
 // Enum counts (valid values are 0..n-1).
 constexpr int32_t kBackends = 3, kUnary = 27, kBinary = 9, kScalarOps = 10, kCompare = 6,
-                  kPredicates = 2, kLogic = 3, kReduce = 5, kDists = 3, kReductions = 2, kLayerKinds = 25,
+                  kPredicates = 2, kLogic = 3, kReduce = 5, kDists = 3, kReductions = 2, kLayerKinds = 30,
                   kModes = 2, kLoadModes = 2, kOptimKinds = 3, kRecorders = 3, kPrecisions = 4, kInplaceOps = 6,
                   kFftOps = 4, kFftNorms = 3, kSchedulerKinds = 5;
 
@@ -890,6 +890,8 @@ const Action kActions[] = {
   {"shape_ops", shape_ops},
   // issue 13 (h-flash): scaled-dot-product attention (fuzz_actions_sdpa.cpp)
   {"sdpa", sdpa},
+  // issue 13 (h-mha): attention and transformer layers (fuzz_actions_attention.cpp; appended, as above)
+  {"attention", attention},
 };
 // clang-format on
 const std::size_t kActionCount = sizeof kActions / sizeof kActions[0];

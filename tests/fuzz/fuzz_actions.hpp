@@ -43,4 +43,7 @@ void rnn(Ctx& c);
 // issue 13 (h-flash): scaled-dot-product attention (fuzz_actions_sdpa.cpp).
 void sdpa(Ctx& c);
 
+// issue 13 (h-mha): attention / transformer layer modules and their forwards (fuzz_actions_attention.cpp).
+void attention(Ctx& c);
+
 }  // namespace ember_fuzz

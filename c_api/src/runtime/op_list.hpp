@@ -168,6 +168,21 @@
     (const DynTensor& q, const DynTensor& k, const DynTensor& v, const DynTensor* bias, bool is_causal,         \
      double scale),                                                                                            \
     (q, k, v, bias, is_causal, scale), q)
+// attention.cpp (issue 13, h-mha): the multi-operand forwards of multihead attention and the transformer layers.
+// Masks are NULL or bool / float tensors; forward_attention -> {output[, weights]}.
+#define EMBER_RUNTIME_MHA_OPS(X)                                                                        \
+  X(std::vector<DynTensor>, forward_attention,                                                                \
+    (ModuleState & m, const DynTensor& q, const DynTensor& k, const DynTensor& v,                             \
+     const DynTensor* key_padding_mask, const DynTensor* attn_mask, bool need_weights, bool average, bool train), \
+    (m, q, k, v, key_padding_mask, attn_mask, need_weights, average, train), m)                               \
+  X(DynTensor, forward_encoder,                                                                               \
+    (ModuleState & m, const DynTensor& src, const DynTensor* mask, const DynTensor* key_padding_mask, bool train), \
+    (m, src, mask, key_padding_mask, train), m)                                                               \
+  X(DynTensor, forward_decoder,                                                                               \
+    (ModuleState & m, const DynTensor& tgt, const DynTensor& memory, const DynTensor* tgt_mask,               \
+     const DynTensor* memory_mask, const DynTensor* tgt_key_padding_mask,                                     \
+     const DynTensor* memory_key_padding_mask, bool train),                                                   \
+    (m, tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask, memory_key_padding_mask, train), m)
 
 #define EMBER_RUNTIME_OPS(X)        \
   EMBER_RUNTIME_ATTENTION_OPS(X)    \
@@ -185,4 +200,5 @@
   EMBER_RUNTIME_NORMS_OPS(X)        \
   EMBER_RUNTIME_RNN_OPS(X)          \
   EMBER_RUNTIME_SORT_OPS(X)         \
-  EMBER_RUNTIME_SHAPE_OPS(X)
+  EMBER_RUNTIME_SHAPE_OPS(X)         \
+  EMBER_RUNTIME_MHA_OPS(X)

@@ -21,6 +21,8 @@ nn::RnnOptions rnn_options(const LayerSpec& s) {
   o.dropout = s.p;
   o.bidirectional = s.bidirectional;
   return o;
+}
+
 // ember_layer_desc's upsample fields: size (0, 0) means "use scale_factor", as scale_factor (0, 0) means "use size".
 nn::UpsampleConfig upsample_config(const LayerSpec& s) {
   nn::UpsampleConfig c;
@@ -30,6 +32,22 @@ nn::UpsampleConfig upsample_config(const LayerSpec& s) {
   else if (s.interpolation == 1) c.mode = InterpolateMode::Bilinear;
   else throw ArgumentError(fmt::format("upsample: unknown interpolation mode {}", s.interpolation));
   c.align_corners = s.align_corners;
+  return c;
+}
+
+// issue 13 (h-mha): a transformer layer's config from ember_layer_desc (in_features = d_model, num_heads = nhead,
+// p = dropout, eps = layer_norm_eps).
+template <class Config>
+Config transformer_layer(const LayerSpec& s) {
+  Config c;
+  c.d_model = s.in;
+  c.nhead = s.num_heads;
+  c.dim_feedforward = s.dim_feedforward;
+  c.dropout = s.p;
+  c.activation = static_cast<nn::TransformerActivation>(s.activation);
+  c.layer_norm_eps = s.eps;
+  c.batch_first = s.batch_first;
+  c.norm_first = s.norm_first;
   return c;
 }
 
@@ -107,6 +125,11 @@ Layer<B> make_layer(const LayerSpec& s, const typename B::Device& dev) {
     case LayerKind::Lstm: return nn::LSTMConfig{rnn_options(s)}.init<B>(dev);
     case LayerKind::Gru: return nn::GRUConfig{rnn_options(s)}.init<B>(dev);
     case LayerKind::Upsample: return upsample_config(s).init();
+    // issue 13 (h-mha): in_features = embed_dim / d_model, p = dropout.
+    case LayerKind::MultiheadAttention:
+      return nn::MultiheadAttentionConfig{s.in, s.num_heads, s.p, s.bias, s.kdim, s.vdim, s.batch_first}.init<B>(dev);
+    case LayerKind::TransformerEncoderLayer: return transformer_layer<nn::TransformerEncoderLayerConfig>(s).init<B>(dev);
+    case LayerKind::TransformerDecoderLayer: return transformer_layer<nn::TransformerDecoderLayerConfig>(s).init<B>(dev);
     default: break;
   }
   throw ArgumentError("sequential: unknown layer kind " + std::to_string(s.kind));
@@ -228,6 +251,21 @@ struct Forward {
     nn::GRU<B> c = l;
     c.mode.training = train;
     return rank<3>("gru", [&](const auto& t) { return c.forward(t).output; });
+  // issue 13 (h-mha): in a Sequential, attention is self-attention without masks and the encoder layer runs without
+  // masks; ember_module_forward_attention / _encoder / _decoder (api_attention.cpp) take the other operands.
+  // Dropout flags are set on a copy, so concurrent forwards never write shared state.
+  BackendTensor<B> operator()(nn::MultiheadAttention<B>& l) const {
+    const auto c = set_training(l, train);
+    nn::MhaInputs<B> in;
+    in.need_weights = false;
+    return rank<3>("multihead_attention", [&](const auto& t) { return c.forward(t, t, t, in).output; });
+  }
+  BackendTensor<B> operator()(nn::TransformerEncoderLayer<B>& l) const {
+    const auto c = set_training(l, train);
+    return rank<3>("transformer_encoder_layer", [&](const auto& t) { return c.forward(t); });
+  }
+  BackendTensor<B> operator()(nn::TransformerDecoderLayer<B>&) const {
+    throw ArgumentError("transformer_decoder_layer: needs the memory too: use ember_module_forward_decoder");
   }
   template <int32_t V>
   BackendTensor<B> operator()(ReservedLayer<V>&) const {

@@ -38,10 +38,9 @@ using Layer = std::variant<nn::Linear<B>, nn::Conv2d<B>, nn::ReLU, nn::GELU, nn:
                            nn::PReLU<B>, nn::Dropout, nn::LayerNorm<B>, nn::Embedding<B>, nn::MaxPool2d,
                            nn::AvgPool2d, Flatten, nn::LeakyReLU, nn::SiLU, nn::Softmax, nn::LogSoftmax,
                            nn::BatchNorm1d<B>, nn::BatchNorm2d<B>, nn::AdaptiveAvgPool2d,
-                           nn::GroupNorm<B>, nn::RMSNorm<B>, nn::ConvTranspose2d<B>,
-                           nn::Upsample,
-                           // issue 13: slot 25 until its row lands, then LSTM and GRU
-                           ReservedLayer<25>, nn::LSTM<B>, nn::GRU<B>>;
+                           nn::GroupNorm<B>, nn::RMSNorm<B>, nn::ConvTranspose2d<B>, nn::Upsample,
+                           nn::MultiheadAttention<B>, nn::LSTM<B>, nn::GRU<B>, nn::TransformerEncoderLayer<B>,
+                           nn::TransformerDecoderLayer<B>>;
 namespace layer_order_check {
 // The rows name their types with B. The order is the same for every backend, so the CPU's (a header-only type
 // here: nothing is instantiated) checks it in every build unit, the plugins' too.

@@ -11,6 +11,8 @@ from .norm_pool import AdaptiveAvgPool2d, AvgPool2d, BatchNorm1d, BatchNorm2d, E
 from .parameter import Parameter, UninitializedParameter
 from .rnn import GRU, LSTM  # issue 13 (h-rnn); also makes ember.nn.utils.rnn importable
 from .upsample import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # issue 13
+from .transformer import (MultiheadAttention, RotaryEmbedding, TransformerDecoder, TransformerDecoderLayer,
+                          TransformerEncoder, TransformerEncoderLayer)
 
 __all__ = ["functional", "init", "utils", "Module", "Parameter", "UninitializedParameter", "Sequential",
            "ModuleList", "ModuleDict", "ParameterList", "Identity", "Linear", "Conv2d", "LazyLinear", "LazyConv2d",
@@ -25,3 +27,5 @@ from .norms import ConvTranspose2d, GroupNorm, RMSNorm  # noqa: E402
 __all__ += ["GroupNorm", "RMSNorm", "ConvTranspose2d"]
 __all__ += ["LSTM", "GRU"]
 __all__ += ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"]  # issue 13
+__all__ += ["MultiheadAttention", "TransformerEncoderLayer", "TransformerDecoderLayer", "TransformerEncoder",
+            "TransformerDecoder", "RotaryEmbedding"]
