@@ -36,6 +36,14 @@ struct LmConfig {
   }
 };
 
+// A Linear over every token: [N, T, in] is folded to [N * T, in] so that forward and backward are one GEMM each
+// (a rank-3 input would take the batched matmul, whose weight gradient is N products summed afterwards).
+template <Backend B>
+Tensor<B, 3> per_token(const nn::Linear<B>& l, const Tensor<B, 3>& x) {
+  const int64_t n = x.dim(0), t = x.dim(1);
+  return l.forward(x.reshape(std::array<int64_t, 2>{n * t, x.dim(2)})).reshape(std::array<int64_t, 3>{n, t, l.d_output()});
+}
+
 template <Backend B>
 struct LmBlock {
   BOOST_HANA_DEFINE_STRUCT(LmBlock, (nn::LayerNorm<B>, ln1), (nn::Linear<B>, qkv), (nn::Linear<B>, proj),
@@ -56,18 +64,18 @@ struct LmBlock {
   // x [N, T, d] -> [N, T, d]: each position attends to itself and the positions before it.
   Tensor<B, 3> attention(const Tensor<B, 3>& x) const {
     const int64_t n = x.dim(0), t = x.dim(1), d = x.dim(2), h = num_heads, e = d / h;
-    const auto parts = qkv.forward(x).chunk(3, 2);  // q, k, v: [N, T, d] each
+    const auto parts = per_token(qkv, x).chunk(3, 2);  // q, k, v: [N, T, d] each
     auto heads = [&](const Tensor<B, 3>& p) {
       return p.reshape(std::array<int64_t, 4>{n, t, h, e}).swap_dims(1, 2);  // [N, H, T, e]
     };
     const auto y = nn::scaled_dot_product_attention(heads(parts[0]), heads(parts[1]), heads(parts[2]), std::nullopt,
                                                     /*is_causal=*/true);
-    return proj.forward(y.swap_dims(1, 2).reshape(std::array<int64_t, 3>{n, t, d}));
+    return per_token(proj, y.swap_dims(1, 2).reshape(std::array<int64_t, 3>{n, t, d}));
   }
 
   Tensor<B, 3> forward(const Tensor<B, 3>& x) const {
     const auto a = x.add(attention(ln1.forward(x)));
-    return a.add(fc2.forward(fc1.forward(ln2.forward(a)).gelu()));
+    return a.add(per_token(fc2, per_token(fc1, ln2.forward(a)).gelu()));
   }
 };
 
@@ -99,7 +107,7 @@ struct CharTransformer {
     const auto pos = Tensor<B, 1, Int>::arange(0, t, ids.device()).reshape(std::array<int64_t, 2>{1, t});
     auto x = tok_emb.forward(ids).add(pos_emb.forward(pos));
     for (const auto& b : blocks) x = b.forward(x);
-    return head.forward(ln_f.forward(x));
+    return per_token(head, ln_f.forward(x));
   }
 };
 
