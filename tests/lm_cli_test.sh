@@ -23,6 +23,14 @@ last=$(grep -E "^step +150/" "$dir/train.log" | sed -E 's/.* loss ([0-9.]+) .*/\
 awk -v a="$first" -v b="$last" 'BEGIN { exit !(b < a && b < 0.5) }' || fail "loss did not fall below 0.5: $first -> $last"
 "$ember" inspect "$dir/lm.emr" | grep -qF "qkv  (3,168 in 2 tensors)" || fail "inspect lacks the attention's qkv weight"
 
+# export writes the PyTorch twin's names and layouts (Linear weights transposed); eval points to generate.
+"$ember" export "$dir/lm.emr" --out "$dir/lm.safetensors" | grep -q "PyTorch names of the transformer" ||
+  fail "export did not use the transformer's PyTorch names"
+"$ember" inspect "$dir/lm.safetensors" | grep -F "blocks.0.qkv.weight" | grep -qF "[96, 32]" ||
+  fail "the exported qkv weight is not PyTorch's [out, in]: $("$ember" inspect "$dir/lm.safetensors")"
+"$ember" eval "$dir/lm.emr" 2>"$dir/err.txt" && fail "eval accepted a language model"
+grep -q "ember generate" "$dir/err.txt" || fail "unclear message: $(cat "$dir/err.txt")"
+
 gen() { "$ember" generate "$dir/lm.emr" --threads 1 "$@"; }
 a=$(gen --prompt "The early" --length 40 --seed 3)
 b=$(gen --prompt "The early" --length 40 --seed 3)
