@@ -30,6 +30,11 @@ struct Cache {
   std::vector<void*>& list(std::size_t cls) { return cls <= 4096 ? small_lists[cls / 64] : free_lists[cls]; }
   std::size_t cached = 0;
   std::size_t live = 0;
+  std::size_t peak = 0;  // high-water mark of live
+  void add_live(std::size_t n) {
+    live += n;
+    if (live > peak) peak = live;
+  }
   std::size_t limit = 0;
   std::size_t os_allocations = 0;
   std::size_t reuses = 0;
@@ -85,13 +90,13 @@ std::shared_ptr<Buffer> allocate(std::size_t bytes) {
       buf->ptr = list.back();
       list.pop_back();
       c.cached -= cls;
-      c.live += cls;
+      c.add_live(cls);
       ++c.reuses;
       buf->capacity = cls;
       return buf;
     }
     ++c.os_allocations;
-    c.live += cls;
+    c.add_live(cls);
   }
   buf->ptr = std::aligned_alloc(64, cls);
   if (!buf->ptr) {
@@ -115,7 +120,13 @@ std::shared_ptr<Buffer> borrow(const std::shared_ptr<Buffer>& from, std::size_t 
 AllocatorStats allocator_stats() {
   Cache& c = cache();
   std::lock_guard lock(c.mu);
-  return {c.cached, c.live, c.os_allocations, c.reuses};
+  return {c.cached, c.live, c.os_allocations, c.reuses, c.peak};
+}
+
+void allocator_reset_peak() {
+  Cache& c = cache();
+  std::lock_guard lock(c.mu);
+  c.peak = c.live;
 }
 
 void allocator_trim() { cache().trim(); }

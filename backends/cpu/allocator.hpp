@@ -30,8 +30,12 @@ struct AllocatorStats {
   std::size_t live_bytes = 0;    // handed out and not yet released
   std::size_t os_allocations = 0;
   std::size_t reuses = 0;
+  std::size_t peak_live_bytes = 0;  // the most live_bytes reached since the last allocator_reset_peak()
 };
 AllocatorStats allocator_stats();
+// Starts a new high-water mark of live_bytes from the bytes live now (benchmarks measure an op's peak extra
+// memory as peak_live_bytes - live_bytes before it).
+void allocator_reset_peak();
 // Returns every cached block to the OS.
 void allocator_trim();
 // Upper bound on bytes kept in the free lists (default 2 GiB, env EMBER_CPU_CACHE_MB).

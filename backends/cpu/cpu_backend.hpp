@@ -3,6 +3,7 @@
 // Bool tensors uint8_t. Every op is a thin forward to a kernel in kernels.hpp.
 #include <type_traits>
 
+#include "backends/cpu/attention.hpp"
 #include "backends/cpu/kernels.hpp"
 #include "backends/cpu/parallel.hpp"
 #include "engine/backend/backend.hpp"
@@ -133,6 +134,18 @@ struct Cpu {
     return cpu::matmul(a, b, trans_a, trans_b);
   }
   static FloatPrimitive float_fft(const FloatPrimitive& x, FftOp op, int64_t n) { return cpu::fft(x, op, n); }
+  // Optional op (engine/backend/optional_ops.hpp, HasFusedSdpa): flash attention, tiled (backends/cpu/attention.cpp).
+  static SdpaForward<FloatPrimitive> float_sdpa(const FloatPrimitive& q, const FloatPrimitive& k,
+                                                const FloatPrimitive& v, const FloatPrimitive* bias,
+                                                const SdpaOptions& o) {
+    return cpu::sdpa_forward(q, k, v, bias, o);
+  }
+  static SdpaGrads<FloatPrimitive> float_sdpa_backward(const FloatPrimitive& q, const FloatPrimitive& k,
+                                                       const FloatPrimitive& v, const FloatPrimitive* bias,
+                                                       const FloatPrimitive& out, const FloatPrimitive& lse,
+                                                       const FloatPrimitive& dout, const SdpaOptions& o) {
+    return cpu::sdpa_backward(q, k, v, bias, out, lse, dout, o);
+  }
 
   // ---- int ----
   static IntPrimitive int_unary(const IntPrimitive& x, UnaryOp op) { return cpu::unary(x, op); }

@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "backends/cuda/cuda_api.hpp"
+#include "backends/cuda/attention.hpp"
 #include "backends/cuda/kernels.hpp"
 #include "engine/backend/backend.hpp"
 
@@ -98,6 +99,18 @@ struct Cuda {
 
   // ---- float ----
   static FloatPrimitive float_unary(const FloatPrimitive& x, UnaryOp op) { return cuda::unary(x, op); }
+  // Optional op (engine/backend/optional_ops.hpp, HasFusedSdpa): flash attention (backends/cuda/attention.cu).
+  static SdpaForward<FloatPrimitive> float_sdpa(const FloatPrimitive& q, const FloatPrimitive& k,
+                                                const FloatPrimitive& v, const FloatPrimitive* bias,
+                                                const SdpaOptions& o) {
+    return cuda::sdpa_forward(q, k, v, bias, o);
+  }
+  static SdpaGrads<FloatPrimitive> float_sdpa_backward(const FloatPrimitive& q, const FloatPrimitive& k,
+                                                       const FloatPrimitive& v, const FloatPrimitive* bias,
+                                                       const FloatPrimitive& out, const FloatPrimitive& lse,
+                                                       const FloatPrimitive& dout, const SdpaOptions& o) {
+    return cuda::sdpa_backward(q, k, v, bias, out, lse, dout, o);
+  }
   // Optional op (engine/backend/optional_ops.hpp): one fused Adam/AdamW update.
   static AdamStepResult<FloatPrimitive> float_adam_step(const FloatPrimitive& w, const FloatPrimitive& g,
                                                         const FloatPrimitive* m, const FloatPrimitive* v,

@@ -4,6 +4,7 @@
 // kernels.hpp, one file per family; this header maps the Backend interface onto them.
 #include <type_traits>
 
+#include "backends/vulkan/attention.hpp"
 #include "backends/vulkan/kernels.hpp"
 #include "engine/backend/backend.hpp"
 
@@ -140,6 +141,19 @@ struct Vulkan {
   static BoolPrimitive bool_not(const BoolPrimitive& x) { return vk::logical_not(x); }
   static BoolPrimitive bool_logic(const BoolPrimitive& a, const BoolPrimitive& b, LogicOp op) {
     return vk::logic(a, b, op);
+  }
+
+  // Optional op (engine/backend/optional_ops.hpp, HasFusedSdpa): flash attention (backends/vulkan/attention.cpp).
+  static SdpaForward<FloatPrimitive> float_sdpa(const FloatPrimitive& q, const FloatPrimitive& k,
+                                                const FloatPrimitive& v, const FloatPrimitive* bias,
+                                                const SdpaOptions& o) {
+    return vk::sdpa_forward(q, k, v, bias, o);
+  }
+  static SdpaGrads<FloatPrimitive> float_sdpa_backward(const FloatPrimitive& q, const FloatPrimitive& k,
+                                                       const FloatPrimitive& v, const FloatPrimitive* bias,
+                                                       const FloatPrimitive& out, const FloatPrimitive& lse,
+                                                       const FloatPrimitive& dout, const SdpaOptions& o) {
+    return vk::sdpa_backward(q, k, v, bias, out, lse, dout, o);
   }
 
   // ---- module ops ----

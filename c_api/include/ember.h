@@ -1409,6 +1409,20 @@ EMBER_API ember_status EMBER_CALL ember_module_load_torch_state_dict(ember_modul
  * ember_record_write_safetensors and PyTorch's load_state_dict. */
 EMBER_API ember_status EMBER_CALL ember_module_to_torch_state_dict(const ember_module* module, ember_record** out);
 
+/* ==== attention (issue 13, h-flash) ====
+ * torch.nn.functional.scaled_dot_product_attention without dropout: softmax(query @ key^T * scale + attn_bias
+ * [+ causal mask]) @ value, query [B, H, L, E], key [B, H, S, E], value [B, H, S, Ev] float -> *out [B, H, L, Ev].
+ * attn_bias: NULL or a float tensor of rank 4 broadcastable to [B, H, L, S], added to the scores (a boolean mask is
+ * the caller's to convert: -inf where masked). is_causal: query i attends to keys j <= i (top-left aligned). scale:
+ * NaN for the default 1 / sqrt(E). Rows whose every score is -inf give 0 (torch gives NaN). Backends with a fused
+ * kernel (CPU, Vulkan, CUDA) never materialize the [L, S] scores; gradients flow to query, key, value and attn_bias. */
+EMBER_API ember_status EMBER_CALL ember_scaled_dot_product_attention(const ember_tensor* query,
+                                                                     const ember_tensor* key,
+                                                                     const ember_tensor* value,
+                                                                     const ember_tensor* attn_bias,
+                                                                     int32_t is_causal, double scale,
+                                                                     ember_tensor** out);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -407,6 +407,37 @@ struct Autodiff : B {
                             [op, n](const IFP& g, Ctx& c) { c.grads[0] = autodiff::fft_backward<B>(op, n, g); });
   }
 
+  // ---- scaled-dot-product attention: one node whatever B has (optional_ops.hpp's dispatchers pick B's fused
+  // kernels or the composed default). The backward recomputes from the saved output and logsumexp; a bias that
+  // requires grad takes the composed backward (the fused one does not produce the bias's gradient).
+  static SdpaForward<FloatPrimitive> float_sdpa(const FloatPrimitive& q, const FloatPrimitive& k,
+                                                const FloatPrimitive& v, const FloatPrimitive* bias,
+                                                const SdpaOptions& o) {
+    const IFP* ib = bias ? &bias->value : nullptr;
+    auto r = optional_ops::float_sdpa<B>(q.value, k.value, v.value, ib, o);
+    const FloatPrimitive none{};
+    std::optional<IFP> bv = bias ? std::optional<IFP>(bias->value) : std::nullopt;
+    auto out = autodiff::record(
+        r.out, {&q, &k, &v, bias ? bias : &none},
+        [qv = q.value, kv = k.value, vv = v.value, bv, ov = r.out, lse = r.lse, o](const IFP& g, Ctx& c) {
+          auto gr = optional_ops::float_sdpa_backward<B>(qv, kv, vv, bv ? &*bv : nullptr, ov, lse, g, o, c.need[3]);
+          if (c.need[0]) c.grads[0] = std::move(gr.q);
+          if (c.need[1]) c.grads[1] = std::move(gr.k);
+          if (c.need[2]) c.grads[2] = std::move(gr.v);
+          if (c.need[3] && gr.bias) c.grads[3] = std::move(*gr.bias);
+        });
+    return {std::move(out), FloatPrimitive{std::move(r.lse), nullptr}};
+  }
+  static SdpaGrads<FloatPrimitive> float_sdpa_backward(const FloatPrimitive& q, const FloatPrimitive& k,
+                                                       const FloatPrimitive& v, const FloatPrimitive* bias,
+                                                       const FloatPrimitive& out, const FloatPrimitive& lse,
+                                                       const FloatPrimitive& g, const SdpaOptions& o) {
+    // Not differentiable twice.
+    auto r = optional_ops::float_sdpa_backward<B>(q.value, k.value, v.value, bias ? &bias->value : nullptr, out.value,
+                                                  lse.value, g.value, o, false);
+    return {{r.q, nullptr}, {r.k, nullptr}, {r.v, nullptr}, std::nullopt};
+  }
+
   // ---- module ops
   static FloatPrimitive conv2d(const FloatPrimitive& x, const FloatPrimitive& w, const FloatPrimitive* bias,
                                const Conv2dOptions& o) {

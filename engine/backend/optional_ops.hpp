@@ -22,6 +22,8 @@
 // The composed unary backward is autodiff's per-op chain rule table. It is written against the inner backend's
 // required primitives only (grad_ops.hpp), so depending on it here adds no cycle.
 #include "engine/autodiff/elementwise_backward.hpp"
+// The composed attention is written with Tensor ops on the backend it is given (tensor.hpp needs only backend.hpp).
+#include "engine/backend/sdpa_composed.hpp"
 
 namespace ember::optional_ops {
 
@@ -66,9 +68,23 @@ concept HasSelect = requires(const typename B::FloatPrimitive& f) {
   { B::template select<Float>(f, std::size_t{}, int64_t{}, Shape{}) } -> std::same_as<typename B::FloatPrimitive>;
 };
 
+// ---------------------------------------------------------------- float_sdpa (fused attention)
+// B::float_sdpa(q, k, v, bias, opts) -> SdpaForward: softmax(q k^T * scale + bias [+ causal]) v and the row
+// logsumexp (sdpa_types.hpp), q [B, H, L, E], k [B, H, S, E], v [B, H, S, Ev], bias null or broadcastable to
+// [B, H, L, S] (its size-1 dims are read with stride 0). B::float_sdpa_backward(q, k, v, bias, out, lse, dout, opts)
+// -> SdpaGrads with q, k, v filled (bias nullopt). Provide them as tiled kernels that never hold the [L, S] scores
+// (flash attention: online softmax forward, per-tile recomputation in the backward from lse): the default
+// materializes [B, H, L, S] several times.
+template <class B>
+concept HasFusedSdpa = requires(const typename B::FloatPrimitive& x, const SdpaOptions& o) {
+  { B::float_sdpa(x, x, x, &x, o) } -> std::same_as<SdpaForward<typename B::FloatPrimitive>>;
+  { B::float_sdpa_backward(x, x, x, &x, x, x, x, o) } -> std::same_as<SdpaGrads<typename B::FloatPrimitive>>;
+};
+
 // True when B provides any optional op; a wrapper that hides them all must make this false.
 template <class B>
-concept HasAnyOptionalOp = HasFusedUnaryBackward<B> || HasMatmulTransposed<B> || HasFusedAdamStep<B> || HasSelect<B>;
+concept HasAnyOptionalOp =
+    HasFusedUnaryBackward<B> || HasMatmulTransposed<B> || HasFusedAdamStep<B> || HasSelect<B> || HasFusedSdpa<B>;
 
 // ---------------------------------------------------------------- the composed defaults
 namespace composed {
@@ -130,6 +146,33 @@ Primitive<B, K> select(const Primitive<B, K>& x, std::size_t dim, int64_t index,
   return B::template reshape<K>(B::template slice<K>(x, r), to);
 }
 
+// sdpa_composed.hpp on B's primitives; the logsumexp is returned as [B, H, L].
+template <Backend B>
+SdpaForward<typename B::FloatPrimitive> float_sdpa(const typename B::FloatPrimitive& q,
+                                                   const typename B::FloatPrimitive& k,
+                                                   const typename B::FloatPrimitive& v,
+                                                   const typename B::FloatPrimitive* bias, const SdpaOptions& o) {
+  using T4 = Tensor<B, 4>;
+  const T4 tq(q), tk(k), tv(v);
+  const std::optional<T4> tb = bias ? std::optional<T4>(T4(*bias)) : std::nullopt;
+  const auto sm = sdpa::row_softmax(sdpa::masked_scores(tq, tk, tb ? &*tb : nullptr, o));
+  const auto lse = sm.lse.template reshape<3>({tq.dim(0), tq.dim(1), tq.dim(2)});
+  return {sm.p.matmul(tv).primitive(), lse.primitive()};
+}
+
+template <Backend B>
+SdpaGrads<typename B::FloatPrimitive> float_sdpa_backward(
+    const typename B::FloatPrimitive& q, const typename B::FloatPrimitive& k, const typename B::FloatPrimitive& v,
+    const typename B::FloatPrimitive* bias, const typename B::FloatPrimitive& out,
+    const typename B::FloatPrimitive& lse, const typename B::FloatPrimitive& dout, const SdpaOptions& o,
+    bool want_bias_grad) {
+  using T4 = Tensor<B, 4>;
+  const T4 tq(q), tk(k), tv(v), to(out), tdo(dout);
+  const std::optional<T4> tb = bias ? std::optional<T4>(T4(*bias)) : std::nullopt;
+  const auto tl = Tensor<B, 3>(lse).template reshape<4>({tq.dim(0), tq.dim(1), tq.dim(2), 1});
+  return sdpa::backward(tq, tk, tv, tb ? &*tb : nullptr, to, tl, tdo, o, want_bias_grad);
+}
+
 }  // namespace composed
 
 // ---------------------------------------------------------------- the dispatchers
@@ -164,6 +207,28 @@ template <Backend B, class K>
 Primitive<B, K> select(const Primitive<B, K>& x, std::size_t dim, int64_t index, Shape to) {
   if constexpr (HasSelect<B>) return B::template select<K>(x, dim, index, std::move(to));
   else return composed::select<B, K>(x, dim, index, std::move(to));
+}
+
+template <Backend B>
+SdpaForward<typename B::FloatPrimitive> float_sdpa(const typename B::FloatPrimitive& q,
+                                                   const typename B::FloatPrimitive& k,
+                                                   const typename B::FloatPrimitive& v,
+                                                   const typename B::FloatPrimitive* bias, const SdpaOptions& o) {
+  if constexpr (HasFusedSdpa<B>) return B::float_sdpa(q, k, v, bias, o);
+  else return composed::float_sdpa<B>(q, k, v, bias, o);
+}
+
+// want_bias_grad takes the composed backward even where B has the fused one (which does not compute it).
+template <Backend B>
+SdpaGrads<typename B::FloatPrimitive> float_sdpa_backward(
+    const typename B::FloatPrimitive& q, const typename B::FloatPrimitive& k, const typename B::FloatPrimitive& v,
+    const typename B::FloatPrimitive* bias, const typename B::FloatPrimitive& out,
+    const typename B::FloatPrimitive& lse, const typename B::FloatPrimitive& dout, const SdpaOptions& o,
+    bool want_bias_grad) {
+  if constexpr (HasFusedSdpa<B>) {
+    if (!(bias && want_bias_grad)) return B::float_sdpa_backward(q, k, v, bias, out, lse, dout, o);
+  }
+  return composed::float_sdpa_backward<B>(q, k, v, bias, out, lse, dout, o, want_bias_grad);
 }
 
 }  // namespace ember::optional_ops

@@ -880,6 +880,8 @@ const Action kActions[] = {
   {"struct_inits", struct_inits},
   // issue 13: safetensors and PyTorch state_dicts (appended, as above)
   {"safetensors_io", safetensors_io},
+  // issue 13 (h-flash): scaled-dot-product attention (fuzz_actions_sdpa.cpp)
+  {"sdpa", sdpa},
 };
 // clang-format on
 const std::size_t kActionCount = sizeof kActions / sizeof kActions[0];

@@ -30,5 +30,7 @@ void vulkan_plan_free(Ctx& c);
 void vulkan_readback(Ctx& c);
 void vulkan_readback_free(Ctx& c);
 void vulkan_floor(Ctx& c);
+// issue 13 (h-flash): scaled-dot-product attention (fuzz_actions_sdpa.cpp).
+void sdpa(Ctx& c);
 
 }  // namespace ember_fuzz

@@ -130,7 +130,15 @@
   X(DynTensor, bce_with_logits, (const DynTensor& logits, const DynTensor& targets, nn::Reduction r),         \
     (logits, targets, r), logits)
 
+// ops_sdpa.cpp (issue 13, h-flash): scale NaN takes the default 1/sqrt(E)
+#define EMBER_RUNTIME_ATTENTION_OPS(X)                                                                        \
+  X(DynTensor, scaled_dot_product_attention,                                                                 \
+    (const DynTensor& q, const DynTensor& k, const DynTensor& v, const DynTensor* bias, bool is_causal,         \
+     double scale),                                                                                            \
+    (q, k, v, bias, is_causal, scale), q)
+
 #define EMBER_RUNTIME_OPS(X)        \
+  EMBER_RUNTIME_ATTENTION_OPS(X)    \
   EMBER_RUNTIME_CREATION_OPS(X)     \
   EMBER_RUNTIME_MATH_OPS(X)         \
   EMBER_RUNTIME_NN_OPS(X)           \

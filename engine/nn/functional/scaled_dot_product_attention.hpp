@@ -8,6 +8,8 @@
 //   scale      defaults to 1 / sqrt(E).
 // Fully masked rows (every score -inf) give zeros, not torch's NaN: a padded query row must not poison a batch
 // (its output and every gradient through it are 0). This is what the fused kernels compute too.
+// The backends' fused, tiled kernels (flash attention: no [L, S] score matrix) run where a backend has them
+// (optional_ops.hpp HasFusedSdpa); elsewhere the composed path of engine/backend/sdpa_composed.hpp.
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -15,6 +17,8 @@
 
 #include <fmt/format.h>
 
+#include "engine/backend/optional_ops.hpp"
+#include "engine/backend/sdpa_composed.hpp"
 #include "engine/tensor/tensor.hpp"
 
 namespace ember::nn {
@@ -39,29 +43,13 @@ void check_sdpa_shapes(const Tensor<B, 4>& q, const Tensor<B, 4>& k, const Tenso
   }
 }
 
-// The composed path: the [B, H, L, S] scores are materialized. Every op is an ordinary tensor op, so it runs on
-// every backend and Autodiff differentiates it (attn_bias included).
+// The composed path with every op recorded on its own (Autodiff differentiates each, the bias included): the
+// reference the fused kernels are tested and benchmarked against.
 template <Backend B>
 Tensor<B, 4> sdpa_naive(const Tensor<B, 4>& q, const Tensor<B, 4>& k, const Tensor<B, 4>& v,
-                        const std::optional<Tensor<B, 4>>& attn_bias, bool is_causal, double scale) {
-  const int64_t L = q.dim(2), S = k.dim(2);
-  auto scores = q.matmul(k.swap_dims(2, 3)).mul_scalar(scale);
-  if (attn_bias) scores = scores.add(*attn_bias);
-  if (is_causal) {
-    const auto dev = q.device();
-    const auto rows = Tensor<B, 1, Int>::arange(0, L, dev).reshape(std::array<int64_t, 2>{L, 1});
-    const auto cols = Tensor<B, 1, Int>::arange(0, S, dev).reshape(std::array<int64_t, 2>{1, S});
-    const auto above = cols.gt(rows).reshape(std::array<int64_t, 4>{1, 1, L, S});
-    scores = scores.mask_fill(above, -std::numeric_limits<double>::infinity());
-  }
-  // softmax with fully masked rows defined as 0: the row max of such a row is -inf, shifted by 0 instead (every
-  // exp is then 0), and a zero denominator is replaced by 1.
-  auto row_max = scores.max_dim(3).detach();
-  row_max = row_max.mask_fill(row_max.isinf(), 0.0);
-  const auto e = scores.sub(row_max).exp();
-  const auto denom = e.sum_dim(3);
-  const auto p = e.div(denom.mask_fill(denom.eq(0.0), 1.0));
-  return p.matmul(v);
+                        const std::type_identity_t<std::optional<Tensor<B, 4>>>& attn_bias, bool is_causal,
+                        double scale) {
+  return sdpa::forward(q, k, v, attn_bias ? &*attn_bias : nullptr, SdpaOptions{is_causal, scale});
 }
 
 }  // namespace detail
@@ -73,7 +61,12 @@ Tensor<B, 4> scaled_dot_product_attention(const Tensor<B, 4>& q, const Tensor<B,
                                           bool is_causal = false, std::optional<double> scale = std::nullopt) {
   detail::check_sdpa_shapes(q, k, v, attn_bias);
   const double s = scale ? *scale : 1.0 / std::sqrt(static_cast<double>(q.dim(3)));
-  return detail::sdpa_naive(q, k, v, attn_bias, is_causal, s);
+  // The optional op: the backend's fused kernel where it has one (Autodiff records it as one node), the composed
+  // default otherwise.
+  const SdpaOptions o{is_causal, s};
+  using FP = typename B::FloatPrimitive;
+  const FP* bias = attn_bias ? &attn_bias->primitive() : nullptr;
+  return Tensor<B, 4>(optional_ops::float_sdpa<B>(q.primitive(), k.primitive(), v.primitive(), bias, o).out);
 }
 
 }  // namespace ember::nn

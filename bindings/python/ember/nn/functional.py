@@ -10,6 +10,7 @@ from .._assign import assign_
 from .._tensor_functions import where
 from ..creation import _random, arange
 from ..tensor import as_tensor_like, call, wrap
+from .functional_sdpa import scaled_dot_product_attention  # noqa: F401 (issue 13, h-flash)
 
 _REDUCTIONS = {"mean": 0, "sum": 1}
 
