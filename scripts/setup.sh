@@ -25,6 +25,9 @@ packages=(g++ meson ninja-build pkg-config libopenblas-dev libgtest-dev libbench
   mono-mcs mono-runtime)
 
 missing=()
+# issue 13: the language model's corpus (`ember train --model transformer`, data/README.md) and LibTorch, the peer
+# of its training-step benchmark (bench/lm, built only when found).
+packages+=(fortunes-min fortunes libtorch-dev)
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done

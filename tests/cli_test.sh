@@ -142,7 +142,7 @@ usage_error "ember train: --lr: expects a number > 0, got '-1'" "Usage: ember tr
 usage_error "ember fit: The following arguments were not expected: 1 --bogus" "Usage: ember fit [OPTIONS]" fit --bogus 1
 usage_error "ember: unknown command 'frobnicate'" "Usage: ember [OPTIONS] SUBCOMMAND" frobnicate
 usage_error "ember eval: FILE is required" "Usage: ember eval [OPTIONS] FILE" eval
-usage_error "ember train: --model: resnet not in {mlp,cnn}" "Usage: ember train [OPTIONS]" train --model resnet
+usage_error "ember train: --model: resnet not in {mlp,cnn,transformer}" "Usage: ember train [OPTIONS]" train --model resnet
 usage_error "ember train: --backend: tpu not in {cpu,vulkan,cuda}" "Usage: ember train [OPTIONS]" train --backend tpu
 usage_error "ember: A subcommand is required" "Usage: ember [OPTIONS] SUBCOMMAND"
 # A GPU backend trains in its plugin, ember-train-<backend>.so beside the executable: a missing, broken or foreign

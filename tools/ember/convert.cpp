@@ -6,6 +6,7 @@
 #include "records/recorder.hpp"
 #include "records/safetensors.hpp"
 #include "records/torch_names.hpp"
+#include "tools/ember/lm_train.hpp"
 
 namespace ember::tools {
 namespace {
@@ -68,6 +69,13 @@ std::filesystem::path run_export(const ExportOptions& o, std::ostream& log) {
     record.scalars.clear();
     torch = kind == ModelKind::Mlp ? export_model<DigitsMlp>(record) : export_model<DigitsCnn>(record);
     how = fmt::format("PyTorch names of the {} model", model_name(kind));
+  } else if (it != record.scalars.end() && it->second == kTransformerModelId) {
+    // The language model: the names and layouts of its PyTorch twin (tests/reference/gen_lm_fixture.py), whose
+    // load_state_dict takes the file as it is; the shape comes from the record's ember.lm.* scalars.
+    const LmConfig cfg = lm_config_from_scalars(record.scalars, o.input.string());
+    record.scalars.clear();
+    torch = torch_state_dict(load_record(CharTransformer<Inner>::init(cfg), record));
+    how = "PyTorch names of the transformer";
   } else {
     torch = std::move(record);
   }

@@ -1,5 +1,6 @@
-// The `ember` command line: train / eval / inspect (the digits classifier and its records), import / export
-// (safetensors), fit (a small autodiff demo), version. Parsing is CLI11's: every command has --help and --version;
+// The `ember` command line: train / eval / inspect (the digits classifier and its records; `train --model
+// transformer` the character language model), generate (text from that model), import / export (safetensors),
+// fit (a small autodiff demo), version. Parsing is CLI11's: every command has --help and --version;
 // a usage error prints the problem and the command's usage line and exits 2; any other failure prints "error: ..." and exits 1. Nothing
 // aborts.
 #include <CLI/CLI.hpp>
@@ -17,6 +18,7 @@
 #include "records/safetensors.hpp"
 #include "tools/ember/convert.hpp"
 #include "tools/ember/fit.hpp"
+#include "tools/ember/lm.hpp"
 #include "tools/ember/train.hpp"
 
 namespace {
@@ -79,38 +81,105 @@ std::vector<std::string> backend_names(bool compiled_only) {
 
 struct TrainArgs {
   ember::tools::TrainOptions options;
+  ember::tools::LmTrainOptions lm;  // --model transformer
   std::string model = "mlp";
   int threads = 0;
   bool no_progress = false;
+  CLI::Option *lr = nullptr, *epochs = nullptr, *batch_size = nullptr, *out = nullptr;
 };
 
+// The language model's options; the shared ones (--lr, --batch-size, --out, --data, --seed, --precision, --backend)
+// are copied from the digits' in run_train_transformer.
+void add_transformer_options(CLI::App& cmd, ember::tools::LmTrainOptions& lm) {
+  const std::string group = "transformer (--model transformer)";
+  cmd.add_option("--steps", lm.steps, "AdamW steps, >= 1")
+      ->check(integer_at_least(1))
+      ->capture_default_str()
+      ->group(group);
+  cmd.add_option("--context", lm.model.context, "characters the model sees, >= 1")
+      ->check(integer_at_least(1))
+      ->capture_default_str()
+      ->group(group);
+  cmd.add_option("--d-model", lm.model.d_model, "width of the residual stream, >= 1")
+      ->check(integer_at_least(1))
+      ->capture_default_str()
+      ->group(group);
+  cmd.add_option("--heads", lm.model.num_heads, "attention heads (dividing --d-model), >= 1")
+      ->check(integer_at_least(1))
+      ->capture_default_str()
+      ->group(group);
+  cmd.add_option("--layers", lm.model.num_layers, "transformer blocks, >= 1")
+      ->check(integer_at_least(1))
+      ->capture_default_str()
+      ->group(group);
+  cmd.add_option("--log-every", lm.log_every, "a log line and curve point every this many steps, >= 1")
+      ->check(integer_at_least(1))
+      ->capture_default_str()
+      ->group(group);
+}
+
 CLI::App* add_train(CLI::App& app, TrainArgs& a) {
-  CLI::App* cmd = add_command(app, "train", "train a digits classifier and save its record (+ an SVG training curve)");
+  CLI::App* cmd = add_command(app, "train",
+                              "train a digits classifier or a character language model and save its record (+ an SVG "
+                              "training curve)");
   auto& o = a.options;
-  cmd->add_option("--model", a.model, "the model")->check(CLI::IsMember({"mlp", "cnn"}))->capture_default_str();
+  cmd->add_option("--model", a.model, "the model: digits mlp / cnn, or the fortunes transformer")
+      ->check(CLI::IsMember({"mlp", "cnn", "transformer"}))
+      ->capture_default_str();
   cmd->add_option("--backend", o.backend,
                   fmt::format("the backend that trains (built here: {})", fmt::join(backend_names(true), ", ")))
       ->check(CLI::IsMember(backend_names(false)))
       ->capture_default_str();
-  cmd->add_option("--epochs", o.epochs, "passes over the training split, >= 1")
+  a.epochs = cmd->add_option("--epochs", o.epochs, "passes over the training split, >= 1 (digits)")
       ->check(integer_at_least(1))
       ->capture_default_str();
-  cmd->add_option("--batch-size", o.batch_size, "samples per Adam step, >= 1")
+  a.batch_size = cmd->add_option("--batch-size", o.batch_size, "samples per Adam step, >= 1 (transformer: 32)")
       ->check(integer_at_least(1))
       ->capture_default_str();
-  cmd->add_option("--lr", o.lr, "Adam learning rate, > 0")->check(positive_number())->capture_default_str();
+  a.lr = cmd->add_option("--lr", o.lr, "Adam learning rate, > 0 (transformer: AdamW, 2e-3)")
+             ->check(positive_number())
+             ->capture_default_str();
   cmd->add_option("--precision", o.precision, "how the record stores elements")
       ->check(CLI::IsMember({"full", "half", "double"}))
       ->capture_default_str();
-  cmd->add_option("--out", o.out, "the record to write (default: digits-<model>.emr; the curve goes beside it as .svg)");
-  cmd->add_option("--data", o.data, "the digits CSV (default: data/digits.csv.gz)");
+  a.out = cmd->add_option("--out", o.out,
+                          "the record to write (default: digits-<model>.emr or fortunes-transformer.emr; the curve "
+                          "goes beside it as .svg)");
+  cmd->add_option("--data", o.data,
+                  "the digits CSV (default: data/digits.csv.gz); for the transformer a text file or a fortunes "
+                  "directory (default: fortunes-min's files in /usr/share/games/fortunes)");
   cmd->add_option("--seed", o.seed, "seed of initialization and shuffling")->capture_default_str();
   add_threads_option(*cmd, a.threads);
   cmd->add_flag("--no-progress", a.no_progress, "no per-batch progress bar (it is drawn only on a terminal)");
+  add_transformer_options(*cmd, a.lm);
   return cmd;
 }
 
+int run_train_transformer(TrainArgs& a) {
+  const auto& o = a.options;
+  auto& lm = a.lm;
+  if (a.epochs->count()) throw ember::ArgumentError("train: --epochs is the digits'; the transformer counts --steps");
+  lm.backend = o.backend;
+  if (a.lr->count()) lm.lr = o.lr;
+  if (a.batch_size->count()) lm.batch_size = o.batch_size;
+  lm.precision = o.precision;
+  lm.out = o.out;
+  lm.data = o.data;
+  lm.seed = o.seed;
+  lm.progress = !a.no_progress;
+  apply_threads(a.threads);
+  fmt::print("training a {}-layer character transformer (d_model {}, {} heads, context {}) on {} ({} f32 + autodiff), "
+             "{} steps, batch {}, AdamW lr {:g}\n",
+             lm.model.num_layers, lm.model.d_model, lm.model.num_heads, lm.model.context,
+             lm.data.empty() ? std::string("fortunes") : lm.data.string(), lm.backend, lm.steps, lm.batch_size, lm.lr);
+  const auto r = ember::tools::run_train_lm(lm, std::cout);
+  fmt::print("corpus {} characters, vocabulary {}; saved {} ({} precision), curve {}\n", r.corpus_chars, r.vocab_size,
+             r.record_path.string(), lm.precision, r.curve_path.string());
+  return 0;
+}
+
 int run_train(TrainArgs& a) {
+  if (a.model == "transformer") return run_train_transformer(a);
   auto& o = a.options;
   o.model = ember::tools::model_kind_from_name(a.model);
   o.progress = !a.no_progress;
@@ -203,6 +272,40 @@ int run_export(const ExportArgs& a) {
   return 0;
 }
 
+struct GenerateArgs {
+  ember::tools::GenerateOptions options;
+  std::string record;
+  int threads = 0;
+};
+
+CLI::App* add_generate(CLI::App& app, GenerateArgs& a) {
+  CLI::App* cmd = add_command(app, "generate", "sample text from a language model written by `train --model transformer`");
+  auto& o = a.options;
+  cmd->add_option("FILE", a.record, "the record")->required();
+  cmd->add_option("--prompt", o.prompt, "the text to continue (its characters must be in the model's vocabulary)");
+  cmd->add_option("--temperature", o.temperature, "divides the logits, > 0 (lower: safer text)")
+      ->check(positive_number())
+      ->capture_default_str();
+  cmd->add_option("--top-k", o.top_k, "sample among the k likeliest characters, >= 0 (0: all)")
+      ->check(integer_at_least(0))
+      ->capture_default_str();
+  cmd->add_option("--length", o.length, "characters to generate, >= 0")->check(integer_at_least(0))->capture_default_str();
+  cmd->add_option("--seed", o.seed, "seed of the sampling")->capture_default_str();
+  cmd->add_option("--backend", o.backend,
+                  fmt::format("the backend that runs the model (built here: {})", fmt::join(backend_names(true), ", ")))
+      ->check(CLI::IsMember(backend_names(false)))
+      ->capture_default_str();
+  add_threads_option(*cmd, a.threads);
+  return cmd;
+}
+
+int run_generate(GenerateArgs& a) {
+  a.options.record = a.record;
+  apply_threads(a.threads);
+  fmt::print("{}\n", ember::tools::run_generate(a.options));
+  return 0;
+}
+
 struct FitArgs {
   ember::tools::FitOptions options;
   int threads = 0;
@@ -256,12 +359,14 @@ int main(int argc, char** argv) {
   FitArgs fit_args;
   ImportArgs import_args;
   ExportArgs export_args;
+  GenerateArgs generate_args;
   CLI::App* train = add_train(app, train_args);
   CLI::App* eval = add_eval(app, eval_args);
   CLI::App* inspect = add_inspect(app, inspect_record);
   CLI::App* fit = add_fit(app, fit_args);
   CLI::App* import_cmd = add_import(app, import_args);
   CLI::App* export_cmd = add_export(app, export_args);
+  CLI::App* generate = add_generate(app, generate_args);
   CLI::App* version = add_command(app, "version", "print the engine version");
   app.footer("Run 'ember COMMAND --help' for a command's options.");  // after the commands: they would inherit it
 
@@ -292,6 +397,7 @@ int main(int argc, char** argv) {
     if (*fit) return run_fit(fit_args);
     if (*import_cmd) return run_import(import_args);
     if (*export_cmd) return run_export(export_args);
+    if (*generate) return run_generate(generate_args);
     if (*version) {
       fmt::print("{}\n", version_line());
       return 0;

@@ -28,6 +28,11 @@ std::string escape(const std::string& s) {
 }  // namespace
 
 std::string svg_line_chart(const std::string& title, const std::vector<Series>& series) {
+  return svg_line_chart(title, series, ChartAxes{});
+}
+
+std::string svg_line_chart(const std::string& title, const std::vector<Series>& series, const ChartAxes& axes) {
+  const double rmax = axes.right_max > 0 ? axes.right_max : 1.0;
   const double W = 720, H = 420, left = 70, right = 70, top = 50, bottom = 60;
   const double pw = W - left - right, ph = H - top - bottom;
   std::size_t n = 1;
@@ -47,7 +52,7 @@ std::string svg_line_chart(const std::string& title, const std::vector<Series>& 
   lo = std::min(lo, 0.0);
   auto x = [&](std::size_t i) { return left + (n == 1 ? pw / 2 : pw * static_cast<double>(i) / static_cast<double>(n - 1)); };
   auto yl = [&](double v) { return top + ph * (1.0 - (v - lo) / (hi - lo)); };
-  auto yr = [&](double v) { return top + ph * (1.0 - v); };
+  auto yr = [&](double v) { return top + ph * (1.0 - v / rmax); };
 
   std::string svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(W) + "\" height=\"" + num(H) +
                     "\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
@@ -58,15 +63,15 @@ std::string svg_line_chart(const std::string& title, const std::vector<Series>& 
     svg += "<line x1=\"" + num(left) + "\" x2=\"" + num(left + pw) + "\" y1=\"" + num(y) + "\" y2=\"" + num(y) +
            "\" stroke=\"#ddd\"/>\n";
     svg += "<text x=\"" + num(left - 8) + "\" y=\"" + num(y + 4) + "\" text-anchor=\"end\">" + num(v) + "</text>\n";
-    svg += "<text x=\"" + num(left + pw + 8) + "\" y=\"" + num(yr(k / 4.0) + 4) + "\">" + num(k / 4.0) + "</text>\n";
+    svg += "<text x=\"" + num(left + pw + 8) + "\" y=\"" + num(yr(rmax * k / 4.0) + 4) + "\">" + num(rmax * k / 4.0) + "</text>\n";
   }
   svg += "<rect x=\"" + num(left) + "\" y=\"" + num(top) + "\" width=\"" + num(pw) + "\" height=\"" + num(ph) +
          "\" fill=\"none\" stroke=\"#333\"/>\n";
   const std::size_t step = std::max<std::size_t>(1, n / 10);
   for (std::size_t i = 0; i < n; i += step)
     svg += "<text x=\"" + num(x(i)) + "\" y=\"" + num(top + ph + 18) + "\" text-anchor=\"middle\">" +
-           std::to_string(i + 1) + "</text>\n";
-  svg += "<text x=\"" + num(left + pw / 2) + "\" y=\"" + num(H - 15) + "\" text-anchor=\"middle\">epoch</text>\n";
+           std::to_string(static_cast<int64_t>(i + 1) * axes.x_every) + "</text>\n";
+  svg += "<text x=\"" + num(left + pw / 2) + "\" y=\"" + num(H - 15) + "\" text-anchor=\"middle\">" + escape(axes.x_label) + "</text>\n";
   // Lines and legend.
   double ly = top + 14;
   for (const auto& s : series) {

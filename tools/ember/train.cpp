@@ -7,6 +7,7 @@
 
 #include "backends/backend_list.hpp"
 #include "backends/cpu/cpu_backend.hpp"
+#include "tools/ember/lm.hpp"
 #include "tools/ember/train_model.hpp"
 #include "tools/ember/train_plugin_loader.hpp"
 
@@ -43,6 +44,8 @@ TrainResult run_train(const TrainOptions& o, std::ostream& log) {
 EvalResult run_eval(const std::filesystem::path& path, const std::filesystem::path& data_path) {
   Record record = load_record_file(path);
   auto it = record.scalars.find("ember.model");
+  if (it != record.scalars.end() && it->second == kTransformerModelId)
+    throw Error(fmt::format("eval: {} is a language model; sample it with `ember generate`", path.string()));
   if (it == record.scalars.end() || (it->second != 0.0 && it->second != 1.0))
     throw Error(fmt::format("eval: {} was not written by `ember train` (no ember.model entry)", path.string()));
   EvalResult r;

@@ -5,6 +5,7 @@
 #include <exception>
 
 #include "backends/registry.hpp"
+#include "tools/ember/lm_train.hpp"
 #include "tools/ember/train_model.hpp"
 #include "tools/ember/train_plugin.hpp"
 
@@ -18,19 +19,31 @@ namespace {
 constexpr BackendId kBackend = BackendId::EMBER_TRAIN_PLUGIN_BACKEND;
 using Inner = typename BackendEntry<kBackend>::Default;
 
-bool train(const TrainOptions& options, std::ostream& log, TrainResult& result, std::string& error) {
+// Runs f, turning any exception into false + its message: nothing throws across the plugin boundary.
+template <class F>
+bool guarded(std::string& error, F&& f) {
   try {
-    result = train_digits<Inner>(options, log);
+    f();
     return true;
   } catch (const std::exception& e) {
     error = e.what();
   } catch (...) {
-    error = "unknown exception while training";
+    error = "unknown exception in the training plugin";
   }
   return false;
 }
 
-constexpr TrainPlugin kPlugin{backend_info(kBackend)->name.data(), &train};
+bool train(const TrainOptions& options, std::ostream& log, TrainResult& result, std::string& error) {
+  return guarded(error, [&] { result = train_digits<Inner>(options, log); });
+}
+bool train_lm(const LmTrainOptions& options, std::ostream& log, LmTrainResult& result, std::string& error) {
+  return guarded(error, [&] { result = tools::train_lm<Inner>(options, log); });
+}
+bool generate(const GenerateOptions& options, std::string& text, std::string& error) {
+  return guarded(error, [&] { text = generate_text<Inner>(options); });
+}
+
+constexpr TrainPlugin kPlugin{backend_info(kBackend)->name.data(), &train, &train_lm, &generate};
 
 }  // namespace
 }  // namespace ember::tools

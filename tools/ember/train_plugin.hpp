@@ -10,12 +10,13 @@
 #include <ostream>
 #include <string>
 
+#include "tools/ember/lm.hpp"
 #include "tools/ember/train.hpp"
 
 namespace ember::tools {
 
-// Bump when TrainPlugin, TrainOptions or TrainResult change.
-inline constexpr uint32_t kTrainPluginInterface = 1;
+// Bump when TrainPlugin, TrainOptions, TrainResult or the language model's options and results change.
+inline constexpr uint32_t kTrainPluginInterface = 2;
 
 // Same meson build, same compiler, same configuration. EMBER_BUILD_STAMP is set by tools/meson.build for the
 // executable and every plugin alike; the struct sizes catch a stale plugin built from other sources.
@@ -24,12 +25,16 @@ inline constexpr uint32_t kTrainPluginInterface = 1;
 #endif
 inline constexpr const char* kTrainPluginBuildStamp = EMBER_BUILD_STAMP;
 inline constexpr uint64_t kTrainLayoutStamp = sizeof(TrainOptions) * 1000003u + sizeof(TrainResult) * 1009u +
-                                              sizeof(EpochStats);
+                                              sizeof(EpochStats) + sizeof(LmTrainOptions) * 10007u +
+                                              sizeof(LmTrainResult) * 101u + sizeof(GenerateOptions) * 7u;
 
 struct TrainPlugin {
   const char* backend;  // the backend's name in backends/backend_list.hpp ("vulkan")
   // Trains as run_train does. Never throws: on failure returns false with the reason in `error`.
   bool (*train)(const TrainOptions& options, std::ostream& log, TrainResult& result, std::string& error);
+  // The language model (lm.hpp): trains as run_train_lm does, samples as run_generate does. Never throw.
+  bool (*train_lm)(const LmTrainOptions& options, std::ostream& log, LmTrainResult& result, std::string& error);
+  bool (*generate)(const GenerateOptions& options, std::string& text, std::string& error);
 };
 
 // The one symbol a plugin exports. Returns the trainer, or null with *why set (a static string) when the caller's

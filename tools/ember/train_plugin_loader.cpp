@@ -71,4 +71,19 @@ TrainResult train_with_plugin(std::string_view backend, const TrainOptions& opti
   return result;
 }
 
+LmTrainResult train_lm_with_plugin(std::string_view backend, const LmTrainOptions& options, std::ostream& log) {
+  const TrainPlugin& plugin = load_plugin(backend);
+  LmTrainResult result;
+  std::string error;
+  if (!plugin.train_lm(options, log, result, error)) throw Error(error);
+  return result;
+}
+
+std::string generate_with_plugin(std::string_view backend, const GenerateOptions& options) {
+  const TrainPlugin& plugin = load_plugin(backend);
+  std::string text, error;
+  if (!plugin.generate(options, text, error)) throw Error(error);
+  return text;
+}
+
 }  // namespace ember::tools
