@@ -9,6 +9,7 @@
 
 #include "backends/cpu/kernels.hpp"
 #include "backends/cpu/onednn.hpp"
+#include "backends/cpu/parallel.hpp"
 #include "engine/ember.hpp"
 
 namespace ember {
@@ -110,6 +111,30 @@ TEST(OneDnnConvCache, AlternatingProblemsKeepTheirOwnPlans) {
   EXPECT_EQ(first[0].shape, (Shape{2, 8, 10, 10}));
   EXPECT_EQ(first[1].shape, (Shape{2, 8, 5, 5}));
   for (int i = 0; i < 2; ++i) expect_near(second[i], first[i], "repeated call");
+}
+
+// Threads split the batch into slices (uneven here: 5 images over 3 threads), each slice's grad weight and bias
+// summed at the end: the result must match the single-threaded im2col reference.
+TEST(OneDnnConvThreads, BatchSlicesSumToTheWholeBatchGradients) {
+  if (!cpu::onednn::enabled()) GTEST_SKIP() << "Ember was built without oneDNN";
+  const int before = cpu::num_threads();
+  const Conv2dOptions o = opts({1, 1}, {1, 1}, {1, 1}, 1);
+  const T x = random(Shape{5, 8, 6, 6}, 7), w = random(Shape{12, 8, 3, 3}, 8), b = random(Shape{12}, 9);
+  const T grad = random(Shape{5, 12, 6, 6}, 10);
+  cpu::set_num_threads(3);
+  const auto y = cpu::onednn::conv2d(x, w, &b, o);
+  const auto g = cpu::onednn::conv2d_backward(x, w, grad, true, o);
+  cpu::set_num_threads(1);
+  cpu::onednn::set_enabled(false);
+  const T y_ref = cpu::conv2d(x, w, &b, o);
+  const auto g_ref = cpu::conv2d_backward(x, w, grad, true, o);
+  cpu::onednn::set_enabled(true);
+  cpu::set_num_threads(before);
+  ASSERT_TRUE(y.has_value() && g.has_value());
+  expect_near(*y, y_ref, "output");
+  expect_near(g->input, g_ref.input, "grad input");
+  expect_near(g->weight, g_ref.weight, "grad weight");
+  expect_near(*g->bias, *g_ref.bias, "grad bias");
 }
 
 }  // namespace

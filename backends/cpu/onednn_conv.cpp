@@ -142,10 +142,67 @@ bool usable(const Conv2dGeometry& g) {
   return enabled() && g.n > 0 && g.c > 0 && g.h > 0 && g.w > 0 && g.cout > 0 && g.ho > 0 && g.wo > 0;
 }
 
-// oneDNN's OpenMP threads follow Ember's thread setting (per calling thread: OpenMP's setting is thread-local).
-dnnl::stream stream() {
-  omp_set_num_threads(num_threads());
-  return dnnl::stream(engine());
+// Threads: Ember's pool splits the batch and each slice runs oneDNN on ONE OpenMP thread (its own cached plan).
+// Letting oneDNN's OpenMP team do the threading measured 0.07x (14x slower) on 2 threads of this shared 2-core
+// VM at load ~13: OpenMP workers spin in barriers while their partner is descheduled. Ember's pool waits on
+// condition variables instead, and the slices need no barrier until the end.
+template <class F>
+void over_batch(int64_t n, F&& fn) {
+  const int64_t parts = std::max<int64_t>(1, std::min<int64_t>(num_threads(), n));
+  parallel_for(n, (n + parts - 1) / parts, [&](int64_t lo, int64_t hi) {
+    omp_set_num_threads(1);  // per thread: OpenMP's setting is thread-local
+    fn(lo, hi);
+  });
+}
+
+Conv2dGeometry slice(Conv2dGeometry g, int64_t lo, int64_t hi) {
+  g.n = hi - lo;
+  return g;
+}
+
+// One batch slice's forward: x, y point at the slice's first image.
+bool forward_slice(const Conv2dGeometry& g, const Conv2dOptions& o, const float* x, const float* w,
+                   const float* bias, float* y) {
+  Plan* p = plan(g, o, bias != nullptr, false);
+  if (!p) return false;
+  dnnl::stream s(engine());
+  memory ux = wrap(p->x, x), uw = wrap(p->w, w), uy = wrap(p->y, y);
+  memory src = as(p->fwd_pd.src_desc(), ux, s), wei = as(p->fwd_pd.weights_desc(), uw, s);
+  memory dst = output(p->fwd_pd.dst_desc(), uy);
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
+  if (bias) args.emplace(DNNL_ARG_BIAS, wrap(p->b, bias));
+  p->fwd.execute(s, args);
+  finish(dst, uy, s);
+  s.wait();
+  return true;
+}
+
+// One batch slice's backward: grad input of the slice's images, and the slice's share of grad weight / bias
+// (written, not accumulated: the caller sums the slices).
+bool backward_slice(const Conv2dGeometry& g, const Conv2dOptions& o, const float* x, const float* w,
+                    const float* grad, float* gx, float* gw, float* gb) {
+  Plan* p = plan(g, o, gb != nullptr, true);
+  if (!p) return false;
+  dnnl::stream s(engine());
+  memory ugrad = wrap(p->y, grad);
+  // grad input = conv_transpose(grad, w).
+  memory dd = as(p->bwd_data_pd.diff_dst_desc(), ugrad, s);
+  memory wei = as(p->bwd_data_pd.weights_desc(), wrap(p->w, w), s);
+  memory ugx = wrap(p->x, gx);
+  memory dsrc = output(p->bwd_data_pd.diff_src_desc(), ugx);
+  p->bwd_data.execute(s, {{DNNL_ARG_DIFF_DST, dd}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DIFF_SRC, dsrc}});
+  finish(dsrc, ugx, s);
+  // grad weight (and bias) = correlation of x with grad.
+  memory src = as(p->bwd_weights_pd.src_desc(), wrap(p->x, x), s);
+  memory dd_w = p->bwd_weights_pd.diff_dst_desc() == dd.get_desc() ? dd : as(p->bwd_weights_pd.diff_dst_desc(), ugrad, s);
+  memory ugw = wrap(p->w, gw);
+  memory dwei = output(p->bwd_weights_pd.diff_weights_desc(), ugw);
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, dd_w}, {DNNL_ARG_DIFF_WEIGHTS, dwei}};
+  if (gb) args.emplace(DNNL_ARG_DIFF_BIAS, wrap(p->b, gb));
+  p->bwd_weights.execute(s, args);
+  finish(dwei, ugw, s);
+  s.wait();
+  return true;
 }
 
 }  // namespace
@@ -157,18 +214,15 @@ std::optional<CpuTensor<float>> conv2d(const CpuTensor<float>& x, const CpuTenso
                                        const CpuTensor<float>* bias, const Conv2dOptions& o) {
   const Conv2dGeometry g = conv2d_geometry(x.shape, w.shape, o);
   if (!usable(g)) return std::nullopt;
-  Plan* p = plan(g, o, bias != nullptr, false);
-  if (!p) return std::nullopt;
   CpuTensor<float> out(Shape{g.n, g.cout, g.ho, g.wo});
-  dnnl::stream s = stream();
-  memory ux = wrap(p->x, x.data()), uw = wrap(p->w, w.data()), uy = wrap(p->y, out.data());
-  memory src = as(p->fwd_pd.src_desc(), ux, s), wei = as(p->fwd_pd.weights_desc(), uw, s);
-  memory dst = output(p->fwd_pd.dst_desc(), uy);
-  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
-  if (bias) args.emplace(DNNL_ARG_BIAS, wrap(p->b, bias->data()));
-  p->fwd.execute(s, args);
-  finish(dst, uy, s);
-  s.wait();
+  const int64_t in_image = g.c * g.h * g.w, out_image = g.cout * g.ho * g.wo;
+  std::atomic<bool> ok{true};
+  over_batch(g.n, [&](int64_t lo, int64_t hi) {
+    if (!forward_slice(slice(g, lo, hi), o, x.data() + lo * in_image, w.data(), bias ? bias->data() : nullptr,
+                       out.data() + lo * out_image))
+      ok = false;
+  });
+  if (!ok) return std::nullopt;
   return out;
 }
 
@@ -180,30 +234,35 @@ std::optional<Conv2dGrads<CpuTensor<float>>> conv2d_backward(const CpuTensor<flo
   // layouts and took 1.5x the time of im2col + GEMM (3->32 @32x32, batch 32: 4.5 ms against 3.0 ms); its
   // forward stays faster there.
   if (!usable(g) || g.cg < kMinBackwardChannels) return std::nullopt;
-  Plan* p = plan(g, o, has_bias, true);
-  if (!p) return std::nullopt;
   CpuTensor<float> gx(x.shape), gw(w.shape);
   std::optional<CpuTensor<float>> gb;
   if (has_bias) gb = CpuTensor<float>(Shape{g.cout});
-  dnnl::stream s = stream();
-  memory ugrad = wrap(p->y, grad.data());
-  // grad input = conv_transpose(grad, w).
-  memory dd = as(p->bwd_data_pd.diff_dst_desc(), ugrad, s);
-  memory wei = as(p->bwd_data_pd.weights_desc(), wrap(p->w, w.data()), s);
-  memory ugx = wrap(p->x, gx.data());
-  memory dsrc = output(p->bwd_data_pd.diff_src_desc(), ugx);
-  p->bwd_data.execute(s, {{DNNL_ARG_DIFF_DST, dd}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DIFF_SRC, dsrc}});
-  finish(dsrc, ugx, s);
-  // grad weight (and bias) = correlation of x with grad.
-  memory src = as(p->bwd_weights_pd.src_desc(), wrap(p->x, x.data()), s);
-  memory dd_w = p->bwd_weights_pd.diff_dst_desc() == dd.get_desc() ? dd : as(p->bwd_weights_pd.diff_dst_desc(), ugrad, s);
-  memory ugw = wrap(p->w, gw.data());
-  memory dwei = output(p->bwd_weights_pd.diff_weights_desc(), ugw);
-  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, dd_w}, {DNNL_ARG_DIFF_WEIGHTS, dwei}};
-  if (gb) args.emplace(DNNL_ARG_DIFF_BIAS, wrap(p->b, gb->data()));
-  p->bwd_weights.execute(s, args);
-  finish(dwei, ugw, s);
-  s.wait();
+  const int64_t in_image = g.c * g.h * g.w, out_image = g.cout * g.ho * g.wo, wn = gw.numel();
+  const int64_t parts = std::max<int64_t>(1, std::min<int64_t>(num_threads(), g.n));
+  // The slice starting at image 0 writes gw / gb; every other slice takes a slot of partial sums, added below.
+  std::shared_ptr<Buffer> partial_buf;
+  float* partial = nullptr;
+  if (parts > 1) {
+    partial_buf = allocate(static_cast<std::size_t>((parts - 1) * (wn + g.cout)) * sizeof(float));
+    partial = static_cast<float*>(partial_buf->ptr);
+  }
+  std::atomic<bool> ok{true};
+  std::atomic<int64_t> slots{0};
+  over_batch(g.n, [&](int64_t lo, int64_t hi) {
+    float* slot = lo == 0 ? nullptr : partial + slots.fetch_add(1) * (wn + g.cout);
+    float* pw = slot ? slot : gw.data();
+    float* pb = !gb ? nullptr : slot ? slot + wn : gb->data();
+    if (!backward_slice(slice(g, lo, hi), o, x.data() + lo * in_image, w.data(), grad.data() + lo * out_image,
+                        gx.data() + lo * in_image, pw, pb))
+      ok = false;
+  });
+  if (!ok) return std::nullopt;
+  for (int64_t k = 0; k < slots.load(); ++k) {
+    const float* pw = partial + k * (wn + g.cout);
+    for (int64_t i = 0; i < wn; ++i) gw.data()[i] += pw[i];
+    if (gb)
+      for (int64_t i = 0; i < g.cout; ++i) gb->data()[i] += pw[wn + i];
+  }
   return Conv2dGrads<CpuTensor<float>>{std::move(gx), std::move(gw), std::move(gb)};
 }
 
