@@ -49,9 +49,9 @@ def run_process(path, threads, repetitions, extra, benchmark_filter=None):
 
 def run(path, threads, repetitions, extra):
     """One thread: both sides in one process, repetitions randomly interleaved. More threads: alternating processes
-    (Ember's side, then LibTorch's, `repetitions` times) and the median of each benchmark over them, because in one
-    process LibTorch's OpenMP workers and OpenBLAS's threads spin-wait on the cores that Ember's pool then needs (and
-    the reverse): measured at 2 threads on this 2-core VM, LibTorch's MLP epoch took 15x longer beside Ember's pool."""
+    (Ember's side, then LibTorch's, `repetitions` times) and the median of each benchmark over them, so that neither
+    side's idle threads (LibTorch's OpenMP workers and OpenBLAS's threads spin-wait after a parallel region) sit on
+    the cores the other side needs."""
     load_before = os.getloadavg()
     if threads == 1:
         data = run_process(path, threads, repetitions, extra)
