@@ -8,6 +8,8 @@
     bench/compare.py --markdown                    # tables as Markdown (for bench/README.md)
     bench/compare.py --clock cpu                   # judge bars on CPU time (single-threaded runs on a loaded machine)
     bench/compare.py -- --benchmark_filter=Gemm    # anything after -- goes to ember_bench
+    bench/compare.py --peers                       # Ember beside LibTorch in one run, judged as ratios
+                                                   # (bench/peers/compare_peers.py says how)
 
 Rates are decimal: GB/s = 1e9 bytes/s, GFLOP/s = 1e9 FLOP/s (Google Benchmark's console output prints bytes in
 binary GiB/s). Exits 1 when a bar is missed, 2 when a benchmark needed by a bar is missing.
@@ -114,7 +116,8 @@ def table(headers, rows, markdown):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--bench", default=os.path.join(ROOT, "build-bench", "bench", "ember_bench"))
+    ap.add_argument("--bench", help="the benchmark binary (default: build-bench/bench/ember_bench, with --peers "
+                                    "build/bench/peers/ember_peer_bench)")
     ap.add_argument("--repetitions", type=int, default=5)
     ap.add_argument("--json", help="read results from this file instead of running the benchmark")
     ap.add_argument("--save", help="write the raw JSON results here")
@@ -122,9 +125,19 @@ def main():
     ap.add_argument("--clock", choices=("real", "cpu"), default="real",
                     help="judge the bars on wall-clock time (default) or on the main thread's CPU time, which "
                          "leaves out time the process was preempted on a loaded machine (single-threaded runs only)")
+    ap.add_argument("--peers", action="store_true",
+                    help="run bench/peers' ember_peer_bench (Ember and LibTorch interleaved in one process) and "
+                         "judge Ember/LibTorch ratios; --bench defaults to build/bench/peers/ember_peer_bench")
+    ap.add_argument("--threads", default="1,2", help="--peers: the thread counts to run, comma-separated")
     ap.add_argument("extra", nargs="*", help="extra ember_bench arguments (after --)")
     args = ap.parse_args()
+    if args.peers:
+        sys.path.insert(0, os.path.join(ROOT, "bench", "peers"))
+        import compare_peers
+        args.bench = args.bench or os.path.join(ROOT, "build", "bench", "peers", "ember_peer_bench")
+        compare_peers.judge(args, medians, time_ns, table, fmt_time)
 
+    args.bench = args.bench or os.path.join(ROOT, "build-bench", "bench", "ember_bench")
     load_before = os.getloadavg()
     if args.json:
         with open(args.json) as f:

@@ -22,7 +22,10 @@ packages=(g++ meson ninja-build pkg-config libopenblas-dev libgtest-dev libbench
   # The LuaJIT binding's tests (bindings/lua).
   luajit
   # The C# binding (bindings/csharp): Mono's compiler and runtime (GZipStream included; no mono-devel needed).
-  mono-mcs mono-runtime)
+  mono-mcs mono-runtime
+  # issue 15: oneDNN for the CPU backend's convolutions and pooling (optional in meson: the im2col + GEMM path stays
+  # when it is absent), and LibTorch's C++ API for bench/peers (built only when found).
+  libdnnl-dev libtorch-dev)
 
 missing=()
 # issue 13: the language model's corpus (`ember train --model transformer`, data/README.md) and LibTorch, the peer

@@ -1,10 +1,11 @@
-// 2-D convolution as im2col + GEMM. The column buffer covers the whole batch, so each group is ONE large GEMM
+// 2-D convolution as im2col + GEMM (f64, and f32 when oneDNN is absent or declines: onednn.hpp). The column buffer covers the whole batch, so each group is ONE large GEMM
 // (OpenBLAS is far more efficient on one [C_out/g, K] x [K, N*H_out*W_out] product than on N small ones).
 #include <algorithm>
 #include <cstring>
 #include <optional>
 
 #include "backends/cpu/kernels.hpp"
+#include "backends/cpu/onednn.hpp"
 #include "backends/cpu/parallel.hpp"
 #include "engine/backend/conv_geometry.hpp"
 
@@ -198,6 +199,7 @@ T* scratch(std::shared_ptr<Buffer>& holder, int64_t elems) {
 template <class T>
 CpuTensor<T> conv2d(const CpuTensor<T>& x, const CpuTensor<T>& w, const CpuTensor<T>* bias,
                     const Conv2dOptions& o) {
+  if (auto r = onednn::conv2d(x, w, bias, o)) return std::move(*r);  // f32 with oneDNN: its direct kernels
   const Geom g = conv2d_geometry(x.shape, w.shape, o);
   const int64_t cout = w.shape[0], cog = cout / o.groups, k = g.k(), l = g.l(), plane = g.ho * g.wo;
   CpuTensor<T> out(Shape{g.n, cout, g.ho, g.wo});
@@ -230,6 +232,7 @@ CpuTensor<T> conv2d(const CpuTensor<T>& x, const CpuTensor<T>& w, const CpuTenso
 template <class T>
 Conv2dGrads<CpuTensor<T>> conv2d_backward(const CpuTensor<T>& x, const CpuTensor<T>& w, const CpuTensor<T>& grad,
                                           bool has_bias, const Conv2dOptions& o) {
+  if (auto r = onednn::conv2d_backward(x, w, grad, has_bias, o)) return std::move(*r);
   const Geom g = conv2d_geometry(x.shape, w.shape, o);
   const int64_t cout = w.shape[0], cog = cout / o.groups, k = g.k(), l = g.l(), plane = g.ho * g.wo;
   CpuTensor<T> gx(x.shape), gw(w.shape);

@@ -40,11 +40,52 @@ CpuTensor<T> zeros(const Shape& s) {
   return t;
 }
 
+// Max pooling without padding: every window lies inside the image, so no per-window clipping (taps() divides);
+// KH / KW > 0 fix the window at compile time (the common 2x2 and 3x3), unrolled into straight-line compares.
+// Same rule as the general kernel: the first tap that beats the running best (or is NaN) wins.
+template <int KH, int KW, class T>
+void max_pool_unpadded(const T* src, T* dst, int64_t* di, const Pool2dGeometry& g) {
+  const int64_t kh = KH > 0 ? KH : g.kh, kw = KW > 0 ? KW : g.kw;
+  for (int64_t oh = 0; oh < g.ho; ++oh) {
+    for (int64_t ow = 0; ow < g.wo; ++ow) {
+      const int64_t origin = oh * g.sh * g.w + ow * g.sw;
+      T best = -std::numeric_limits<T>::infinity();
+      int64_t arg = origin;
+      for (int64_t i = 0; i < kh; ++i) {
+        for (int64_t j = 0; j < kw; ++j) {
+          const int64_t at = origin + i * g.dh * g.w + j * g.dw;
+          const T v = src[at];
+          if (v > best || std::isnan(v)) {
+            best = v;
+            arg = at;
+          }
+        }
+      }
+      dst[oh * g.wo + ow] = best;
+      di[oh * g.wo + ow] = arg;
+    }
+  }
+}
+
 }  // namespace
 
 template <class T>
 MaxPoolResult<CpuTensor<T>, Index> max_pool2d(const CpuTensor<T>& x, const Pool2dOptions& o) {
   const Pool2dGeometry g = pool2d_geometry(x.shape, o);
+  if (g.ph == 0 && g.pw == 0) {
+    CpuTensor<T> out(g.out_shape());
+    Index idx(g.out_shape());
+    const int64_t in_plane = g.h * g.w, out_plane = g.ho * g.wo;
+    for_planes(g.planes(), out_plane * g.kh * g.kw, [&](int64_t p) {
+      const T* src = x.data() + p * in_plane;
+      T* dst = out.data() + p * out_plane;
+      int64_t* di = idx.data() + p * out_plane;
+      if (g.kh == 2 && g.kw == 2) max_pool_unpadded<2, 2>(src, dst, di, g);
+      else if (g.kh == 3 && g.kw == 3) max_pool_unpadded<3, 3>(src, dst, di, g);
+      else max_pool_unpadded<0, 0>(src, dst, di, g);
+    });
+    return {std::move(out), std::move(idx)};
+  }
   // Plain locals rather than structured bindings: lambdas capturing bindings need clang >= 16.
   const int64_t H = g.h, W = g.w, Ho = g.ho, Wo = g.wo;
   const int64_t kh = g.kh, kw = g.kw, sh = g.sh, sw = g.sw, ph = g.ph, pw = g.pw, dh = g.dh, dw = g.dw;

@@ -1,0 +1,38 @@
+#pragma once
+// oneDNN (Debian's libdnnl-dev) for the CPU backend's f32 convolutions, when Ember is built with it
+// (EMBER_HAVE_ONEDNN, meson finds dnnl optionally). oneDNN's JIT kernels run a convolution directly on channel-
+// blocked data (nChw16c), about 1.5x faster here than im2col + OpenBLAS GEMM (bench/README.md: "Convolutions
+// through oneDNN"). conv.cpp asks these first and falls back to im2col + GEMM when they decline (f64, no oneDNN,
+// empty tensors, oneDNN turned off).
+#include <optional>
+
+#include "backends/cpu/cpu_tensor.hpp"
+#include "engine/backend/ops.hpp"
+
+namespace ember::cpu::onednn {
+
+// True when Ember was built with oneDNN and it is turned on (the default; EMBER_ONEDNN=0 in the environment or
+// set_enabled(false) turns it off, so tests can compare both paths in one process).
+bool enabled();
+void set_enabled(bool on);
+
+// nullopt: not handled here, the caller runs its own kernel.
+std::optional<CpuTensor<float>> conv2d(const CpuTensor<float>& x, const CpuTensor<float>& w,
+                                       const CpuTensor<float>* bias, const Conv2dOptions& o);
+std::optional<Conv2dGrads<CpuTensor<float>>> conv2d_backward(const CpuTensor<float>& x, const CpuTensor<float>& w,
+                                                             const CpuTensor<float>& grad, bool has_bias,
+                                                             const Conv2dOptions& o);
+
+// f64 has no oneDNN kernels: always the caller's.
+inline std::optional<CpuTensor<double>> conv2d(const CpuTensor<double>&, const CpuTensor<double>&,
+                                               const CpuTensor<double>*, const Conv2dOptions&) {
+  return std::nullopt;
+}
+inline std::optional<Conv2dGrads<CpuTensor<double>>> conv2d_backward(const CpuTensor<double>&,
+                                                                     const CpuTensor<double>&,
+                                                                     const CpuTensor<double>&, bool,
+                                                                     const Conv2dOptions&) {
+  return std::nullopt;
+}
+
+}  // namespace ember::cpu::onednn

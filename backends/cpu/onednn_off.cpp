@@ -1,0 +1,19 @@
+// onednn.hpp without oneDNN (Ember built where libdnnl-dev is absent): nothing is handled here, so conv.cpp always
+// runs its own im2col + GEMM kernels.
+#include "backends/cpu/onednn.hpp"
+
+namespace ember::cpu::onednn {
+
+bool enabled() { return false; }
+void set_enabled(bool) {}
+
+std::optional<CpuTensor<float>> conv2d(const CpuTensor<float>&, const CpuTensor<float>&, const CpuTensor<float>*,
+                                       const Conv2dOptions&) {
+  return std::nullopt;
+}
+std::optional<Conv2dGrads<CpuTensor<float>>> conv2d_backward(const CpuTensor<float>&, const CpuTensor<float>&,
+                                                             const CpuTensor<float>&, bool, const Conv2dOptions&) {
+  return std::nullopt;
+}
+
+}  // namespace ember::cpu::onednn

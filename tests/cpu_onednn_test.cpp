@@ -1,0 +1,141 @@
+// The CPU backend's oneDNN convolutions (backends/cpu/onednn.hpp) against its own im2col + GEMM kernels, forward
+// and backward, over strides, padding, dilation, groups, with and without bias, batch 1, a conv1d-shaped (H = 1)
+// problem and the first-layer shape whose backward stays on im2col. Skipped in a build without oneDNN.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "backends/cpu/kernels.hpp"
+#include "backends/cpu/onednn.hpp"
+#include "backends/cpu/parallel.hpp"
+#include "engine/ember.hpp"
+
+namespace ember {
+namespace {
+
+using T = cpu::CpuTensor<float>;
+
+T random(Shape s, uint64_t seed) {
+  std::mt19937 gen(static_cast<uint32_t>(seed));
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  T t(std::move(s));
+  for (int64_t i = 0; i < t.numel(); ++i) t.data()[i] = u(gen);
+  return t;
+}
+
+void expect_near(const T& a, const T& b, const char* what) {
+  ASSERT_EQ(a.shape, b.shape) << what;
+  double worst = 0.0;
+  for (int64_t i = 0; i < a.numel(); ++i)
+    worst = std::max(worst, std::abs(double(a.data()[i]) - double(b.data()[i])) / (1.0 + std::abs(double(b.data()[i]))));
+  EXPECT_LT(worst, 1e-4) << what;
+}
+
+struct Case {
+  Shape x, w;
+  Conv2dOptions o;
+  bool bias;
+};
+
+Conv2dOptions opts(std::array<int64_t, 2> s, std::array<int64_t, 2> p, std::array<int64_t, 2> d, int64_t g) {
+  Conv2dOptions o;
+  o.stride = s;
+  o.padding = p;
+  o.dilation = d;
+  o.groups = g;
+  return o;
+}
+
+class OneDnnConv : public ::testing::TestWithParam<Case> {
+ protected:
+  void SetUp() override {
+    if (!cpu::onednn::enabled()) GTEST_SKIP() << "Ember was built without oneDNN (or EMBER_ONEDNN=0)";
+  }
+  void TearDown() override { cpu::onednn::set_enabled(true); }
+};
+
+TEST_P(OneDnnConv, MatchesIm2colForwardAndBackward) {
+  const Case c = GetParam();
+  const T x = random(c.x, 1), w = random(c.w, 2);
+  const T b = random(Shape{c.w[0]}, 3);
+  const T* bp = c.bias ? &b : nullptr;
+  const auto y_dnn = cpu::onednn::conv2d(x, w, bp, c.o);
+  ASSERT_TRUE(y_dnn.has_value()) << "oneDNN declined a problem it supports";
+  const T grad = random(y_dnn->shape, 4);
+  const auto g_dnn = cpu::onednn::conv2d_backward(x, w, grad, c.bias, c.o);
+  // The backend entry point takes the oneDNN path while it is on; compare against the same call with it off.
+  const T y_entry = cpu::conv2d(x, w, bp, c.o);
+  cpu::onednn::set_enabled(false);
+  EXPECT_FALSE(cpu::onednn::conv2d(x, w, bp, c.o).has_value());
+  const T y_ref = cpu::conv2d(x, w, bp, c.o);
+  const auto g_ref = cpu::conv2d_backward(x, w, grad, c.bias, c.o);
+  expect_near(*y_dnn, y_ref, "output");
+  expect_near(y_entry, y_ref, "output through cpu::conv2d");
+  const int64_t cg = c.w[1];
+  if (cg < 8) {
+    EXPECT_FALSE(g_dnn.has_value()) << "few input channels: the backward stays on im2col + GEMM";
+    return;
+  }
+  ASSERT_TRUE(g_dnn.has_value());
+  expect_near(g_dnn->input, g_ref.input, "grad input");
+  expect_near(g_dnn->weight, g_ref.weight, "grad weight");
+  ASSERT_EQ(g_dnn->bias.has_value(), c.bias);
+  if (c.bias) expect_near(*g_dnn->bias, *g_ref.bias, "grad bias");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, OneDnnConv,
+    ::testing::Values(Case{{2, 8, 9, 9}, {16, 8, 3, 3}, opts({1, 1}, {1, 1}, {1, 1}, 1), true},
+                      Case{{2, 8, 9, 9}, {16, 8, 3, 3}, opts({1, 1}, {1, 1}, {1, 1}, 1), false},
+                      Case{{3, 16, 11, 7}, {8, 16, 3, 2}, opts({2, 1}, {1, 0}, {1, 1}, 1), true},
+                      Case{{1, 16, 10, 10}, {16, 16, 3, 3}, opts({1, 1}, {2, 2}, {2, 2}, 1), true},
+                      Case{{2, 16, 8, 8}, {32, 8, 3, 3}, opts({1, 1}, {1, 1}, {1, 1}, 2), true},
+                      Case{{2, 16, 8, 8}, {16, 1, 3, 3}, opts({1, 1}, {1, 1}, {1, 1}, 16), false},
+                      Case{{4, 12, 1, 20}, {6, 12, 1, 5}, opts({1, 2}, {0, 2}, {1, 1}, 1), true},  // conv1d
+                      Case{{2, 3, 12, 12}, {8, 3, 3, 3}, opts({1, 1}, {1, 1}, {1, 1}, 1), true}));
+
+// Plans are cached per problem: alternating problems must each keep their own (a wrong key would reuse one
+// problem's primitives for another's shapes).
+TEST(OneDnnConvCache, AlternatingProblemsKeepTheirOwnPlans) {
+  if (!cpu::onednn::enabled()) GTEST_SKIP() << "Ember was built without oneDNN";
+  const Conv2dOptions same = opts({1, 1}, {1, 1}, {1, 1}, 1), strided = opts({2, 2}, {1, 1}, {1, 1}, 1);
+  const T x = random(Shape{2, 8, 10, 10}, 5), w = random(Shape{8, 8, 3, 3}, 6);
+  std::vector<T> first, second;
+  for (int round = 0; round < 2; ++round) {
+    auto& out = round == 0 ? first : second;
+    out.push_back(*cpu::onednn::conv2d(x, w, nullptr, same));
+    out.push_back(*cpu::onednn::conv2d(x, w, nullptr, strided));
+  }
+  EXPECT_EQ(first[0].shape, (Shape{2, 8, 10, 10}));
+  EXPECT_EQ(first[1].shape, (Shape{2, 8, 5, 5}));
+  for (int i = 0; i < 2; ++i) expect_near(second[i], first[i], "repeated call");
+}
+
+// Threads split the batch into slices (uneven here: 5 images over 3 threads), each slice's grad weight and bias
+// summed at the end: the result must match the single-threaded im2col reference.
+TEST(OneDnnConvThreads, BatchSlicesSumToTheWholeBatchGradients) {
+  if (!cpu::onednn::enabled()) GTEST_SKIP() << "Ember was built without oneDNN";
+  const int before = cpu::num_threads();
+  const Conv2dOptions o = opts({1, 1}, {1, 1}, {1, 1}, 1);
+  const T x = random(Shape{5, 8, 6, 6}, 7), w = random(Shape{12, 8, 3, 3}, 8), b = random(Shape{12}, 9);
+  const T grad = random(Shape{5, 12, 6, 6}, 10);
+  cpu::set_num_threads(3);
+  const auto y = cpu::onednn::conv2d(x, w, &b, o);
+  const auto g = cpu::onednn::conv2d_backward(x, w, grad, true, o);
+  cpu::set_num_threads(1);
+  cpu::onednn::set_enabled(false);
+  const T y_ref = cpu::conv2d(x, w, &b, o);
+  const auto g_ref = cpu::conv2d_backward(x, w, grad, true, o);
+  cpu::onednn::set_enabled(true);
+  cpu::set_num_threads(before);
+  ASSERT_TRUE(y.has_value() && g.has_value());
+  expect_near(*y, y_ref, "output");
+  expect_near(g->input, g_ref.input, "grad input");
+  expect_near(g->weight, g_ref.weight, "grad weight");
+  expect_near(*g->bias, *g_ref.bias, "grad bias");
+}
+
+}  // namespace
+}  // namespace ember
