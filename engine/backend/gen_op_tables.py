@@ -20,8 +20,6 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 FAMILY_RE = re.compile(r'^EMBER_OP_FAMILY\((\w+),\s*(\w+),\s*(\d+),\s*"(\w+)",\s*"(\w*)",\s*"(\w*)"\)', re.M)
 OP_RE = re.compile(r'^EMBER_(\w+)_OP\((\w+),\s*(\d+),\s*"(\w+)",\s*(\w+)\)', re.M)
 LAYER_RE = re.compile(r'^EMBER_LAYER\((\w+),\s*(\d+),\s*"(\w+)",\s*(.+)\)\s*$', re.M)
-# A kind value assigned to a layer that lands in another branch (layers.def: EMBER_LAYER_SLOT).
-LAYER_SLOT_RE = re.compile(r'^EMBER_LAYER_SLOT\((\d+)\)\s*$', re.M)
 KINDS = {"Float", "FloatInt", "Bool", "Any"}
 
 
@@ -60,9 +58,7 @@ def read_layers(path):
     text = strip_comments(open(path).read())
     rows = [(m.group(1), int(m.group(2)), m.group(3), m.group(4).strip()) for m in LAYER_RE.finditer(text)]
     errors = []
-    slots = [(m.start(), int(m.group(1))) for m in LAYER_SLOT_RE.finditer(text)]
-    values = [v for _, v in sorted([(m.start(), int(m.group(2))) for m in LAYER_RE.finditer(text)] + slots)]
-    if values != list(range(len(values))):
+    if [r[1] for r in rows] != list(range(len(rows))):
         errors.append("%s: layer kinds are not 0, 1, 2, ... in row order" % path)
     return rows, errors
 

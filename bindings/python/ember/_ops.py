@@ -15,4 +15,6 @@ REDUCE = {"sum": 0, "mean": 1, "prod": 2, "max": 3, "min": 4}
 LAYER = {"linear": 0, "conv2d": 1, "relu": 2, "gelu": 3, "sigmoid": 4, "tanh": 5, "threshold": 6, "prelu": 7,
          "dropout": 8, "layer_norm": 9, "embedding": 10, "max_pool2d": 11, "avg_pool2d": 12, "flatten": 13,
          "leaky_relu": 14, "silu": 15, "softmax": 16, "log_softmax": 17, "batch_norm1d": 18, "batch_norm2d": 19,
-         "adaptive_avg_pool2d": 20, "group_norm": 21, "rms_norm": 22, "conv_transpose2d": 23}
+         "adaptive_avg_pool2d": 20, "group_norm": 21, "rms_norm": 22, "conv_transpose2d": 23, "upsample": 24,
+         "multihead_attention": 25, "lstm": 26, "gru": 27, "transformer_encoder_layer": 28,
+         "transformer_decoder_layer": 29}

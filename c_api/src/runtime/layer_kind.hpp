@@ -13,7 +13,6 @@ enum class LayerKind : int32_t {
 
 inline constexpr int32_t kLayerKinds = 0
 #define EMBER_LAYER(id, value, name, type) +1
-#define EMBER_LAYER_SLOT(value) +1
 #include "c_api/src/layers.def"
     ;
 

@@ -251,6 +251,7 @@ struct Forward {
     nn::GRU<B> c = l;
     c.mode.training = train;
     return rank<3>("gru", [&](const auto& t) { return c.forward(t).output; });
+  }
   // issue 13 (h-mha): in a Sequential, attention is self-attention without masks and the encoder layer runs without
   // masks; ember_module_forward_attention / _encoder / _decoder (api_attention.cpp) take the other operands.
   // Dropout flags are set on a copy, so concurrent forwards never write shared state.
@@ -266,10 +267,6 @@ struct Forward {
   }
   BackendTensor<B> operator()(nn::TransformerDecoderLayer<B>&) const {
     throw ArgumentError("transformer_decoder_layer: needs the memory too: use ember_module_forward_decoder");
-  }
-  template <int32_t V>
-  BackendTensor<B> operator()(ReservedLayer<V>&) const {
-    throw ArgumentError(fmt::format("layer kind {} is not in this build", V));
   }
   BackendTensor<B> operator()(nn::BatchNorm2d<B>& l) const {
     if (train) {
@@ -337,7 +334,6 @@ DynTensor forward(ModuleState& m, const DynTensor& x, bool train) {
           } catch (const CaptureError& e) {  // a Vulkan plan rejects the op: name it ("layer 0 (embedding): ...")
             static constexpr const char* kNames[] = {
 #define EMBER_LAYER(id, value, name, type) name,
-#define EMBER_LAYER_SLOT(value) "reserved",
 #include "c_api/src/layers.def"
             };
             throw CaptureError("layer " + std::to_string(i) + " (" + kNames[seq.layers[i].index()] + "): " + e.what());

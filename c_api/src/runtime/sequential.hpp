@@ -28,10 +28,6 @@ struct Flatten {
   int64_t start = 1, end = -1;
 };
 
-// A kind value held for a layer of another branch (layers.def's EMBER_LAYER_SLOT rows); never built.
-template <int32_t Value>
-struct ReservedLayer {};
-
 // Alternatives in the order of c_api/src/layers.def (ember.h's ember_layer_kind), so variant index == kind.
 template <class B>
 using Layer = std::variant<nn::Linear<B>, nn::Conv2d<B>, nn::ReLU, nn::GELU, nn::Sigmoid, nn::Tanh, nn::Threshold,
