@@ -139,6 +139,6 @@ DynTensor forward_decoder(ModuleState& m, const DynTensor& tgt, const DynTensor&
 
 }  // namespace ops
 
-EMBER_RUNTIME_ATTENTION_OPS(EMBER_INSTANTIATE_OP)
+EMBER_RUNTIME_MHA_OPS(EMBER_INSTANTIATE_OP)
 
 }  // namespace ember::capi
