@@ -1,4 +1,4 @@
-// Flash attention on Vulkan: shaders/attention.comp's three passes (forward; dq with the row deltas; dk and dv).
+// Flash attention on Vulkan: shaders/attention.comp's passes (forward; the backward's row deltas, dq, dk, dv).
 // Extra device memory is the row logsumexp and delta, [B, H, L] each: no [L, S] matrix is ever allocated.
 #include "backends/vulkan/attention.hpp"
 
@@ -11,14 +11,22 @@ EMBER_SHADER_WORDS(kAttentionForward)
 #include "attention_forward.spv.inc"
 ;
 EMBER_SHADER_DEF(kAttentionForward)
+EMBER_SHADER_WORDS(kAttentionDelta)
+#include "attention_delta.spv.inc"
+;
+EMBER_SHADER_DEF(kAttentionDelta)
 EMBER_SHADER_WORDS(kAttentionBackwardQ)
 #include "attention_backward_q.spv.inc"
 ;
 EMBER_SHADER_DEF(kAttentionBackwardQ)
-EMBER_SHADER_WORDS(kAttentionBackwardKv)
-#include "attention_backward_kv.spv.inc"
+EMBER_SHADER_WORDS(kAttentionBackwardK)
+#include "attention_backward_k.spv.inc"
 ;
-EMBER_SHADER_DEF(kAttentionBackwardKv)
+EMBER_SHADER_DEF(kAttentionBackwardK)
+EMBER_SHADER_WORDS(kAttentionBackwardV)
+#include "attention_backward_v.spv.inc"
+;
+EMBER_SHADER_DEF(kAttentionBackwardV)
 
 struct Push {
   uint32_t n;
@@ -64,10 +72,11 @@ SdpaGrads<FloatT> sdpa_backward(const FloatT& q, const FloatT& k, const FloatT& 
   auto delta = empty<float>(q.ctx, lse.shape);
   const FloatT& b = bias ? *bias : q;
   const int64_t q_rows = q.shape[0] * q.shape[1] * q.shape[2], k_rows = k.shape[0] * k.shape[1] * k.shape[2];
-  launch(*q.ctx, kAttentionBackwardQ, {in(q), in(k), in(v), in(b), in(out_), in(lse), in(dout), out(g.q), out(delta)},
-         push(q, k, v, bias, o, q_rows), q_rows);
-  launch(*q.ctx, kAttentionBackwardKv, {in(q), in(k), in(v), in(b), in(lse), in(dout), in(delta), out(g.k), out(g.v)},
-         push(q, k, v, bias, o, k_rows), k_rows);
+  const Push qp = push(q, k, v, bias, o, q_rows), kp = push(q, k, v, bias, o, k_rows);
+  launch(*q.ctx, kAttentionDelta, {in(out_), in(dout), out(delta)}, qp, q_rows);
+  launch(*q.ctx, kAttentionBackwardQ, {in(q), in(k), in(v), in(b), in(lse), in(dout), in(delta), out(g.q)}, qp, q_rows);
+  launch(*q.ctx, kAttentionBackwardK, {in(q), in(k), in(v), in(b), in(lse), in(dout), in(delta), out(g.k)}, kp, k_rows);
+  launch(*q.ctx, kAttentionBackwardV, {in(q), in(k), in(v), in(b), in(lse), in(dout), in(delta), out(g.v)}, kp, k_rows);
   return g;
 }
 

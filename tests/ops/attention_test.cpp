@@ -239,7 +239,9 @@ void check_golden(const Golden& g) {
   auto q = make<B, 4>(g.q, qs), k = make<B, 4>(g.k, ks), v = make<B, 4>(g.v, vs);
   std::optional<Tensor<B, 4>> bias;
   if (has_bias) bias = make<B, 4>(g.bias, bs);
-  const std::optional<double> scale = g.scale == 0 ? std::nullopt : std::optional<double>(g.scale);
+  // 0 in the reference means the default, which is spelled out here (a plain double: GCC's -Wmaybe-uninitialized
+  // misfires on a conditionally empty std::optional<double> copied into several calls).
+  const double scale = g.scale == 0 ? 1.0 / std::sqrt(static_cast<double>(g.dims[4])) : g.scale;
   const double tol = gemm_tol<B>(Tol<B>::loose);
   if constexpr (IsAutodiff<B>::value) {
     q = q.require_grad(), k = k.require_grad(), v = v.require_grad();
@@ -250,7 +252,9 @@ void check_golden(const Golden& g) {
     EXPECT_TRUE(close(values(*q.grad(grads)), g.dq, tol)) << "dq";
     EXPECT_TRUE(close(values(*k.grad(grads)), g.dk, tol)) << "dk";
     EXPECT_TRUE(close(values(*v.grad(grads)), g.dv, tol)) << "dv";
-    if (bias) EXPECT_TRUE(close(values(*bias->grad(grads)), g.dbias, tol)) << "dbias";
+    if (bias) {
+      EXPECT_TRUE(close(values(*bias->grad(grads)), g.dbias, tol)) << "dbias";
+    }
     // The fused backward (a detached bias) gives the same q, k, v gradients.
     if (bias) {
       const auto out2 = nn::scaled_dot_product_attention(q, k, v, bias->detach(), g.causal, scale);
