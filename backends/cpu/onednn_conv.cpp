@@ -150,8 +150,12 @@ template <class F>
 void over_batch(int64_t n, F&& fn) {
   const int64_t parts = std::max<int64_t>(1, std::min<int64_t>(num_threads(), n));
   parallel_for(n, (n + parts - 1) / parts, [&](int64_t lo, int64_t hi) {
-    omp_set_num_threads(1);  // per thread: OpenMP's setting is thread-local
+    // Per thread (OpenMP's setting is thread-local), and given back: other OpenMP code in the process (LibTorch
+    // in bench/peers) keeps its own thread count.
+    const int before = omp_get_max_threads();
+    omp_set_num_threads(1);
     fn(lo, hi);
+    omp_set_num_threads(before);
   });
 }
 
