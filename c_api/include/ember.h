@@ -1583,6 +1583,22 @@ EMBER_API ember_status EMBER_CALL ember_module_forward_decoder(ember_module* mod
                                                                const ember_tensor* memory_key_padding_mask,
                                                                ember_mode_t mode, ember_tensor** out);
 
+/* ==== positional embeddings (issue 13, h-rope) ====
+ * Rotary position embedding (RoPE), GPT-NeoX / Hugging Face LLaMA's half-rotation ("rotate_half") convention, not
+ * the interleaved pairs of RoFormer: on float x [..., L, D] (any leading dims: e.g. [N, H, L, head_dim]), position
+ * p = offset + l rotates the pair (x1[i], x2[i]) of the first rotary_dim features, x1 = x[..., :rotary_dim/2],
+ * x2 = x[..., rotary_dim/2:rotary_dim], by angle p * base^(-2i / rotary_dim):
+ *     out[..., :rotary_dim] = x * cos(cat(f, f)) + cat(-x2, x1) * sin(cat(f, f))
+ * and features past rotary_dim pass through (partial rotary). rotary_dim even, 0 < rotary_dim <= D; base > 0
+ * (10000 usual); offset >= 0 (the position of the first row, e.g. the cache length when decoding). No params;
+ * differentiable w.r.t. x. The same as ember::nn::RotaryEmbedding and Python's ember.nn.RotaryEmbedding.
+ * A learned absolute positional embedding (ember::nn::LearnedPositionalEmbedding, Python's
+ * ember.nn.LearnedPositionalEmbedding) needs no function of its own: it is an EMBER_LAYER_EMBEDDING module with
+ * in_features = max_len, out_features = d_model applied to ember_tensor_arange(offset, offset + L) and added to x
+ * (ember_tensor_add broadcasts the [L, d_model] rows over the batch). */
+EMBER_API ember_status EMBER_CALL ember_tensor_rotary_embedding(const ember_tensor* x, int64_t rotary_dim,
+                                                                double base, int64_t offset, ember_tensor** out);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -892,6 +892,8 @@ const Action kActions[] = {
   {"sdpa", sdpa},
   // issue 13 (h-mha): attention and transformer layers (fuzz_actions_attention.cpp; appended, as above)
   {"attention", attention},
+  // issue 13 (h-rope): rotary position embedding (fuzz_actions_positional.cpp; appended, as above)
+  {"rotary_embedding", rotary_embedding},
 };
 // clang-format on
 const std::size_t kActionCount = sizeof kActions / sizeof kActions[0];

@@ -46,4 +46,7 @@ void sdpa(Ctx& c);
 // issue 13 (h-mha): attention / transformer layer modules and their forwards (fuzz_actions_attention.cpp).
 void attention(Ctx& c);
 
+// issue 13 (h-rope): rotary position embedding (fuzz_actions_positional.cpp).
+void rotary_embedding(Ctx& c);
+
 }  // namespace ember_fuzz

@@ -29,3 +29,8 @@ __all__ += ["LSTM", "GRU"]
 __all__ += ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"]  # issue 13
 __all__ += ["MultiheadAttention", "TransformerEncoderLayer", "TransformerDecoderLayer", "TransformerEncoder",
             "TransformerDecoder", "RotaryEmbedding"]
+
+# issue 13 (h-rope)
+from .positional import LearnedPositionalEmbedding  # noqa: E402
+
+__all__ += ["LearnedPositionalEmbedding"]

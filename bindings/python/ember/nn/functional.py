@@ -12,6 +12,7 @@ from ..creation import _random
 from ..tensor import as_tensor_like, call, wrap
 from .._tensor_sort import one_hot  # noqa: F401  (issue 13: one C call, ember_tensor_one_hot)
 from .functional_sdpa import scaled_dot_product_attention  # noqa: F401 (issue 13, h-flash)
+from .positional import rotary_embedding  # noqa: F401 (issue 13, h-rope)
 
 _REDUCTIONS = {"mean": 0, "sum": 1}
 

@@ -10,7 +10,6 @@ import copy
 import math
 
 from .. import creation
-from .._tensor_functions import cat
 from . import functional as F
 from . import init
 from .container import ModuleList
@@ -18,6 +17,7 @@ from .module import Module
 from .modules import Dropout, Linear
 from .norm_pool import LayerNorm
 from .parameter import Parameter
+from .positional import rotary_embedding
 
 __all__ = ["MultiheadAttention", "TransformerEncoderLayer", "TransformerDecoderLayer", "TransformerEncoder",
            "TransformerDecoder", "RotaryEmbedding"]
@@ -277,7 +277,7 @@ class RotaryEmbedding(Module):
     """Rotary position embedding, GPT-NeoX / Hugging Face LLaMA's half-rotation ("rotate_half") convention, on the
     first `dim` features of x [..., T, head_dim] at positions offset .. offset + T - 1 (the rest pass through):
     out = x * cos(cat(f, f)) + cat(-x2, x1) * sin(cat(f, f)), f[t, i] = (offset + t) * base ** (-2 i / dim).
-    No params (the same as ember::nn::RotaryEmbedding in C++)."""
+    No params (the same as ember::nn::RotaryEmbedding in C++); runs ember_tensor_rotary_embedding."""
 
     def __init__(self, dim, base=10000.0):
         super().__init__()
@@ -286,20 +286,7 @@ class RotaryEmbedding(Module):
         self.dim, self.base = dim, base
 
     def forward(self, x, offset=0):
-        t_len, hd, d, half = x.shape[-2], x.shape[-1], self.dim, self.dim // 2
-        if d > hd:
-            raise ValueError("RotaryEmbedding: dim %d exceeds the head dim %d" % (d, hd))
-        cos, sin = [], []
-        for t in range(offset, offset + t_len):
-            angles = [t * self.base ** (-2.0 * i / d) for i in range(half)] * 2
-            cos += [math.cos(a) for a in angles]
-            sin += [math.sin(a) for a in angles]
-        cos = creation.tensor(cos, dtype=x.dtype, device=x.device).reshape(t_len, d)
-        sin = creation.tensor(sin, dtype=x.dtype, device=x.device).reshape(t_len, d)
-        rot = x[..., :d]
-        x1, x2 = rot[..., :half], rot[..., half:]
-        out = rot * cos + cat([-x2, x1], -1) * sin
-        return out if d == hd else cat([out, x[..., d:]], -1)
+        return rotary_embedding(x, self.dim, self.base, offset)  # the C function ember_tensor_rotary_embedding
 
     def extra_repr(self):
         return "dim={}, base={}".format(self.dim, self.base)
