@@ -15,8 +15,6 @@ using namespace ember::capi;
 
 namespace {
 
-constexpr const char* kFn = "ember_tensor_rotary_embedding";
-
 // cos and sin of (offset + t) * base^(-2i / rotary_dim), duplicated over both halves: [L, rotary_dim] each, in x's
 // dtype on x's device so they broadcast over x's leading dims.
 std::pair<DynTensor, DynTensor> rotary_tables(const DynTensor& x, int64_t L, int64_t rotary_dim, double base,
@@ -42,17 +40,17 @@ std::pair<DynTensor, DynTensor> rotary_tables(const DynTensor& x, int64_t L, int
 DynTensor rotary_embedding(const DynTensor& x, int64_t rotary_dim, double base, int64_t offset) {
   const Shape s = shape(x);
   if (!dtype_is_float(dtype(x)))
-    throw KindError(fmt::format("{}: x must be a float tensor, got {}", kFn, dtype_name(dtype(x))));
-  if (s.rank() < 2) throw ShapeError(fmt::format("{}: x must be [..., L, D], got {}", kFn, s.to_string()));
+    throw KindError(fmt::format("x must be a float tensor, got {}", dtype_name(dtype(x))));
+  if (s.rank() < 2) throw ShapeError(fmt::format("x must be [..., L, D], got {}", s.to_string()));
   const int64_t L = s.dims[s.rank() - 2], D = s.dims[s.rank() - 1];
   if (rotary_dim <= 0 || rotary_dim % 2 != 0 || rotary_dim > D)
-    throw ArgumentError(fmt::format("{}: rotary_dim {} must be even, positive and <= D = {} of {}", kFn, rotary_dim,
+    throw ArgumentError(fmt::format("rotary_dim {} must be even, positive and <= D = {} of {}", rotary_dim,
                                     D, s.to_string()));
   if (!(base > 0.0) || !std::isfinite(base))
-    throw ArgumentError(fmt::format("{}: base {} must be finite and > 0", kFn, base));
+    throw ArgumentError(fmt::format("base {} must be finite and > 0", base));
   // Positions up to 2^53 stay exact in the double angle.
   if (offset < 0 || offset > (int64_t{1} << 53) - L)
-    throw ArgumentError(fmt::format("{}: offset {} must be in [0, 2^53 - L]", kFn, offset));
+    throw ArgumentError(fmt::format("offset {} must be in [0, 2^53 - L]", offset));
   const auto [cos_t, sin_t] = rotary_tables(x, L, rotary_dim, base, offset);
   const int64_t half = rotary_dim / 2;
   const auto last = [&](int64_t start, int64_t end) {
