@@ -29,7 +29,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     bias = None
     if attn_mask is not None:
         if attn_mask.dtype == "bool":
-            bias = attn_mask.to(query.dtype).mul(0.0).masked_fill(attn_mask.logical_not(), -math.inf)
+            bias = (attn_mask.to(query.dtype) * 0.0).masked_fill(attn_mask.logical_not(), -math.inf)
         else:
             bias = attn_mask
         bias = _to_rank4(bias, "attn_mask")
