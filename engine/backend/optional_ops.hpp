@@ -93,11 +93,21 @@ concept HasFusedLayerNorm = requires(const typename B::FloatPrimitive& x) {
   { B::float_layer_norm_backward(x, x, x, x, x) } -> std::same_as<LayerNormGrads<typename B::FloatPrimitive>>;
 };
 
+// ---------------------------------------------------------------- float_linear (GEMM with the bias fused)
+// B::float_linear(x, w, bias) -> FloatPrimitive: x [M, K] @ w [K, N] + bias [N] (bias null: no bias). Provide it
+// when the GEMM can start from the bias rows (BLAS beta = 1) or add it in its epilogue: the default's broadcast add
+// is one more full pass and [M, N] allocation per Linear. The backward needs nothing new (Autodiff computes the
+// matmul gradients through float_matmul_transposed and the bias's as the column sums of the output gradient).
+template <class B>
+concept HasFusedLinear = requires(const typename B::FloatPrimitive& x) {
+  { B::float_linear(x, x, &x) } -> std::same_as<typename B::FloatPrimitive>;
+};
+
 // True when B provides any optional op; a wrapper that hides them all must make this false.
 template <class B>
 concept HasAnyOptionalOp =
     HasFusedUnaryBackward<B> || HasMatmulTransposed<B> || HasFusedAdamStep<B> || HasSelect<B> || HasFusedSdpa<B> ||
-    HasFusedLayerNorm<B>;
+    HasFusedLayerNorm<B> || HasFusedLinear<B>;
 
 // ---------------------------------------------------------------- the composed defaults
 namespace composed {
@@ -236,6 +246,15 @@ LayerNormGrads<typename B::FloatPrimitive> float_layer_norm_backward(const typen
   return {B::float_binary(inner, rstd, BinaryOp::Mul), std::move(dgamma), std::move(dbeta)};
 }
 
+template <Backend B>
+typename B::FloatPrimitive float_linear(const typename B::FloatPrimitive& x, const typename B::FloatPrimitive& w,
+                                        const typename B::FloatPrimitive* bias) {
+  auto y = B::float_matmul(x, w);
+  if (!bias) return y;
+  const int64_t n = B::template shape<Float>(*bias)[0];
+  return B::float_binary(y, B::template reshape<Float>(*bias, Shape{1, n}), BinaryOp::Add);
+}
+
 }  // namespace composed
 
 // ---------------------------------------------------------------- the dispatchers
@@ -310,6 +329,13 @@ LayerNormGrads<typename B::FloatPrimitive> float_layer_norm_backward(const typen
                                                                      const typename B::FloatPrimitive& dout) {
   if constexpr (HasFusedLayerNorm<B>) return B::float_layer_norm_backward(x, gamma, mean, rstd, dout);
   else return composed::float_layer_norm_backward<B>(x, gamma, mean, rstd, dout);
+}
+
+template <Backend B>
+typename B::FloatPrimitive float_linear(const typename B::FloatPrimitive& x, const typename B::FloatPrimitive& w,
+                                        const typename B::FloatPrimitive* bias) {
+  if constexpr (HasFusedLinear<B>) return B::float_linear(x, w, bias);
+  else return composed::float_linear<B>(x, w, bias);
 }
 
 }  // namespace ember::optional_ops
