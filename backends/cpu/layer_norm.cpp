@@ -4,8 +4,9 @@
 // row sums, once more to write dx, and accumulates dgamma and dbeta as it goes. The composed default makes ~8
 // full passes forward and ~12 backward, each an allocation and a read and write of the whole tensor.
 //
-// The inner loops run over a contiguous row with no dependence between iterations (the sums are reductions GCC
-// vectorizes under -O3 with the AVX-512 / AVX2 clones, as elementwise.cpp and attention.cpp do). Rows are split
+// The inner loops run over a contiguous row with no dependence between iterations, compiled for AVX-512, AVX2 and
+// baseline x86-64 (as elementwise.cpp and attention.cpp are). GCC does not reorder a float sum by itself, so the
+// row sums keep 16 partial sums (lane_sum), which it turns into vector adds. Rows are split
 // over threads in the forward; the backward's dgamma / dbeta make each task keep its own partial sums, added in
 // task order so a run is reproducible for a given thread count.
 #include "backends/cpu/layer_norm.hpp"
@@ -25,6 +26,20 @@ namespace {
 #define EMBER_LN_CLONES
 #endif
 
+// sum of f(j) for j in [0, d), as 16 interleaved partial sums added at the end.
+template <class T, class F>
+inline T lane_sum(int64_t d, F&& f) {
+  constexpr int64_t kLanes = 16;
+  T acc[kLanes] = {};
+  int64_t j = 0;
+  for (; j + kLanes <= d; j += kLanes)
+    for (int64_t u = 0; u < kLanes; ++u) acc[u] += f(j + u);
+  T s = 0;
+  for (; j < d; ++j) s += f(j);
+  for (int64_t u = 0; u < kLanes; ++u) s += acc[u];
+  return s;
+}
+
 template <class T>
 EMBER_LN_CLONES void forward_rows(const T* __restrict x, const T* __restrict gamma, const T* __restrict beta,
                                   T* __restrict y, T* __restrict mean_out, T* __restrict rstd_out, int64_t r0,
@@ -32,11 +47,8 @@ EMBER_LN_CLONES void forward_rows(const T* __restrict x, const T* __restrict gam
   for (int64_t r = r0; r < r1; ++r) {
     const T* __restrict xr = x + r * d;
     T* __restrict yr = y + r * d;
-    T sum = 0;
-    for (int64_t j = 0; j < d; ++j) sum += xr[j];
-    const T mean = sum / static_cast<T>(d);
-    T sq = 0;
-    for (int64_t j = 0; j < d; ++j) sq += (xr[j] - mean) * (xr[j] - mean);
+    const T mean = lane_sum<T>(d, [&](int64_t j) { return xr[j]; }) / static_cast<T>(d);
+    const T sq = lane_sum<T>(d, [&](int64_t j) { return (xr[j] - mean) * (xr[j] - mean); });
     const T rstd = T(1) / std::sqrt(sq / static_cast<T>(d) + eps);
     for (int64_t j = 0; j < d; ++j) yr[j] = (xr[j] - mean) * rstd * gamma[j] + beta[j];
     mean_out[r] = mean;
@@ -55,15 +67,13 @@ EMBER_LN_CLONES void backward_rows(const T* __restrict x, const T* __restrict ga
     const T* __restrict dyr = dy + r * d;
     T* __restrict dxr = dx + r * d;
     const T m = mean[r], s = rstd[r];
-    T a = 0, b = 0;  // sum(dxhat), sum(dxhat * xhat)
     for (int64_t j = 0; j < d; ++j) {
-      const T xhat = (xr[j] - m) * s;
-      const T dxhat = dyr[j] * gamma[j];
-      a += dxhat;
-      b += dxhat * xhat;
-      dgamma[j] += dyr[j] * xhat;
+      dgamma[j] += dyr[j] * (xr[j] - m) * s;
       dbeta[j] += dyr[j];
     }
+    // sum(dxhat), sum(dxhat * xhat)
+    T a = lane_sum<T>(d, [&](int64_t j) { return dyr[j] * gamma[j]; });
+    T b = lane_sum<T>(d, [&](int64_t j) { return dyr[j] * gamma[j] * ((xr[j] - m) * s); });
     a *= inv_d;
     b *= inv_d;
     for (int64_t j = 0; j < d; ++j) {
