@@ -30,7 +30,9 @@ template <class C>
 void compare(int64_t m, double tol) {
   const int64_t k = 7, n = 5;
   const auto x = values_of<C, 2>({m, k}, 1), w = values_of<C, 2>({k, n}, 2), b = values_of<C, 1>({n}, 3);
-  auto vec = [](const typename C::FloatPrimitive& p) { return C::template into_data<Float>(p).template to_vec<double>(); };
+  auto vec = [](const typename C::FloatPrimitive& p) {
+    return C::template into_data<Float>(p).template to_vec<double>();
+  };
   for (bool with_bias : {true, false}) {
     const auto* pb = with_bias ? &b : nullptr;
     const auto fused = C::float_linear(x, w, pb);

@@ -469,8 +469,8 @@ struct Autodiff : B {
     return {std::move(out), FloatPrimitive{std::move(r.mean), nullptr}, FloatPrimitive{std::move(r.rstd), nullptr}};
   }
   static LayerNormGrads<FloatPrimitive> float_layer_norm_backward(const FloatPrimitive& x, const FloatPrimitive& gamma,
-                                                                  const FloatPrimitive& mean, const FloatPrimitive& rstd,
-                                                                  const FloatPrimitive& g) {
+                                                                  const FloatPrimitive& mean,
+                                                                  const FloatPrimitive& rstd, const FloatPrimitive& g) {
     auto r = optional_ops::float_layer_norm_backward<B>(x.value, gamma.value, mean.value, rstd.value, g.value);
     return {{r.x, nullptr}, {r.gamma, nullptr}, {r.beta, nullptr}};
   }

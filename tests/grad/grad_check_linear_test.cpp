@@ -13,7 +13,9 @@ TEST(GradCheckLinear, InputWeightBias) {
       },
       uniform<2>({4, 3}, -1, 1, 1), uniform<2>({3, 5}, -1, 1, 2), uniform<1>({5}, -1, 1, 3)));
   EXPECT_TRUE(check_grad(
-      [](const T<2>& x, const T<2>& w) { return T<2>(optional_ops::float_linear<AD>(x.primitive(), w.primitive(), nullptr)); },
+      [](const T<2>& x, const T<2>& w) {
+        return T<2>(optional_ops::float_linear<AD>(x.primitive(), w.primitive(), nullptr));
+      },
       uniform<2>({1, 3}, -1, 1, 4), uniform<2>({3, 2}, -1, 1, 5)));
 }
 

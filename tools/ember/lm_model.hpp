@@ -74,7 +74,8 @@ struct LmBlock {
       const auto w = qkv.weight.val().narrow(1, i * d, d);
       const std::optional<Tensor<B, 1>> b =
           qkv.bias ? std::optional<Tensor<B, 1>>(qkv.bias->val().narrow(0, i * d, d)) : std::nullopt;
-      const Tensor<B, 2> p(optional_ops::float_linear<B>(rows.primitive(), w.primitive(), b ? &b->primitive() : nullptr));
+      const auto* pb = b ? &b->primitive() : nullptr;
+      const Tensor<B, 2> p(optional_ops::float_linear<B>(rows.primitive(), w.primitive(), pb));
       return p.reshape(std::array<int64_t, 4>{n, t, h, e}).swap_dims(1, 2);
     };
     const auto y = nn::scaled_dot_product_attention(heads(0), heads(1), heads(2), std::nullopt, /*is_causal=*/true);
