@@ -4,6 +4,8 @@
 #include <type_traits>
 
 #include "backends/cpu/attention.hpp"
+#include "backends/cpu/layer_norm.hpp"
+#include "backends/cpu/linear.hpp"
 #include "backends/cpu/kernels.hpp"
 #include "backends/cpu/parallel.hpp"
 #include "engine/backend/backend.hpp"
@@ -149,6 +151,21 @@ struct Cpu {
                                                        const FloatPrimitive& out, const FloatPrimitive& lse,
                                                        const FloatPrimitive& dout, const SdpaOptions& o) {
     return cpu::sdpa_backward(q, k, v, bias, out, lse, dout, o);
+  }
+  // Optional op (engine/backend/optional_ops.hpp, HasFusedLinear): the GEMM accumulates onto the bias rows.
+  static FloatPrimitive float_linear(const FloatPrimitive& x, const FloatPrimitive& w, const FloatPrimitive* bias) {
+    return cpu::linear(x, w, bias);
+  }
+  // Optional op (engine/backend/optional_ops.hpp, HasFusedLayerNorm): one pass per row (backends/cpu/layer_norm.cpp).
+  static LayerNormForward<FloatPrimitive> float_layer_norm(const FloatPrimitive& x, const FloatPrimitive& gamma,
+                                                           const FloatPrimitive& beta, double eps) {
+    return cpu::layer_norm_forward(x, gamma, beta, eps);
+  }
+  static LayerNormGrads<FloatPrimitive> float_layer_norm_backward(const FloatPrimitive& x, const FloatPrimitive& gamma,
+                                                                  const FloatPrimitive& mean,
+                                                                  const FloatPrimitive& rstd,
+                                                                  const FloatPrimitive& dout) {
+    return cpu::layer_norm_backward(x, gamma, mean, rstd, dout);
   }
 
   // ---- int ----

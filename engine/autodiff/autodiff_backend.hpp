@@ -449,6 +449,43 @@ struct Autodiff : B {
     return {{r.q, nullptr}, {r.k, nullptr}, {r.v, nullptr}, std::nullopt};
   }
 
+  // ---- x [M, K] @ w [K, N] + bias [N]: one node whatever B has (optional_ops.hpp picks B's fused GEMM or the
+  // composed matmul + add). dx and dw as float_matmul's backward, dbias the column sums of g.
+  static FloatPrimitive float_linear(const FloatPrimitive& x, const FloatPrimitive& w, const FloatPrimitive* bias) {
+    const FloatPrimitive none{};
+    return autodiff::record(optional_ops::float_linear<B>(x.value, w.value, bias ? &bias->value : nullptr),
+                            {&x, &w, bias ? bias : &none}, [xv = x.value, wv = w.value](const IFP& g, Ctx& c) {
+                              if (c.need[0]) c.grads[0] = optional_ops::float_matmul_transposed<B>(g, wv, false, true);
+                              if (c.need[1]) c.grads[1] = optional_ops::float_matmul_transposed<B>(xv, g, true, false);
+                              if (c.need[2]) {
+                                const Shape n{H::shape(g)[1]};
+                                c.grads[2] = B::template reshape<Float>(B::float_reduce(g, ReduceOp::Sum, 0), n);
+                              }
+                            });
+  }
+
+  // ---- LayerNorm over the last dim: one node whatever B has (optional_ops.hpp picks B's fused kernels or the
+  // composed default), its backward from the saved row mean and rstd. Not differentiable twice.
+  static LayerNormForward<FloatPrimitive> float_layer_norm(const FloatPrimitive& x, const FloatPrimitive& gamma,
+                                                           const FloatPrimitive& beta, double eps) {
+    auto r = optional_ops::float_layer_norm<B>(x.value, gamma.value, beta.value, eps);
+    auto out = autodiff::record(
+        r.out, {&x, &gamma, &beta},
+        [xv = x.value, gv = gamma.value, mean = r.mean, rstd = r.rstd](const IFP& g, Ctx& c) {
+          auto gr = optional_ops::float_layer_norm_backward<B>(xv, gv, mean, rstd, g);
+          if (c.need[0]) c.grads[0] = std::move(gr.x);
+          if (c.need[1]) c.grads[1] = std::move(gr.gamma);
+          if (c.need[2]) c.grads[2] = std::move(gr.beta);
+        });
+    return {std::move(out), FloatPrimitive{std::move(r.mean), nullptr}, FloatPrimitive{std::move(r.rstd), nullptr}};
+  }
+  static LayerNormGrads<FloatPrimitive> float_layer_norm_backward(const FloatPrimitive& x, const FloatPrimitive& gamma,
+                                                                  const FloatPrimitive& mean,
+                                                                  const FloatPrimitive& rstd, const FloatPrimitive& g) {
+    auto r = optional_ops::float_layer_norm_backward<B>(x.value, gamma.value, mean.value, rstd.value, g.value);
+    return {{r.x, nullptr}, {r.gamma, nullptr}, {r.beta, nullptr}};
+  }
+
   // ---- module ops
   static FloatPrimitive conv2d(const FloatPrimitive& x, const FloatPrimitive& w, const FloatPrimitive* bias,
                                const Conv2dOptions& o) {

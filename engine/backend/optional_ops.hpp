@@ -24,6 +24,7 @@
 #include "engine/autodiff/elementwise_backward.hpp"
 // The composed attention is written with Tensor ops on the backend it is given (tensor.hpp needs only backend.hpp).
 #include "engine/backend/sdpa_composed.hpp"
+#include "engine/backend/layer_norm_types.hpp"
 
 namespace ember::optional_ops {
 
@@ -81,10 +82,32 @@ concept HasFusedSdpa = requires(const typename B::FloatPrimitive& x, const SdpaO
   { B::float_sdpa_backward(x, x, x, &x, x, x, x, o) } -> std::same_as<SdpaGrads<typename B::FloatPrimitive>>;
 };
 
+// ---------------------------------------------------------------- float_layer_norm (fused LayerNorm)
+// B::float_layer_norm(x, gamma, beta, eps) -> LayerNormForward: LayerNorm over x's last dim (gamma, beta [d]) with
+// each row's mean and rstd; B::float_layer_norm_backward(x, gamma, mean, rstd, dout) -> LayerNormGrads. Provide them
+// as one pass per row (statistics in registers or cache): the default runs ~8 full elementwise passes and two
+// reductions forward and ~12 backward.
+template <class B>
+concept HasFusedLayerNorm = requires(const typename B::FloatPrimitive& x) {
+  { B::float_layer_norm(x, x, x, 1e-5) } -> std::same_as<LayerNormForward<typename B::FloatPrimitive>>;
+  { B::float_layer_norm_backward(x, x, x, x, x) } -> std::same_as<LayerNormGrads<typename B::FloatPrimitive>>;
+};
+
+// ---------------------------------------------------------------- float_linear (GEMM with the bias fused)
+// B::float_linear(x, w, bias) -> FloatPrimitive: x [M, K] @ w [K, N] + bias [N] (bias null: no bias). Provide it
+// when the GEMM can start from the bias rows (BLAS beta = 1) or add it in its epilogue: the default's broadcast add
+// is one more full pass and [M, N] allocation per Linear. The backward needs nothing new (Autodiff computes the
+// matmul gradients through float_matmul_transposed and the bias's as the column sums of the output gradient).
+template <class B>
+concept HasFusedLinear = requires(const typename B::FloatPrimitive& x) {
+  { B::float_linear(x, x, &x) } -> std::same_as<typename B::FloatPrimitive>;
+};
+
 // True when B provides any optional op; a wrapper that hides them all must make this false.
 template <class B>
 concept HasAnyOptionalOp =
-    HasFusedUnaryBackward<B> || HasMatmulTransposed<B> || HasFusedAdamStep<B> || HasSelect<B> || HasFusedSdpa<B>;
+    HasFusedUnaryBackward<B> || HasMatmulTransposed<B> || HasFusedAdamStep<B> || HasSelect<B> || HasFusedSdpa<B> ||
+    HasFusedLayerNorm<B> || HasFusedLinear<B>;
 
 // ---------------------------------------------------------------- the composed defaults
 namespace composed {
@@ -173,6 +196,65 @@ SdpaGrads<typename B::FloatPrimitive> float_sdpa_backward(
   return sdpa::backward(tq, tk, tv, tb ? &*tb : nullptr, to, tl, tdo, o, want_bias_grad);
 }
 
+// nn::LayerNorm's former composition, on B's primitives (gamma and beta reshaped to [1, ..., 1, d] to broadcast):
+//   mean = mean(x), c = x - mean, rstd = 1 / sqrt(mean(c * c) + eps), y = c * rstd * gamma + beta
+template <Backend B>
+LayerNormForward<typename B::FloatPrimitive> float_layer_norm(const typename B::FloatPrimitive& x,
+                                                              const typename B::FloatPrimitive& gamma,
+                                                              const typename B::FloatPrimitive& beta, double eps) {
+  const Shape s = B::template shape<Float>(x);
+  const std::size_t last = s.rank() - 1;
+  std::vector<int64_t> row(s.rank(), 1);
+  row[last] = s[last];
+  const Shape row_shape(row);
+  auto mean = B::float_reduce(x, ReduceOp::Mean, last);
+  auto c = B::float_binary(x, mean, BinaryOp::Sub);
+  auto var = B::float_reduce(B::float_binary(c, c, BinaryOp::Mul), ReduceOp::Mean, last);
+  auto rstd = B::float_unary(B::float_unary(B::float_scalar(var, ScalarOp::Add, eps), UnaryOp::Sqrt), UnaryOp::Recip);
+  auto normed = B::float_binary(c, rstd, BinaryOp::Mul);
+  auto out = B::float_binary(B::float_binary(normed, B::template reshape<Float>(gamma, row_shape), BinaryOp::Mul),
+                             B::template reshape<Float>(beta, row_shape), BinaryOp::Add);
+  return {std::move(out), std::move(mean), std::move(rstd)};
+}
+
+// With xhat = (x - mean) * rstd and dxhat = dout * gamma (rows of d elements):
+//   dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)), dgamma = sum_rows(dout * xhat),
+//   dbeta = sum_rows(dout)
+template <Backend B>
+LayerNormGrads<typename B::FloatPrimitive> float_layer_norm_backward(const typename B::FloatPrimitive& x,
+                                                                     const typename B::FloatPrimitive& gamma,
+                                                                     const typename B::FloatPrimitive& mean,
+                                                                     const typename B::FloatPrimitive& rstd,
+                                                                     const typename B::FloatPrimitive& dout) {
+  const Shape s = B::template shape<Float>(x);
+  const std::size_t last = s.rank() - 1;
+  const int64_t d = s[last];
+  std::vector<int64_t> row(s.rank(), 1);
+  row[last] = d;
+  const Shape rows{s.num_elements() / d, d}, vec{d};
+  auto sum_rows = [&](const typename B::FloatPrimitive& p) {
+    return B::template reshape<Float>(B::float_reduce(B::template reshape<Float>(p, rows), ReduceOp::Sum, 0), vec);
+  };
+  auto xhat = B::float_binary(B::float_binary(x, mean, BinaryOp::Sub), rstd, BinaryOp::Mul);
+  auto dgamma = sum_rows(B::float_binary(dout, xhat, BinaryOp::Mul));
+  auto dbeta = sum_rows(dout);
+  auto dxhat = B::float_binary(dout, B::template reshape<Float>(gamma, Shape(row)), BinaryOp::Mul);
+  auto a = B::float_reduce(dxhat, ReduceOp::Mean, last);
+  auto b = B::float_reduce(B::float_binary(dxhat, xhat, BinaryOp::Mul), ReduceOp::Mean, last);
+  auto inner = B::float_binary(B::float_binary(dxhat, a, BinaryOp::Sub), B::float_binary(xhat, b, BinaryOp::Mul),
+                               BinaryOp::Sub);
+  return {B::float_binary(inner, rstd, BinaryOp::Mul), std::move(dgamma), std::move(dbeta)};
+}
+
+template <Backend B>
+typename B::FloatPrimitive float_linear(const typename B::FloatPrimitive& x, const typename B::FloatPrimitive& w,
+                                        const typename B::FloatPrimitive* bias) {
+  auto y = B::float_matmul(x, w);
+  if (!bias) return y;
+  const int64_t n = B::template shape<Float>(*bias)[0];
+  return B::float_binary(y, B::template reshape<Float>(*bias, Shape{1, n}), BinaryOp::Add);
+}
+
 }  // namespace composed
 
 // ---------------------------------------------------------------- the dispatchers
@@ -229,6 +311,31 @@ SdpaGrads<typename B::FloatPrimitive> float_sdpa_backward(
     if (!(bias && want_bias_grad)) return B::float_sdpa_backward(q, k, v, bias, out, lse, dout, o);
   }
   return composed::float_sdpa_backward<B>(q, k, v, bias, out, lse, dout, o, want_bias_grad);
+}
+
+template <Backend B>
+LayerNormForward<typename B::FloatPrimitive> float_layer_norm(const typename B::FloatPrimitive& x,
+                                                              const typename B::FloatPrimitive& gamma,
+                                                              const typename B::FloatPrimitive& beta, double eps) {
+  if constexpr (HasFusedLayerNorm<B>) return B::float_layer_norm(x, gamma, beta, eps);
+  else return composed::float_layer_norm<B>(x, gamma, beta, eps);
+}
+
+template <Backend B>
+LayerNormGrads<typename B::FloatPrimitive> float_layer_norm_backward(const typename B::FloatPrimitive& x,
+                                                                     const typename B::FloatPrimitive& gamma,
+                                                                     const typename B::FloatPrimitive& mean,
+                                                                     const typename B::FloatPrimitive& rstd,
+                                                                     const typename B::FloatPrimitive& dout) {
+  if constexpr (HasFusedLayerNorm<B>) return B::float_layer_norm_backward(x, gamma, mean, rstd, dout);
+  else return composed::float_layer_norm_backward<B>(x, gamma, mean, rstd, dout);
+}
+
+template <Backend B>
+typename B::FloatPrimitive float_linear(const typename B::FloatPrimitive& x, const typename B::FloatPrimitive& w,
+                                        const typename B::FloatPrimitive* bias) {
+  if constexpr (HasFusedLinear<B>) return B::float_linear(x, w, bias);
+  else return composed::float_linear<B>(x, w, bias);
 }
 
 }  // namespace ember::optional_ops

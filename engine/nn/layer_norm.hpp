@@ -3,6 +3,7 @@
 // with the biased variance. gamma starts at ones, beta at zeros. Named gamma/beta as in Burn (PyTorch: weight/bias).
 #include <fmt/format.h>
 
+#include "engine/backend/optional_ops.hpp"
 #include "engine/module/traversal.hpp"
 #include "engine/nn/init.hpp"
 #include "engine/nn/shape_util.hpp"
@@ -22,11 +23,11 @@ struct LayerNorm {
     if (x.dim(-1) != d)
       throw ShapeError(
           fmt::format("LayerNorm: input {} has last dim {}, expected {}", x.shape().to_string(), x.dim(-1), d));
-    const auto centered = x.sub(x.mean_dim(-1));
-    const auto var = centered.mul(centered).mean_dim(-1);  // biased, as PyTorch normalizes
-    const auto normed = centered.div(var.add_scalar(epsilon).sqrt());
-    const auto shape = detail::one_hot_shape<D>(d, D - 1);
-    return normed.mul(gamma.val().reshape(shape)).add(beta.val().reshape(shape));
+    // One op (optional_ops.hpp HasFusedLayerNorm): the backend's fused row kernel where it has one, the composed
+    // mean / centre / variance / scale otherwise; Autodiff records it as one node either way.
+    return Tensor<B, D>(optional_ops::float_layer_norm<B>(x.primitive(), gamma.val().primitive(),
+                                                          beta.val().primitive(), epsilon)
+                            .out);
   }
 };
 

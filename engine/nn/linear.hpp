@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "engine/backend/optional_ops.hpp"
 #include "engine/module/traversal.hpp"
 #include "engine/nn/init.hpp"
 #include "engine/nn/shape_util.hpp"
@@ -33,13 +34,14 @@ struct Linear {
       if (x.dim(-1) != din)
         throw ShapeError(fmt::format("Linear: input {} has last dim {}, expected d_input {}", x.shape().to_string(),
                                      x.dim(-1), din));
-      std::array<int64_t, D> ws;
-      ws.fill(1);
-      ws[D - 2] = din;
-      ws[D - 1] = dout;
-      auto y = x.matmul(weight.val().reshape(ws));
-      if (bias) y = y.add(bias->val().reshape(detail::one_hot_shape<D>(dout, D - 1)));
-      return y;
+      // Leading dims fold into the rows of one GEMM, which is what the batch-broadcast matmul against W computed;
+      // the bias goes in through the optional fused op (optional_ops.hpp HasFusedLinear), one Autodiff node.
+      std::array<int64_t, D> ys;
+      for (std::size_t i = 0; i + 1 < D; ++i) ys[i] = x.dim(static_cast<int64_t>(i));
+      ys[D - 1] = dout;
+      const auto x2 = x.reshape(std::array<int64_t, 2>{x.numel() / din, din});
+      const auto* b = bias ? &bias->val().primitive() : nullptr;
+      return Tensor<B, 2>(optional_ops::float_linear<B>(x2.primitive(), weight.val().primitive(), b)).reshape(ys);
     }
   }
 };

@@ -10,6 +10,7 @@
 // PyTorch state_dict onto this module with no extra table (Linear weights transposed, LayerNorm weight/bias ->
 // gamma/beta, `blocks` as nn.ModuleList).
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -64,12 +65,20 @@ struct LmBlock {
   // x [N, T, d] -> [N, T, d]: each position attends to itself and the positions before it.
   Tensor<B, 3> attention(const Tensor<B, 3>& x) const {
     const int64_t n = x.dim(0), t = x.dim(1), d = x.dim(2), h = num_heads, e = d / h;
-    const auto parts = per_token(qkv, x).chunk(3, 2);  // q, k, v: [N, T, d] each
-    auto heads = [&](const Tensor<B, 3>& p) {
-      return p.reshape(std::array<int64_t, 4>{n, t, h, e}).swap_dims(1, 2);  // [N, H, T, e]
+    // q, k, v: [N, H, T, e] each, from the columns [i*d, (i+1)*d) of qkv's weight and bias. Three GEMMs on weight
+    // slices rather than one GEMM chunked afterwards: the chunks of [N*T, 3d] were strided copies forward, and
+    // backward each chunk's gradient was a zero [N*T, 3d] tensor with the chunk assigned into it, three of them
+    // summed; a weight slice's gradient is only [d, d].
+    const auto rows = x.reshape(std::array<int64_t, 2>{n * t, d});
+    auto heads = [&](int64_t i) {
+      const auto w = qkv.weight.val().narrow(1, i * d, d);
+      const std::optional<Tensor<B, 1>> b =
+          qkv.bias ? std::optional<Tensor<B, 1>>(qkv.bias->val().narrow(0, i * d, d)) : std::nullopt;
+      const auto* pb = b ? &b->primitive() : nullptr;
+      const Tensor<B, 2> p(optional_ops::float_linear<B>(rows.primitive(), w.primitive(), pb));
+      return p.reshape(std::array<int64_t, 4>{n, t, h, e}).swap_dims(1, 2);
     };
-    const auto y = nn::scaled_dot_product_attention(heads(parts[0]), heads(parts[1]), heads(parts[2]), std::nullopt,
-                                                    /*is_causal=*/true);
+    const auto y = nn::scaled_dot_product_attention(heads(0), heads(1), heads(2), std::nullopt, /*is_causal=*/true);
     return per_token(proj, y.swap_dims(1, 2).reshape(std::array<int64_t, 3>{n, t, d}));
   }
 
