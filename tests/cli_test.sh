@@ -32,10 +32,14 @@ check_run() {
 "$ember" train --model mlp --epochs 3 --seed 42 --out "$dir/mlp.emr" --no-progress --threads 1 >"$dir/train.log"
 [ -s "$dir/mlp.emr" ] && [ -s "$dir/mlp.svg" ] || fail "train wrote no record or curve"
 grep -q "<svg" "$dir/mlp.svg" || fail "curve is not an SVG"
-# Recorded: epoch 1 loss 2.0089 test 80.0 %, epoch 2 0.9272 / 91.4 %, epoch 3 0.3622 / 94.4 %.
-check_run "$dir/train.log" mlp 2.0089 80.0 0.9272 91.4 0.3622 94.4
+# Recorded: epoch 1 loss 1.9853 test 80.3 %, epoch 2 0.9003 / 91.7 %, epoch 3 0.3533 / 95.0 %. Re-recorded when
+# nn::Linear became the fused optional op (issue 13: the bias added inside the GEMM, the bias gradient a column sum):
+# the sums' order changed, and Adam's early, nearly sign-like steps carried that into a different trajectory (was
+# 2.0089 / 80.0, 0.9272 / 91.4, 0.3622 / 94.4; the CNN 2.2325 / 61.9). optional_linear_test and the gradient checks
+# show the fused op computes the same function.
+check_run "$dir/train.log" mlp 1.9853 80.3 0.9003 91.7 0.3533 95.0
 acc=$("$ember" eval "$dir/mlp.emr" | sed -E 's/.*test accuracy ([0-9.]+)%.*/\1/')
-near "$acc" 94.44 1.2 || fail "eval accuracy $acc% after 3 epochs, recorded 94.44% (+-1.2)"
+near "$acc" 95.0 1.2 || fail "eval accuracy $acc% after 3 epochs, recorded 95.0% (+-1.2)"
 # eval must reproduce the accuracy train reported for its last epoch.
 last=$(grep "epoch   3/3" "$dir/train.log" | sed -E 's/.*test acc +([0-9.]+)%.*/\1/')
 near "$acc" "$last" 0.06 || fail "eval $acc% != train $last%"
@@ -47,7 +51,7 @@ for p in half double; do
   "$ember" eval "$dir/$p.emr" >/dev/null || fail "eval of a $p record"
 done
 "$ember" train --model cnn --epochs 1 --seed 42 --out "$dir/cnn.emr" --no-progress --threads 1 >"$dir/cnn.log"
-check_run "$dir/cnn.log" cnn 2.2325 61.9  # recorded: epoch 1 loss 2.2325, test 61.9 %
+check_run "$dir/cnn.log" cnn 2.2295 63.6  # recorded: epoch 1 loss 2.2295, test 63.6 %
 "$ember" eval "$dir/cnn.emr" | grep -q "cnn model" || fail "eval of the cnn record"
 
 # inspect shows the tree.
