@@ -32,11 +32,11 @@ check_run() {
 "$ember" train --model mlp --epochs 3 --seed 42 --out "$dir/mlp.emr" --no-progress --threads 1 >"$dir/train.log"
 [ -s "$dir/mlp.emr" ] && [ -s "$dir/mlp.svg" ] || fail "train wrote no record or curve"
 grep -q "<svg" "$dir/mlp.svg" || fail "curve is not an SVG"
-# Recorded: epoch 1 loss 1.9853 test 80.3 %, epoch 2 0.9003 / 91.7 %, epoch 3 0.3533 / 95.0 %. Re-recorded when
-# nn::Linear became the fused optional op (issue 13: the bias added inside the GEMM, the bias gradient a column sum):
-# the sums' order changed, and Adam's early, nearly sign-like steps carried that into a different trajectory (was
-# 2.0089 / 80.0, 0.9272 / 91.4, 0.3622 / 94.4; the CNN 2.2325 / 61.9). optional_linear_test and the gradient checks
-# show the fused op computes the same function.
+# Recorded: epoch 1 loss 1.9853 test 80.3 %, epoch 2 0.9003 / 91.7 %, epoch 3 0.3533 / 95.0 %. Re-recorded after
+# nn::Linear became the optional op float_linear (issue 13; was 2.0089 / 80.0, 0.9272 / 91.4, 0.3622 / 94.4, the CNN
+# 2.2325 / 61.9). The Vulkan run (composed float_linear) moved to the same new values, so this is not rounding; the
+# cause is not yet found (optional_linear_test, the gradient checks and the torch golden tests all pass): see the
+# session notes.
 check_run "$dir/train.log" mlp 1.9853 80.3 0.9003 91.7 0.3533 95.0
 acc=$("$ember" eval "$dir/mlp.emr" | sed -E 's/.*test accuracy ([0-9.]+)%.*/\1/')
 near "$acc" 95.0 1.2 || fail "eval accuracy $acc% after 3 epochs, recorded 95.0% (+-1.2)"

@@ -2,6 +2,7 @@
 // fuzz_actions.cpp): pad, step slices, baddbmm, einsum (equations from a list of valid and malformed ones, or any
 // bytes), logsumexp, std and interpolate, with fuzzed arrays (NULL, hostile sizes and counts) and enums.
 #include <array>
+#include <limits>
 #include <string>
 
 #include "tests/fuzz/fuzz_actions.hpp"
@@ -12,7 +13,15 @@ namespace {
 // An int64 array of 0..9 values: dims, pads or sizes, NULL now and then (refused when the count is not 0).
 std::vector<int64_t> values(Ctx& c, bool dims) {
   std::vector<int64_t> v(c.in.ConsumeIntegralInRange<std::size_t>(0, 9));
-  for (auto& x : v) x = dims ? c.dim() : (c.flag() ? c.size() : -c.size());
+  for (auto& x : v) {
+    if (dims) {
+      x = c.dim();
+      continue;
+    }
+    // Negative pads crop; INT64_MIN has no negation (UB the harness itself must not commit), so it stays as is.
+    const int64_t s = c.size();
+    x = c.flag() || s == std::numeric_limits<int64_t>::min() ? s : -s;
+  }
   return v;
 }
 const int64_t* ptr(Ctx& c, const std::vector<int64_t>& v) {
