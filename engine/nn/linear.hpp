@@ -40,8 +40,11 @@ struct Linear {
       for (std::size_t i = 0; i + 1 < D; ++i) ys[i] = x.dim(static_cast<int64_t>(i));
       ys[D - 1] = dout;
       const auto x2 = x.reshape(std::array<int64_t, 2>{x.numel() / din, din});
+      // weight before bias: a lazy param draws its initial values at its first val(), so this order is the order
+      // of the generator's draws (torch's, and the one records and the pinned training runs were made with).
+      const auto& w = weight.val();
       const auto* b = bias ? &bias->val().primitive() : nullptr;
-      return Tensor<B, 2>(optional_ops::float_linear<B>(x2.primitive(), weight.val().primitive(), b)).reshape(ys);
+      return Tensor<B, 2>(optional_ops::float_linear<B>(x2.primitive(), w.primitive(), b)).reshape(ys);
     }
   }
 };

@@ -161,6 +161,12 @@ struct MultiheadAttentionConfig {
       throw ArgumentError(fmt::format("MultiheadAttentionConfig: embed_dim {} is not divisible by num_heads {}",
                                       embed_dim, num_heads));
     if (kdim < 0 || vdim < 0) throw ArgumentError("MultiheadAttentionConfig: kdim and vdim must be >= 0");
+    // Bounded before any size arithmetic (3 * embed_dim, the weights' element counts) can overflow; far above any
+    // real model, as the RNNs' limit.
+    constexpr int64_t kMaxDim = int64_t{1} << 24;
+    if (embed_dim > kMaxDim || kdim > kMaxDim || vdim > kMaxDim)
+      throw ArgumentError(fmt::format("MultiheadAttentionConfig: embed_dim {}, kdim {}, vdim {}: at most {}", embed_dim,
+                                      kdim, vdim, kMaxDim));
     if (!(dropout >= 0.0 && dropout <= 1.0))
       throw ArgumentError(fmt::format("MultiheadAttentionConfig: dropout must be in [0, 1], got {:f}", dropout));
     const int64_t E = embed_dim, kd = kdim ? kdim : E, vd = vdim ? vdim : E;

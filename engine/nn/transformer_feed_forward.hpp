@@ -31,6 +31,11 @@ inline void check_transformer_config(const char* who, int64_t d_model, int64_t n
   if (!(dropout >= 0.0 && dropout <= 1.0))
     throw ArgumentError(fmt::format("{}: dropout must be in [0, 1], got {:f}", who, dropout));
   if (!(eps >= 0.0)) throw ArgumentError(fmt::format("{}: layer_norm_eps must be >= 0", who));
+  // Bounded before the weights' element counts (d_model * dim_feedforward, 3 * d_model) can overflow.
+  constexpr int64_t kMaxDim = int64_t{1} << 24;
+  if (d_model > kMaxDim || dim_feedforward > kMaxDim)
+    throw ArgumentError(fmt::format("{}: d_model {} and dim_feedforward {} must be at most {}", who, d_model,
+                                    dim_feedforward, kMaxDim));
 }
 }  // namespace detail
 
