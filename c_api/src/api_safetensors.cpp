@@ -36,16 +36,20 @@ std::pair<std::string, std::string> split_leaf(const std::string& path) {
   return {path.substr(0, dot), path.substr(dot + 1)};
 }
 
-// issue 13 (h-mha): attention and transformer layers hold Linear and LayerNorm sublayers below their own paths
-// ("self_attn.out_proj.weight", "norm1.gamma"); each param maps as its sublayer's would (named by the component
-// before the leaf), the rest (in_proj_weight, ...) keeps its name: the layers already use PyTorch's names.
-bool is_attention_kind(int32_t kind) {
+// Nested layers (issue 13): their params lie below the layer's own path, deeper than one leaf. An LSTM / GRU's
+// ("layers.0.forward_dir.weight_ih") map as one Rnn layer; attention and transformer layers hold Linear and
+// LayerNorm sublayers ("self_attn.out_proj.weight", "norm1.gamma"), and each of those params maps as its sublayer's
+// would (named by the component before the leaf), the rest (in_proj_weight, ...) keeping its name: these layers
+// already use PyTorch's names.
+bool is_nested_kind(int32_t kind) {
   const auto k = static_cast<LayerKind>(kind);
-  return k == LayerKind::MultiheadAttention || k == LayerKind::TransformerEncoderLayer ||
-         k == LayerKind::TransformerDecoderLayer;
+  return k == LayerKind::Lstm || k == LayerKind::Gru || k == LayerKind::MultiheadAttention ||
+         k == LayerKind::TransformerEncoderLayer || k == LayerKind::TransformerDecoderLayer;
 }
-void add_attention_param(TorchNameMap& map, const std::string& ember_prefix, const std::string& torch_prefix,
-                         const std::string& sub_path, uint64_t id) {
+void add_nested_param(TorchNameMap& map, int32_t kind, const std::string& ember_prefix,
+                      const std::string& torch_prefix, const std::string& sub_path, uint64_t id) {
+  if (torch_layer(kind) == TorchLayer::Rnn) return add_torch_param(map, TorchLayer::Rnn, ember_prefix, torch_prefix,
+                                                                   sub_path, id);
   const std::size_t dot = sub_path.rfind('.');
   const std::string sub = dot == std::string::npos ? "" : sub_path.substr(0, dot);
   const std::string leaf = sub_path.substr(dot == std::string::npos ? 0 : dot + 1);
@@ -62,29 +66,21 @@ TorchNameMap torch_names_of(const ModuleState& m) {
   if (m.tree) {
     // The layer modules of the tree by path: their params are named by their kind; a container's by the caller.
     std::map<std::string, TorchLayer> layers;
-    std::vector<std::string> attention_layers;  // issue 13 (h-mha)
+    std::vector<std::pair<std::string, int32_t>> nested;  // path and kind of each nested layer
     const std::shared_ptr<ModuleState> root(std::shared_ptr<ModuleState>{}, const_cast<ModuleState*>(&m));
     for (const auto& [path, node] : tree_modules(root)) {
       std::lock_guard lock(node->tree->mu);
       if (!node->tree->is_layer) continue;
       const TorchLayer layer = torch_layer(node->tree->spec.kind);
       if (layers.emplace(path, layer).second) add_torch_layer(map, layer, path);
-      if (is_attention_kind(node->tree->spec.kind)) attention_layers.push_back(path);
+      if (is_nested_kind(node->tree->spec.kind)) nested.emplace_back(path, node->tree->spec.kind);
     }
     for (const auto& e : tree_params(m)) {
-      // issue 13 (h-rnn): an RNN layer's params lie deeper than one leaf ("<layer>.layers.0.forward_dir.weight_ih").
-      bool rnn_param = false;
-      for (const auto& [path, layer] : layers) {
-        if (layer != TorchLayer::Rnn || !(path.empty() || e.path.rfind(path + ".", 0) == 0)) continue;
-        add_torch_param(map, layer, path, path, path.empty() ? e.path : e.path.substr(path.size() + 1), e.param->id);
-        rnn_param = true;
-        break;
-      }
-      if (rnn_param) continue;
-      const auto under = [&](const std::string& p) { return p.empty() || e.path.rfind(p + ".", 0) == 0; };
-      const auto a = std::find_if(attention_layers.begin(), attention_layers.end(), under);
-      if (a != attention_layers.end()) {
-        add_attention_param(map, *a, *a, a->empty() ? e.path : e.path.substr(a->size() + 1), e.param->id);
+      const auto under = [&](const auto& n) { return n.first.empty() || e.path.rfind(n.first + ".", 0) == 0; };
+      const auto n = std::find_if(nested.begin(), nested.end(), under);
+      if (n != nested.end()) {
+        const std::string& p = n->first;
+        add_nested_param(map, n->second, p, p, p.empty() ? e.path : e.path.substr(p.size() + 1), e.param->id);
         continue;
       }
       const auto [prefix, leaf] = split_leaf(e.path);
@@ -96,20 +92,14 @@ TorchNameMap torch_names_of(const ModuleState& m) {
   for (std::size_t i = 0; i < m.layer_kinds.size(); ++i) add_torch_layer(map, torch_layer(m.layer_kinds[i]),
                                                                           std::to_string(i));
   for (const ParamDesc& d : parameters(m)) {
-    // issue 13: "layers.<i>.<path below the layer>" for an LSTM / GRU (h-rnn) or an attention / transformer layer
-    // (h-mha).
+    // "layers.<i>.<path below the layer>" of a nested layer (issue 13).
     const std::size_t first = d.info.path.find('.'), second = d.info.path.find('.', first + 1);
     if (first != std::string::npos && second != std::string::npos) {
       const std::string index = d.info.path.substr(first + 1, second - first - 1);
       const std::size_t i = std::stoul(index);
-      if (i < m.layer_kinds.size() && torch_layer(m.layer_kinds[i]) == TorchLayer::Rnn) {
-        add_torch_param(map, TorchLayer::Rnn, d.info.path.substr(0, second), index, d.info.path.substr(second + 1),
-                        d.info.id.value);
-        continue;
-      }
-      if (i < m.layer_kinds.size() && is_attention_kind(m.layer_kinds[i])) {
-        add_attention_param(map, d.info.path.substr(0, second), index, d.info.path.substr(second + 1),
-                            d.info.id.value);
+      if (i < m.layer_kinds.size() && is_nested_kind(m.layer_kinds[i])) {
+        add_nested_param(map, m.layer_kinds[i], d.info.path.substr(0, second), index, d.info.path.substr(second + 1),
+                         d.info.id.value);
         continue;
       }
     }
