@@ -2,6 +2,7 @@
 // operator's cell: the input projection of every time step is one matmul up front, each step adds the recurrent
 // matmul and applies the gates, so an imported recurrent layer runs on every backend and trains.
 #include "onnx/op_registry.hpp"
+#include "onnx/ops/control_flow.hpp"
 #include "onnx/ops/rnn_support.hpp"
 
 namespace ember::onnx_import {
@@ -134,10 +135,12 @@ std::vector<std::optional<DynTensor>> simple_rnn(OpContext& ctx) {
 }  // namespace
 
 // Opset 7 gave the three operators their current inputs and attributes; 14 added `layout` (read with default 0).
+// The control-flow operators (h-onnx-seq's too) register here, which keeps op_registry.cpp's family list as it is.
 void register_rnn_ops(OpRegistry& r) {
   r.add("LSTM", lstm, 7);
   r.add("GRU", gru, 7);
   r.add("RNN", simple_rnn, 7);
+  register_control_flow_ops(r);
 }
 
 }  // namespace ember::onnx_import
