@@ -5,6 +5,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "onnx/model.hpp"
 #include "tests/onnx/onnx_op_test_util.hpp"
 #include "tests/reference/onnx_rnn_reference.hpp"
 
@@ -192,6 +193,50 @@ TEST(OnnxRnn, BadAttributesAndInputsAreOnnxErrors) {
     SmallLstm l;
     l.node.attrs["layout"] = test::int_attr(2);
     EXPECT_THROW(test::run_op(l.node, 14, l.inputs), OnnxError);
+  }
+}
+
+// An imported model whose LSTM weights are initializers: a training forward through OnnxModel and the executor
+// gives those Params the reference gradients (what fine-tuning an imported recurrent model relies on).
+TEST(OnnxRnn, ImportedModelsGradientsReachTheInitializers) {
+  const ref::Case& c = ref::kCases[0];
+  ASSERT_EQ(std::string(c.op), "LSTM");
+  Model m;
+  m.opsets[""] = 14;
+  const Node n = case_node(c);
+  const std::size_t weights[] = {1, 2, 3};  // W R B
+  for (std::size_t i : weights) m.graph.initializers.emplace_back(n.inputs[i], input_data(c.inputs[i], i, DType::F64));
+  std::vector<DynTensor> feed;
+  for (std::size_t i : {0u, 4u, 5u, 6u}) {  // X sequence_lens initial_h initial_c
+    const TensorData d = input_data(c.inputs[i], i, DType::F64);
+    ValueInfo v;
+    v.name = n.inputs[i];
+    v.dtype = d.dtype;
+    v.dims = d.shape.dims;
+    m.graph.inputs.push_back(v);
+    feed.push_back(capi::from_data(capi::cpu_device(), d));
+  }
+  for (const std::string& out : n.outputs) {
+    ValueInfo v;
+    v.name = out;
+    m.graph.outputs.push_back(v);
+  }
+  m.graph.nodes.push_back(n);
+  const OnnxModel model = OnnxModel::from_ir(std::move(m), capi::cpu_device());
+  const std::vector<DynTensor> outs = model.forward(feed, true);
+  ASSERT_EQ(outs.size(), 3u);
+  std::optional<DynTensor> loss;
+  for (std::size_t k = 0; k < outs.size(); ++k) {
+    const DynTensor seed = capi::from_data(capi::cpu_device(), input_data(c.seeds[k], 0, DType::F64));
+    const DynTensor term = capi::reduce_all(capi::binary(outs[k], seed, BinaryOp::Mul), ReduceOp::Sum);
+    loss = loss ? capi::binary(*loss, term, BinaryOp::Add) : term;
+  }
+  const capi::DynGrads grads = capi::backward(*loss, nullptr, false, false);
+  ASSERT_EQ(model.params().size(), 3u);
+  for (std::size_t p = 0; p < 3; ++p) {
+    const auto grad = capi::grad(grads, model.params()[p].second);
+    ASSERT_TRUE(grad.has_value()) << model.params()[p].first;
+    expect_near(capi::to_data(*grad), c.grads[weights[p]], 1e-9, "gradient of " + model.params()[p].first);
   }
 }
 
