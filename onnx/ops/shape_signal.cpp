@@ -1,0 +1,103 @@
+// ONNX's signal operators of opset 17 (h-onnx-shape): DFT and STFT on the runtime's fft (its complex tensors are,
+// like ONNX's, float tensors with a trailing dim of 2), framed by index_select and windowed by a multiply, so they
+// are differentiable; and the window generators HannWindow, HammingWindow, BlackmanWindow, which depend on the
+// size only and are made on the host.
+#include <cmath>
+#include <numbers>
+
+#include "onnx/ops/shape_util.hpp"
+
+namespace ember::onnx_import {
+namespace {
+
+using namespace shape_detail;
+
+// x's DFT along `axis` (a dim of x's signal layout, the trailing re/im or real dim excluded) with n points: complex
+// [..., 2] in and out, or a real [..., 1] input whose onesided transform has n / 2 + 1 bins.
+DynTensor dft(const OpContext& ctx, const DynTensor& x, int64_t axis, int64_t n, bool inverse, bool onesided) {
+  std::vector<int64_t> s = capi::shape(x).dims;
+  if (s.size() < 2 || (s.back() != 1 && s.back() != 2))
+    ctx.fail(fmt::format("input must end in a dim of 1 (real) or 2 (complex), got {}", text(s)));
+  const bool real = s.back() == 1;
+  if (onesided) {
+    if (inverse || !real) ctx.fail("a onesided transform needs a real forward input");
+    s.pop_back();
+    return capi::fft(capi::reshape(x, s), FftOp::Rfft, n, axis, capi::FftNorm::Backward);
+  }
+  DynTensor c = x;
+  if (real) {  // imaginary parts of zero
+    const DynTensor zeros = capi::full(ctx.device, capi::dtype(x), Shape(s), 0.0);
+    c = capi::cat({&x, &zeros}, -1);
+  }
+  return capi::fft(c, inverse ? FftOp::Ifft : FftOp::Fft, n, axis, capi::FftNorm::Backward);
+}
+
+Outputs dft_op(OpContext& ctx) {
+  const DynTensor& x = ctx.input(0);
+  const int64_t r = rank_of(x);
+  const int64_t axis = norm_axis(ctx, ctx.node.attr_int("axis", 1), r - 1);
+  const int64_t n = ctx.has_input(1) ? ctx.ints(1).at(0) : capi::shape(x).dims[static_cast<std::size_t>(axis)];
+  if (n <= 0) ctx.fail(fmt::format("dft_length {} must be positive", n));
+  return {dft(ctx, x, axis, n, ctx.node.attr_int("inverse", 0) != 0, ctx.node.attr_int("onesided", 0) != 0)};
+}
+
+// STFT: the signal [batch, length, 1 or 2] cut into frames [batch, frames, frame_length, c] by one index_select,
+// multiplied by the window, transformed along the frame.
+Outputs stft_op(OpContext& ctx) {
+  const DynTensor& x = ctx.input(0);
+  const std::vector<int64_t> s = capi::shape(x).dims;
+  if (s.size() != 3) ctx.fail(fmt::format("signal must be [batch, length, 1 or 2], got {}", text(s)));
+  const int64_t step = ctx.ints(1).at(0);
+  int64_t len = ctx.has_input(3) ? ctx.ints(3).at(0) : -1;
+  if (ctx.has_input(2)) {
+    const int64_t wl = capi::shape(ctx.input(2)).num_elements();
+    if (len >= 0 && len != wl) ctx.fail(fmt::format("window of {} for frame_length {}", wl, len));
+    len = wl;
+  }
+  if (len <= 0 || len > s[1] || step <= 0)
+    ctx.fail(fmt::format("frame_length {} and frame_step {} for a signal of {}", len, step, s[1]));
+  const int64_t frames = (s[1] - len) / step + 1;
+  std::vector<int64_t> idx;
+  for (int64_t f = 0; f < frames; ++f)
+    for (int64_t j = 0; j < len; ++j) idx.push_back(f * step + j);
+  DynTensor y = capi::reshape(capi::index_select(x, 1, index_tensor(ctx, idx)), {s[0], frames, len, s[2]});
+  if (ctx.has_input(2)) y = capi::binary(y, capi::reshape(ctx.input(2), {len, 1}), BinaryOp::Mul);
+  const bool onesided = ctx.node.attr_int("onesided", 1) != 0 && s[2] == 1;
+  return {dft(ctx, y, 2, len, false, onesided)};
+}
+
+enum class Window { Hann, Hamming, Blackman };
+
+Converter window_op(Window w) {
+  return [w](OpContext& ctx) -> Outputs {
+    const int64_t n = ctx.ints(0).at(0);
+    if (n < 0 || n > (int64_t{1} << 24)) ctx.fail(fmt::format("size {} is outside 0..2^24", n));
+    const DType dtype = onnx_dtype(ctx, ctx.node.attr_int("output_datatype", 1));
+    // periodic (the default): the window of n + 1 points without its last; symmetric: n points, both ends equal.
+    const double denom = ctx.node.attr_int("periodic", 1) != 0 ? double(n) : double(n - 1);
+    std::vector<double> v(static_cast<std::size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      const double t = denom > 0 ? 2 * std::numbers::pi * double(i) / denom : 0.0;
+      switch (w) {
+        case Window::Hann: v[static_cast<std::size_t>(i)] = 0.5 - 0.5 * std::cos(t); break;
+        case Window::Hamming: v[static_cast<std::size_t>(i)] = 25.0 / 46.0 - 21.0 / 46.0 * std::cos(t); break;
+        case Window::Blackman:
+          v[static_cast<std::size_t>(i)] = 0.42 - 0.5 * std::cos(t) + 0.08 * std::cos(2 * t);
+          break;
+      }
+    }
+    return {capi::from_data(ctx.device, TensorData::from_vec<double>(v, Shape{n}).convert(dtype))};
+  };
+}
+
+}  // namespace
+
+void register_shape_signal_ops(OpRegistry& r) {
+  r.add("DFT", dft_op, 17);
+  r.add("STFT", stft_op, 17);
+  r.add("HannWindow", window_op(Window::Hann), 17);
+  r.add("HammingWindow", window_op(Window::Hamming), 17);
+  r.add("BlackmanWindow", window_op(Window::Blackman), 17);
+}
+
+}  // namespace ember::onnx_import
