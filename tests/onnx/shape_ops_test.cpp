@@ -341,6 +341,28 @@ TEST(OnnxShapeOps, DftStftAndWindows) {
               Shape{3}, {0, 1, 0});
 }
 
+TEST(OnnxShapeOps, GridSampleModesAndPaddings) {
+  // X [[1, 2], [3, 4]]; values from torch.nn.functional.grid_sample (PyTorch 1.13) at three points: the centre, the
+  // corner (-1, -1) and (-2, -0.5), outside X along x.
+  const TensorData x = F({1, 2, 3, 4}, Shape{1, 1, 2, 2});
+  const TensorData grid = F({0, 0, -1, -1, -2, -0.5f}, Shape{1, 1, 3, 2});
+  const auto sample = [&](const std::string& mode, const std::string& padding, int64_t align, const TensorData& g) {
+    const Node n = make_node(
+        "GridSample", 2, 1,
+        {{"mode", string_attr(mode)}, {"padding_mode", string_attr(padding)}, {"align_corners", int_attr(align)}});
+    return run_op(n, 16, {x, g})[0];
+  };
+  expect_near(sample("bilinear", "zeros", 0, grid), Shape{1, 1, 1, 3}, {2.5, 0.25, 0.0});
+  expect_near(sample("bilinear", "border", 0, grid), Shape{1, 1, 1, 3}, {2.5, 1.0, 1.0});
+  expect_near(sample("bilinear", "reflection", 0, grid), Shape{1, 1, 1, 3}, {2.5, 1.0, 1.5});
+  // Nearest rounds half to even: x 0.5 (grid 0, align_corners) takes column 0.
+  expect_near(sample("nearest", "zeros", 1, F({0.6f, -1, 0, 0}, Shape{1, 1, 2, 2})), Shape{1, 1, 1, 2}, {2.0, 1.0});
+  // Bicubic at the corners is exact; at the centre the taps outside X read 0 (zeros) or the border.
+  const TensorData corners = F({-1, -1, 1, 1, 0, 0}, Shape{1, 1, 3, 2});
+  expect_near(sample("bicubic", "zeros", 1, corners), Shape{1, 1, 1, 3}, {1.0, 4.0, 3.525390625});
+  expect_near(sample("bicubic", "border", 1, corners), Shape{1, 1, 1, 3}, {1.0, 4.0, 2.5});
+}
+
 // ---------------------------------------------------------------- gradients
 // Runs `node` on CPU tensors whose float inputs require grad, backpropagates sum(out * seed) and returns each float
 // input's gradient.
