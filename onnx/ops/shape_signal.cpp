@@ -1,10 +1,6 @@
 // ONNX's signal operators of opset 17 (h-onnx-shape): DFT and STFT on the runtime's fft (its complex tensors are,
 // like ONNX's, float tensors with a trailing dim of 2), framed by index_select and windowed by a multiply, so they
-// are differentiable; and the window generators HannWindow, HammingWindow, BlackmanWindow, which depend on the
-// size only and are made on the host.
-#include <cmath>
-#include <numbers>
-
+// are differentiable. (The window generators HannWindow / HammingWindow / BlackmanWindow are h-onnx-math's.)
 #include "onnx/ops/shape_util.hpp"
 
 namespace ember::onnx_import {
@@ -66,38 +62,11 @@ Outputs stft_op(OpContext& ctx) {
   return {dft(ctx, y, 2, len, false, onesided)};
 }
 
-enum class Window { Hann, Hamming, Blackman };
-
-Converter window_op(Window w) {
-  return [w](OpContext& ctx) -> Outputs {
-    const int64_t n = ctx.ints(0).at(0);
-    if (n < 0 || n > (int64_t{1} << 24)) ctx.fail(fmt::format("size {} is outside 0..2^24", n));
-    const DType dtype = onnx_dtype(ctx, ctx.node.attr_int("output_datatype", 1));
-    // periodic (the default): the window of n + 1 points without its last; symmetric: n points, both ends equal.
-    const double denom = ctx.node.attr_int("periodic", 1) != 0 ? double(n) : double(n - 1);
-    std::vector<double> v(static_cast<std::size_t>(n));
-    for (int64_t i = 0; i < n; ++i) {
-      const double t = denom > 0 ? 2 * std::numbers::pi * double(i) / denom : 0.0;
-      switch (w) {
-        case Window::Hann: v[static_cast<std::size_t>(i)] = 0.5 - 0.5 * std::cos(t); break;
-        case Window::Hamming: v[static_cast<std::size_t>(i)] = 25.0 / 46.0 - 21.0 / 46.0 * std::cos(t); break;
-        case Window::Blackman:
-          v[static_cast<std::size_t>(i)] = 0.42 - 0.5 * std::cos(t) + 0.08 * std::cos(2 * t);
-          break;
-      }
-    }
-    return {capi::from_data(ctx.device, TensorData::from_vec<double>(v, Shape{n}).convert(dtype))};
-  };
-}
-
 }  // namespace
 
 void register_shape_signal_ops(OpRegistry& r) {
   r.add("DFT", dft_op, 17);
   r.add("STFT", stft_op, 17);
-  r.add("HannWindow", window_op(Window::Hann), 17);
-  r.add("HammingWindow", window_op(Window::Hamming), 17);
-  r.add("BlackmanWindow", window_op(Window::Blackman), 17);
 }
 
 }  // namespace ember::onnx_import
