@@ -2,7 +2,7 @@
 // Split, Squeeze, Unsqueeze, Flatten, Expand, Tile, DepthToSpace, SpaceToDepth, and the ones that make tensors from
 // shapes (Shape, Size, ConstantOfShape, Range, EyeLike). Elsewhere: the indexing operators in shape_index.cpp, Slice
 // / Pad / Trilu in shape_slice.cpp, the signal operators in shape_signal.cpp, NonMaxSuppression in shape_nms.cpp,
-// GridSample in shape_grid.cpp.
+// GridSample and RoiAlign in shape_grid.cpp, TfIdfVectorizer in shape_tfidf.cpp.
 // Each is reshape / permute / cat / slice / expand / repeat of the C runtime, so gradients flow through them on every
 // backend; only shapes and axes are read on the host.
 #include <algorithm>
@@ -17,6 +17,7 @@ void register_shape_slice_ops(OpRegistry& r);   // onnx/ops/shape_slice.cpp
 void register_shape_signal_ops(OpRegistry& r);  // onnx/ops/shape_signal.cpp
 void register_shape_nms_ops(OpRegistry& r);     // onnx/ops/shape_nms.cpp
 void register_shape_grid_ops(OpRegistry& r);    // onnx/ops/shape_grid.cpp
+void register_shape_tfidf_ops(OpRegistry& r);   // onnx/ops/shape_tfidf.cpp
 
 namespace {
 
@@ -304,6 +305,7 @@ void register_shape_ops(OpRegistry& r) {
   register_shape_signal_ops(r);
   register_shape_nms_ops(r);
   register_shape_grid_ops(r);
+  register_shape_tfidf_ops(r);
 }
 
 }  // namespace ember::onnx_import

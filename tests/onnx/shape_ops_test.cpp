@@ -357,6 +357,63 @@ TEST(OnnxShapeOps, GridSampleModesAndPaddings) {
   expect_near(sample("bicubic", "border", 1, corners), Shape{1, 1, 1, 3}, {1.0, 4.0, 2.5});
 }
 
+TEST(OnnxShapeOps, RoiAlignAveragesAndMaxesBilinearSamples) {
+  const TensorData x = F({1, 2, 3, 4}, Shape{1, 1, 2, 2});
+  const TensorData batch = I({0}, Shape{1});
+  // half_pixel, 2x2 bins of one sample each over [0, 2]^2: the samples fall on the pixel centres.
+  auto y = run_op(
+      make_node("RoiAlign", 3, 1,
+                {{"output_height", int_attr(2)}, {"output_width", int_attr(2)}, {"sampling_ratio", int_attr(1)}}),
+      16, {x, F({0, 0, 2, 2}, Shape{1, 4}), batch});
+  expect_near(y[0], Shape{1, 1, 2, 2}, {1, 2, 3, 4});
+  // output_half_pixel: four samples of the unit region around (0.5, 0.5) average to the bilinear centre 2.5.
+  y = run_op(make_node("RoiAlign", 3, 1,
+                       {{"coordinate_transformation_mode", string_attr("output_half_pixel")},
+                        {"sampling_ratio", int_attr(2)}}),
+             16, {x, F({0, 0, 1, 1}, Shape{1, 4}), batch});
+  expect_near(y[0], Shape{1, 1, 1, 1}, {2.5});
+  // max (ONNX Runtime's reading): the largest weighted tap, 0.25 * 4, not the bilinear value.
+  y = run_op(make_node("RoiAlign", 3, 1, {{"mode", string_attr("max")}, {"sampling_ratio", int_attr(1)}}), 16,
+             {x, F({0, 0, 2, 2}, Shape{1, 4}), batch});
+  expect_near(y[0], Shape{1, 1, 1, 1}, {1.0});
+}
+
+TEST(OnnxShapeOps, TfIdfVectorizerCountsNgramsWithSkips) {
+  // Pool: unigrams 2, 3 (columns 0, 1) and the bigram (3, 3) (column 2); tokens [3, 3, 2, 3].
+  std::map<std::string, Attribute, std::less<>> attrs{
+      {"min_gram_length", int_attr(1)},        {"max_gram_length", int_attr(2)},
+      {"max_skip_count", int_attr(0)},         {"mode", string_attr("TF")},
+      {"ngram_counts", ints_attr({0, 2})},     {"ngram_indexes", ints_attr({0, 1, 2})},
+      {"pool_int64s", ints_attr({2, 3, 3, 3})}};
+  const TensorData tokens = I({3, 3, 2, 3}, Shape{4});
+  expect_tensor(run_op(make_node("TfIdfVectorizer", 1, 1, attrs), 9, {tokens})[0], Shape{3}, {1, 3, 1});
+  attrs["max_skip_count"] = int_attr(1);  // (x1, x3) = (3, 3) with one token skipped; unigrams still count once
+  expect_tensor(run_op(make_node("TfIdfVectorizer", 1, 1, attrs), 9, {tokens})[0], Shape{3}, {1, 3, 2});
+  Attribute weights;
+  weights.type = Attribute::Type::Floats;
+  weights.floats = {0.5, 2, 4};
+  attrs["weights"] = weights;
+  attrs["mode"] = string_attr("TFIDF");
+  expect_tensor(run_op(make_node("TfIdfVectorizer", 1, 1, attrs), 9, {tokens})[0], Shape{3}, {0.5, 6, 8});
+  attrs["mode"] = string_attr("IDF");  // batched rows count on their own: row 1 [2, 2] has no 3 and no bigram
+  expect_tensor(run_op(make_node("TfIdfVectorizer", 1, 1, attrs), 9, {I({3, 3, 2, 2}, Shape{2, 2})})[0], Shape{2, 3},
+                {0, 2, 4, 0.5, 0, 0});
+}
+
+TEST(OnnxShapeOps, MelWeightMatrixTriangles) {
+  // 3 mel bins, dft_length 16, 8 kHz, 0..4 kHz: bin edges 0, 0, 1, 3, 5 (numpy transcription of ONNX's function).
+  const auto y = run_op(make_node("MelWeightMatrix", 5, 1), 17,
+                        {I({3}, Shape{}), I({16}, Shape{}), I({8000}, Shape{}), F({0}, Shape{}), F({4000}, Shape{})});
+  std::vector<double> want(27, 0.0);
+  want[0 * 3 + 0] = 1;
+  want[1 * 3 + 1] = 1;
+  want[2 * 3 + 1] = 0.5;
+  want[2 * 3 + 2] = 0.5;
+  want[3 * 3 + 2] = 1;
+  want[4 * 3 + 2] = 0.5;
+  expect_near(y[0], Shape{9, 3}, want);
+}
+
 // ---------------------------------------------------------------- gradients
 // Runs `node` on CPU tensors whose float inputs require grad, backpropagates sum(out * seed) and returns each float
 // input's gradient.
