@@ -455,6 +455,12 @@ TEST(OnnxShapeOps, GradientsReachDataAndUpdates) {
   g = grads_of(make_node("Pad", 2, 1, {{"mode", string_attr("reflect")}}), 13, {iota(Shape{3}), I({1, 0}, Shape{2})},
                {1, 2, 3, 4});
   EXPECT_EQ(g.at(0), D({2, 4, 4}));
+  // GridSample (bilinear, align_corners) at the centre of [[1, 2], [3, 4]]: each pixel weighs 1/4; the value moves by
+  // dv/dx = 1 and dv/dy = 2 per pixel, and a pixel is half a grid unit, so the grid gets [0.5, 1].
+  g = grads_of(make_node("GridSample", 2, 1, {{"align_corners", int_attr(1)}}), 16,
+               {F({1, 2, 3, 4}, Shape{1, 1, 2, 2}), F({0, 0}, Shape{1, 1, 1, 2})}, {1});
+  EXPECT_EQ(g.at(0), D({0.25, 0.25, 0.25, 0.25}));
+  EXPECT_EQ(g.at(1), D({0.5, 1.0}));
 }
 
 }  // namespace
