@@ -1,10 +1,9 @@
 // ONNX operators of the shape family that only move or relabel data (h-onnx-shape): Reshape, Transpose, Concat,
 // Split, Squeeze, Unsqueeze, Flatten, Expand, Tile, DepthToSpace, SpaceToDepth, and the ones that make tensors from
 // shapes (Shape, Size, ConstantOfShape, Range, EyeLike). Elsewhere: the indexing operators in shape_index.cpp, Slice
-// / Pad / Trilu in shape_slice.cpp, the signal operators in shape_signal.cpp, NonMaxSuppression in shape_nms.cpp,
-// GridSample and RoiAlign in shape_grid.cpp, TfIdfVectorizer in shape_tfidf.cpp.
-// Each is reshape / permute / cat / slice / expand / repeat of the C runtime, so gradients flow through them on every
-// backend; only shapes and axes are read on the host.
+// / Pad / Trilu / Compress / ReverseSequence in shape_slice.cpp, MelWeightMatrix in shape_signal.cpp, RoiAlign in
+// shape_roi_align.cpp, TfIdfVectorizer in shape_tfidf.cpp. Each is reshape / permute / cat / slice / expand / repeat
+// of the C runtime, so gradients flow through them on every backend; only shapes and axes are read on the host.
 #include <algorithm>
 #include <cmath>
 
@@ -12,12 +11,11 @@
 
 namespace ember::onnx_import {
 
-void register_shape_index_ops(OpRegistry& r);   // onnx/ops/shape_index.cpp
-void register_shape_slice_ops(OpRegistry& r);   // onnx/ops/shape_slice.cpp
-void register_shape_signal_ops(OpRegistry& r);  // onnx/ops/shape_signal.cpp
-void register_shape_nms_ops(OpRegistry& r);     // onnx/ops/shape_nms.cpp
-void register_shape_grid_ops(OpRegistry& r);    // onnx/ops/shape_grid.cpp
-void register_shape_tfidf_ops(OpRegistry& r);   // onnx/ops/shape_tfidf.cpp
+void register_shape_index_ops(OpRegistry& r);      // onnx/ops/shape_index.cpp
+void register_shape_slice_ops(OpRegistry& r);      // onnx/ops/shape_slice.cpp
+void register_shape_signal_ops(OpRegistry& r);     // onnx/ops/shape_signal.cpp
+void register_shape_roi_align_ops(OpRegistry& r);  // onnx/ops/shape_roi_align.cpp
+void register_shape_tfidf_ops(OpRegistry& r);      // onnx/ops/shape_tfidf.cpp
 
 namespace {
 
@@ -247,6 +245,8 @@ Outputs constant_of_shape_op(OpContext& ctx) {
     dtype = v->dtype;
     value = v->get<double>(0);
   }
+  // float64 is float32 on the GPU backends, as upload() makes initializers there.
+  if (dtype == DType::F64 && ctx.device.backend != BackendId::Cpu) dtype = DType::F32;
   return {capi::full(ctx.device, dtype, Shape(dims), value)};
 }
 
@@ -265,8 +265,7 @@ Outputs range_op(OpContext& ctx) {
   if (count > double(int64_t{1} << 32)) ctx.fail(fmt::format("the range has {} elements", count));
   std::vector<double> v(static_cast<std::size_t>(count));
   for (std::size_t i = 0; i < v.size(); ++i) v[i] = start + static_cast<double>(i) * delta;
-  return {capi::from_data(ctx.device,
-                          TensorData::from_vec<double>(v, Shape{static_cast<int64_t>(v.size())}).convert(dtype))};
+  return {upload(ctx.device, TensorData::from_vec<double>(v, Shape{static_cast<int64_t>(v.size())}).convert(dtype))};
 }
 
 Outputs eye_like_op(OpContext& ctx) {
@@ -278,7 +277,7 @@ Outputs eye_like_op(OpContext& ctx) {
   std::vector<double> v(static_cast<std::size_t>(s[0] * s[1]), 0.0);
   for (int64_t i = 0; i < s[0]; ++i)
     if (i + k >= 0 && i + k < s[1]) v[static_cast<std::size_t>(i * s[1] + i + k)] = 1.0;
-  return {capi::from_data(ctx.device, TensorData::from_vec<double>(v, Shape(s)).convert(dtype))};
+  return {upload(ctx.device, TensorData::from_vec<double>(v, Shape(s)).convert(dtype))};
 }
 
 }  // namespace
@@ -303,8 +302,7 @@ void register_shape_ops(OpRegistry& r) {
   register_shape_index_ops(r);
   register_shape_slice_ops(r);
   register_shape_signal_ops(r);
-  register_shape_nms_ops(r);
-  register_shape_grid_ops(r);
+  register_shape_roi_align_ops(r);
   register_shape_tfidf_ops(r);
 }
 

@@ -1,5 +1,5 @@
 // ONNX's indexing operators (h-onnx-shape): Gather, GatherElements, GatherND, Scatter, ScatterElements, ScatterND,
-// OneHot, NonZero, TopK, Unique and MaxUnpool. Gathers are index_select / gather of the C runtime (their gradients
+// OneHot, NonZero, TopK and Unique. Gathers are index_select / gather of the C runtime (their gradients
 // scatter back into the data); scatters are an index_select of the updates and a where over the data, or
 // scatter_add, so both the data and the updates get gradients. Index tensors are integers: ScatterND / GatherND /
 // ScatterElements read them on the host to compute flat positions; no float data goes there (NonZero and Unique
@@ -184,41 +184,6 @@ Outputs scatter_elements_op(OpContext& ctx) {
   return {capi::reshape(y, xs)};
 }
 
-// MaxUnpool: zeros of the unpooled shape with X's values written at the flat positions MaxPool's Indices output
-// gave, a scatter_add on the zeros, so X gets its gradient back. The positions count in the default unpooled shape;
-// a larger output_shape keeps each value at its coordinates there (ONNX Runtime's reading, the spec's test).
-Outputs max_unpool_op(OpContext& ctx) {
-  const DynTensor& x = ctx.input(0);
-  const std::vector<int64_t> xs = capi::shape(x).dims;
-  if (xs.size() < 3) ctx.fail(fmt::format("X must be [N, C, spatial...], got {}", text(xs)));
-  const std::size_t k = xs.size() - 2;
-  const auto kernel = ctx.node.attr_ints("kernel_shape");
-  const auto strides = ctx.node.attr_ints("strides", std::vector<int64_t>(k, 1));
-  const auto pads = ctx.node.attr_ints("pads", std::vector<int64_t>(2 * k, 0));
-  if (kernel.size() != k || strides.size() != k || pads.size() != 2 * k)
-    ctx.fail("kernel_shape, strides and pads must match X's spatial dims");
-  std::vector<int64_t> def{xs[0], xs[1]};
-  for (std::size_t i = 0; i < k; ++i) def.push_back((xs[2 + i] - 1) * strides[i] - pads[i] - pads[k + i] + kernel[i]);
-  const std::vector<int64_t> out = ctx.has_input(2) ? ctx.ints(2) : def;
-  if (out.size() != xs.size()) ctx.fail(fmt::format("output_shape {} for X {}", text(out), text(xs)));
-  std::vector<int64_t> rows = ctx.ints(1);
-  if (static_cast<int64_t>(rows.size()) != numel(xs)) ctx.fail("I must have X's shape");
-  const std::vector<int64_t> def_st = strides_of(def), out_st = strides_of(out);
-  for (int64_t& r : rows) {
-    if (r < 0 || r >= numel(def)) ctx.fail(fmt::format("index {} is outside the unpooled {}", r, text(def)));
-    int64_t pos = 0;
-    for (std::size_t d = 0; d < def.size(); ++d) {
-      const int64_t c = (r / def_st[d]) % def[d];
-      if (c >= out[d]) ctx.fail(fmt::format("index {} falls outside output_shape {}", r, text(out)));
-      pos += c * out_st[d];
-    }
-    r = pos;
-  }
-  const DynTensor zeros = capi::full(ctx.device, capi::dtype(x), Shape{numel(out), 1}, 0.0);
-  const DynTensor y = scatter_rows(ctx, zeros, rows, capi::reshape(x, {numel(xs), 1}), "add");
-  return {capi::reshape(y, out)};
-}
-
 Outputs one_hot_op(OpContext& ctx) {
   const DynTensor& indices = ctx.input(0);
   const DynTensor& values = ctx.input(2);
@@ -336,7 +301,6 @@ void register_shape_index_ops(OpRegistry& r) {
   r.add("NonZero", non_zero_op);
   r.add("TopK", top_k_op);
   r.add("Unique", unique_op);
-  r.add("MaxUnpool", max_unpool_op);
 }
 
 }  // namespace ember::onnx_import

@@ -287,30 +287,6 @@ TEST(OnnxShapeOps, UniqueSortedAndInFirstOccurrenceOrder) {
   expect_tensor(y[0], Shape{2, 2}, {0, 2, 1, 0});
 }
 
-TEST(OnnxShapeOps, MaxUnpoolWritesAtPoolIndices) {
-  // The spec's example: 2x2 values at flat positions 5, 7, 13, 15 of a 4x4 output (kernel 2, stride 2).
-  const Node n = make_node("MaxUnpool", 2, 1, {{"kernel_shape", ints_attr({2, 2})}, {"strides", ints_attr({2, 2})}});
-  auto y = run_op(n, 11, {F({1, 2, 3, 4}, Shape{1, 1, 2, 2}), I({5, 7, 13, 15}, Shape{1, 1, 2, 2})});
-  expect_tensor(y[0], Shape{1, 1, 4, 4}, {0, 0, 0, 0, 0, 1, 0, 2, 0, 0, 0, 0, 0, 3, 0, 4});
-  // output_shape 5x5: each value keeps its coordinates (1, 1), (1, 3), (3, 1), (3, 3) of the default 4x4.
-  y = run_op(make_node("MaxUnpool", 3, 1, {{"kernel_shape", ints_attr({2, 2})}, {"strides", ints_attr({2, 2})}}), 11,
-             {F({1, 2, 3, 4}, Shape{1, 1, 2, 2}), I({5, 7, 13, 15}, Shape{1, 1, 2, 2}), I({1, 1, 5, 5}, Shape{4})});
-  expect_tensor(y[0], Shape{1, 1, 5, 5}, {0, 0, 0, 0, 0, 0, 1, 0, 2, 0, 0, 0, 0, 0, 0, 0, 3, 0, 4, 0, 0, 0, 0, 0, 0});
-}
-
-TEST(OnnxShapeOps, NonMaxSuppressionSuppressesOverlapsAndLowScores) {
-  // Box 1 overlaps box 0 with IoU 0.9 / 1.1 > 0.5; box 2 is apart.
-  const TensorData boxes = F({0, 0, 1, 1, 0, 0.1f, 1, 1.1f, 0, 2, 1, 3}, Shape{1, 3, 4});
-  const TensorData scores = F({0.8f, 0.9f, 0.7f}, Shape{1, 1, 3});
-  const Node n = make_node("NonMaxSuppression", 5, 1);
-  auto y = run_op(n, 11, {boxes, scores, I({3}, Shape{1}), F({0.5f}, Shape{1}), F({0.0f}, Shape{1})});
-  expect_tensor(y[0], Shape{2, 3}, {0, 0, 1, 0, 0, 2});
-  y = run_op(n, 11, {boxes, scores, I({3}, Shape{1}), F({0.5f}, Shape{1}), F({0.75f}, Shape{1})});
-  expect_tensor(y[0], Shape{1, 3}, {0, 0, 1});
-  y = run_op(n, 11, {boxes, scores, I({3}, Shape{1}), F({0.95f}, Shape{1}), std::nullopt});  // nothing suppressed
-  expect_tensor(y[0], Shape{3, 3}, {0, 0, 1, 0, 0, 0, 0, 0, 2});
-}
-
 // Shape exactly, values within 1e-5 (transforms and cosines round).
 void expect_near(const std::optional<TensorData>& got, const Shape& shape, const std::vector<double>& want) {
   ASSERT_TRUE(got.has_value());
@@ -318,43 +294,6 @@ void expect_near(const std::optional<TensorData>& got, const Shape& shape, const
   const auto v = values(*got);
   ASSERT_EQ(v.size(), want.size());
   for (std::size_t i = 0; i < v.size(); ++i) EXPECT_NEAR(v[i], want[i], 1e-5) << i;
-}
-
-TEST(OnnxShapeOps, DftAndStft) {
-  // fft([1, 2, 3, 4]) = [10, -2 + 2i, -2, -2 - 2i]; onesided keeps 3 bins; the inverse gives the signal back.
-  auto y = run_op(make_node("DFT", 1, 1), 17, {F({1, 2, 3, 4}, Shape{1, 4, 1})});
-  expect_near(y[0], Shape{1, 4, 2}, {10, 0, -2, 2, -2, 0, -2, -2});
-  y = run_op(make_node("DFT", 1, 1, {{"onesided", int_attr(1)}}), 17, {F({1, 2, 3, 4}, Shape{1, 4, 1})});
-  expect_near(y[0], Shape{1, 3, 2}, {10, 0, -2, 2, -2, 0});
-  y = run_op(make_node("DFT", 1, 1, {{"inverse", int_attr(1)}}), 17,
-             {F({10, 0, -2, 2, -2, 0, -2, -2}, Shape{1, 4, 2})});
-  expect_near(y[0], Shape{1, 4, 2}, {1, 0, 2, 0, 3, 0, 4, 0});
-  // STFT, frames of 2 every 2 samples of [1, 2, 3, 4]: [3, -1] and [7, -1] (onesided: 2 bins each).
-  y = run_op(make_node("STFT", 4, 1), 17,
-             {F({1, 2, 3, 4}, Shape{1, 4, 1}), I({2}, Shape{}), std::nullopt, I({2}, Shape{})});
-  expect_near(y[0], Shape{1, 2, 2, 2}, {3, 0, -1, 0, 7, 0, -1, 0});
-}
-
-TEST(OnnxShapeOps, GridSampleModesAndPaddings) {
-  // X [[1, 2], [3, 4]]; values from torch.nn.functional.grid_sample (PyTorch 1.13) at three points: the centre, the
-  // corner (-1, -1) and (-2, -0.5), outside X along x.
-  const TensorData x = F({1, 2, 3, 4}, Shape{1, 1, 2, 2});
-  const TensorData grid = F({0, 0, -1, -1, -2, -0.5f}, Shape{1, 1, 3, 2});
-  const auto sample = [&](const std::string& mode, const std::string& padding, int64_t align, const TensorData& g) {
-    const Node n = make_node(
-        "GridSample", 2, 1,
-        {{"mode", string_attr(mode)}, {"padding_mode", string_attr(padding)}, {"align_corners", int_attr(align)}});
-    return run_op(n, 16, {x, g})[0];
-  };
-  expect_near(sample("bilinear", "zeros", 0, grid), Shape{1, 1, 1, 3}, {2.5, 0.25, 0.0});
-  expect_near(sample("bilinear", "border", 0, grid), Shape{1, 1, 1, 3}, {2.5, 1.0, 1.0});
-  expect_near(sample("bilinear", "reflection", 0, grid), Shape{1, 1, 1, 3}, {2.5, 1.0, 1.5});
-  // Nearest rounds half to even: x 0.5 (grid 0, align_corners) takes column 0.
-  expect_near(sample("nearest", "zeros", 1, F({0.6f, -1, 0, 0}, Shape{1, 1, 2, 2})), Shape{1, 1, 1, 2}, {2.0, 1.0});
-  // Bicubic at the corners is exact; at the centre the taps outside X read 0 (zeros) or the border.
-  const TensorData corners = F({-1, -1, 1, 1, 0, 0}, Shape{1, 1, 3, 2});
-  expect_near(sample("bicubic", "zeros", 1, corners), Shape{1, 1, 1, 3}, {1.0, 4.0, 3.525390625});
-  expect_near(sample("bicubic", "border", 1, corners), Shape{1, 1, 1, 3}, {1.0, 4.0, 2.5});
 }
 
 TEST(OnnxShapeOps, RoiAlignAveragesAndMaxesBilinearSamples) {
@@ -455,12 +394,6 @@ TEST(OnnxShapeOps, GradientsReachDataAndUpdates) {
   g = grads_of(make_node("Pad", 2, 1, {{"mode", string_attr("reflect")}}), 13, {iota(Shape{3}), I({1, 0}, Shape{2})},
                {1, 2, 3, 4});
   EXPECT_EQ(g.at(0), D({2, 4, 4}));
-  // GridSample (bilinear, align_corners) at the centre of [[1, 2], [3, 4]]: each pixel weighs 1/4; the value moves by
-  // dv/dx = 1 and dv/dy = 2 per pixel, and a pixel is half a grid unit, so the grid gets [0.5, 1].
-  g = grads_of(make_node("GridSample", 2, 1, {{"align_corners", int_attr(1)}}), 16,
-               {F({1, 2, 3, 4}, Shape{1, 1, 2, 2}), F({0, 0}, Shape{1, 1, 1, 2})}, {1});
-  EXPECT_EQ(g.at(0), D({0.25, 0.25, 0.25, 0.25}));
-  EXPECT_EQ(g.at(1), D({0.5, 1.0}));
 }
 
 }  // namespace
