@@ -1607,9 +1607,9 @@ EMBER_API ember_status EMBER_CALL ember_tensor_rotary_embedding(const ember_tens
  * them. The graph runs with Ember's ops on the module's device (cpu, vulkan, cuda); ember_module_forward runs a
  * model of one input (its first output). It starts in eval mode (an exported graph is an inference graph).
  * ember_onnx_load / _load_memory return EMBER_ERR_UNSUPPORTED, saying so, in a libember built without the ONNX
- * library (meson -Donnx=disabled); the operator list is there in every build. A malformed or hostile model (sizes
- * past its bytes, a cycle, an external data file outside the model's folder) and operators or dtypes Ember lacks
- * (every one named, with its node) are errors with the reason in ember_last_error(). */
+ * library (meson -Donnx=disabled); the operator list is there in every build. Operators or dtypes Ember lacks are
+ * EMBER_ERR_UNSUPPORTED (every operator named, with its node and opset); a malformed or hostile model (sizes past
+ * its bytes, a cycle, an external data file outside the model's folder) is an error with the reason. */
 /* Loads the model at path (external data files are looked up beside it) onto device (NULL: the default). */
 EMBER_API ember_status EMBER_CALL ember_onnx_load(const char* path, const ember_device* device, ember_module** out);
 /* The same from size bytes of a serialized ModelProto in memory (a model with external data is refused). */

@@ -43,16 +43,32 @@ std::shared_ptr<ModuleState> wrap(std::shared_ptr<onnx_import::OnnxModel> model,
   return state;
 }
 
+// What the importer cannot do (an operator without a converter, a dtype Ember lacks) is "valid, but not available
+// here" at the C boundary (EMBER_ERR_UNSUPPORTED); a malformed model stays an argument error.
+template <class F>
+auto unsupported_as_such(F&& body) {
+  try {
+    return body();
+  } catch (const onnx_import::UnsupportedOperatorError& e) {
+    throw UnsupportedError(e.what());
+  } catch (const onnx_import::UnsupportedDTypeError& e) {
+    throw UnsupportedError(e.what());
+  }
+}
+
 }  // namespace
 
 std::shared_ptr<ModuleState> onnx_load_file(const std::string& path, const DynDevice& dev) {
   // OnnxModel::load is an UnsupportedError in a build without the ONNX library (onnx/parse_unavailable.cpp).
-  return wrap(std::make_shared<onnx_import::OnnxModel>(onnx_import::OnnxModel::load(path, dev)), dev);
+  return unsupported_as_such(
+      [&] { return wrap(std::make_shared<onnx_import::OnnxModel>(onnx_import::OnnxModel::load(path, dev)), dev); });
 }
 
 std::shared_ptr<ModuleState> onnx_load_bytes(const void* data, std::size_t size, const DynDevice& dev) {
   const std::span<const std::byte> bytes(static_cast<const std::byte*>(data), size);
-  return wrap(std::make_shared<onnx_import::OnnxModel>(onnx_import::OnnxModel::from_bytes(bytes, dev)), dev);
+  return unsupported_as_such([&] {
+    return wrap(std::make_shared<onnx_import::OnnxModel>(onnx_import::OnnxModel::from_bytes(bytes, dev)), dev);
+  });
 }
 
 OnnxModuleState& onnx_state(const ModuleState& m, const char* fn) {
@@ -78,7 +94,7 @@ std::vector<DynTensor> onnx_forward(ModuleState& m, const std::vector<DynTensor>
                                       device_name(device(inputs[i])), device_name(m.device)));
   std::lock_guard lock(s.mu);
   for (const auto& p : s.graph_params) s.model->set_param(p->name, use(p->handle, "param"));
-  std::vector<DynTensor> outs = s.model->forward(inputs, train);
+  std::vector<DynTensor> outs = unsupported_as_such([&] { return s.model->forward(inputs, train); });
   outs.resize(n_outputs);
   return outs;
 }

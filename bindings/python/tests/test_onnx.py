@@ -29,7 +29,8 @@ def _parser_missing():
     try:
         ember.onnx.load(model("two_io.onnx"))
     except ember.errors.UnsupportedError as e:
-        return str(e)
+        if "not available" in str(e):  # not an operator the importer lacks
+            return str(e)
     return None
 
 
@@ -111,7 +112,7 @@ class OnnxLoad(unittest.TestCase):
         self.assertEqual(values, {0.0, 2.0})
 
     def test_unsupported_operator_is_named_at_load(self):
-        with self.assertRaisesRegex(ember.errors.EmberError, "NotAnOnnxOp"):
+        with self.assertRaisesRegex(ember.errors.UnsupportedError, "NotAnOnnxOp"):
             ember.onnx.load(model("unsupported.onnx"))
 
     def test_missing_file(self):
