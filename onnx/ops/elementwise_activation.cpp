@@ -23,10 +23,17 @@ Outs leaky_relu(OpContext& ctx) {
   return one(capi::where(capi::compare_scalar(x, CompareOp::Lt, 0.0), mul_s(x, alpha), x));
 }
 
-// PRelu: slope broadcasts to x (unidirectionally).
+// PRelu: slope broadcasts to x (unidirectionally). Before opset 7 a 1-D slope of C values was per channel (dim 1),
+// which old PyTorch exports rely on: it is viewed as [C, 1, ...] then.
 Outs prelu(OpContext& ctx) {
   const DynTensor& x = ctx.input(0);
-  const DynTensor& slope = ctx.input(1);
+  DynTensor slope = ctx.input(1);
+  const Shape xs = capi::shape(x), ss = capi::shape(slope);
+  if (ctx.opset < 7 && ss.rank() == 1 && ss[0] > 1 && xs.rank() >= 2 && xs[1] == ss[0]) {
+    std::vector<int64_t> dims(xs.rank() - 1, 1);
+    dims[0] = ss[0];
+    slope = capi::reshape(slope, dims);
+  }
   return one(capi::where(capi::compare_scalar(x, CompareOp::Lt, 0.0), capi::binary(x, slope, BinaryOp::Mul), x));
 }
 

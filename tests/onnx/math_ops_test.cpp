@@ -153,6 +153,10 @@ TEST(OnnxMathOps, ActivationsMatchNumpy) {
 TEST(OnnxMathOps, PReluSlopeBroadcastsPerChannel) {
   const auto x = f32({-1, 2, -3, 4}, Shape{2, 2}), slope = f32({0.5f, 0.25f});
   expect_floats(run1(make_node("PRelu", 2, 1), 16, {x, slope}), {-0.5, 2, -1.5, 4}, Shape{2, 2});
+  // Opset 6: a 1-D slope is per channel (dim 1), not NumPy-aligned to the last dim.
+  const auto x3 = f32({-1, -1, -1, -1}, Shape{1, 2, 2});
+  expect_floats(run1(make_node("PRelu", 2, 1), 6, {x3, slope}), {-0.5, -0.5, -0.25, -0.25}, Shape{1, 2, 2});
+  expect_floats(run1(make_node("PRelu", 2, 1), 9, {x3, slope}), {-0.5, -0.25, -0.5, -0.25}, Shape{1, 2, 2});
 }
 
 TEST(OnnxMathOps, ClipBoundsAreAttributesThenOptionalInputs) {
