@@ -20,9 +20,9 @@ def model(name):
     return os.path.join(MODELS, name)
 
 
-def tensor(key):
+def tensor(key, device="cpu"):
     e = EXPECTED[key]
-    return ember.tensor(e["values"], dtype="float32").reshape(*e["shape"])
+    return ember.tensor(e["values"], dtype="float32", device=device).reshape(*e["shape"])
 
 
 def _parser_missing():
@@ -114,6 +114,18 @@ class OnnxLoad(unittest.TestCase):
     def test_unsupported_operator_is_named_at_load(self):
         with self.assertRaisesRegex(ember.errors.UnsupportedError, "NotAnOnnxOp"):
             ember.onnx.load(model("unsupported.onnx"))
+
+    def test_gpu_backends_give_the_cpu_values(self):
+        gpus = [n for n, b in ember.backends().items() if n != "cpu" and b["usable"]]
+        if not gpus:
+            self.skipTest("no usable GPU backend")
+        for name in gpus:
+            with self.subTest(backend=name):
+                m = ember.onnx.load(model("mlp.onnx"), device=name).train()
+                y = m(tensor("mlp_x", device=name))
+                self.assert_close(y, "mlp_y")
+                y.sum().backward()
+                self.assert_close(m.fc2.bias.grad, "mlp_grad_fc2_bias")
 
     def test_missing_file(self):
         with self.assertRaisesRegex(ember.errors.EmberError, "no_such.onnx"):
