@@ -6,7 +6,7 @@ import json
 import os
 import unittest
 
-import _support  # noqa: F401
+import _support
 import ember
 import ember.optim
 
@@ -83,6 +83,19 @@ class OnnxLoad(unittest.TestCase):
         for b, a in zip(before, after):
             self.assertLess(a, b - 0.49)
         m.load_state_dict(saved)
+        for b, a in zip(before, m(x).reshape(-1).tolist()):
+            self.assertAlmostEqual(a, b, places=5)
+
+    def test_record_file_round_trip(self):
+        m = ember.onnx.load(model("mlp.onnx"))
+        x = tensor("mlp_x")
+        path = _support.temp_path(self, "mlp.emr")
+        ember.save(m, path, recorder="binary")  # an ember record, keyed by the initializer names
+        before = m(x).reshape(-1).tolist()
+        with ember.no_grad():
+            m.fc2.bias.add_(1.0)
+        self.assertNotAlmostEqual(m(x).reshape(-1).tolist()[0], before[0], places=3)
+        m.load_state_dict(ember.load(path))
         for b, a in zip(before, m(x).reshape(-1).tolist()):
             self.assertAlmostEqual(a, b, places=5)
 
