@@ -60,5 +60,17 @@ printf 'not an npy file at all' >"$dir/bad.npy"
 expect_error "not .npy" "no \\\\x93NUMPY magic" run "$models/mlp.onnx" -i "$dir/bad.npy"
 head -c 140 "$models/mlp_x.npy" >"$dir/short.npy"
 expect_error "truncated .npy" "needs 60 bytes of data, the file has 12" run "$models/mlp.onnx" -i "$dir/short.npy"
+# A header claiming 4e18 float32 elements: refused from the sizes alone, before any allocation.
+npy_with_header() {
+  local h="$1"
+  printf '\x93NUMPY\x01\x00'"\\x$(printf %02x ${#h})"'\x00%s' "$h"
+  printf 'abcd'
+}
+npy_with_header "{'descr': '<f4', 'fortran_order': False, 'shape': (4000000000000000000,), }" >"$dir/huge.npy"
+expect_error "huge shape" "is larger than" run "$models/mlp.onnx" -i "$dir/huge.npy"
+npy_with_header "{'descr': '>f4', 'fortran_order': False, 'shape': (1,), }" >"$dir/big_endian.npy"
+expect_error "big-endian" "big-endian data ('>f4') is not supported" run "$models/mlp.onnx" -i "$dir/big_endian.npy"
+npy_with_header "{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }" >"$dir/complex.npy"
+expect_error "complex" "dtype '<c8' is not supported" run "$models/mlp.onnx" -i "$dir/complex.npy"
 expect_error "unsupported operator" "NotAnOnnxOp" run "$models/unsupported.onnx" -i "$models/mlp_x.npy"
 echo "onnx_cli_test: all checks passed"
