@@ -43,6 +43,10 @@ assert np.allclose(got, want, atol=1e-4), np.abs(got - want).max()
 PY
 fi
 
+# --repeat: the steady-state time after the first run.
+"$ember" run "$models/mlp.onnx" --input "$models/mlp_x.npy" --repeat 3 >"$dir/out_repeat"
+grep -qE '^forward, mean of 2 more runs: [0-9.]+ ms$' "$dir/out_repeat" || fail "no --repeat line"
+
 # Two inputs and two outputs; only the first written.
 "$ember" run "$models/two_io.onnx" -i "$models/two_a.npy" "$models/two_b.npy" -o "$dir/sum.npy" >"$dir/out2"
 grep -q "^output 1 'prod': float32 \[2, 3\]" "$dir/out2" || fail "no second output"
