@@ -15,9 +15,17 @@ Outputs gemm(OpContext& ctx) {
   DynTensor a = float_input(ctx, 0), b = float_input(ctx, 1);
   if (rank_of(a) != 2 || rank_of(b) != 2)
     ctx.fail(fmt::format("A and B must be 2-D, got ranks {} and {}", rank_of(a), rank_of(b)));
-  if (ctx.node.attr_int("transA", 0)) a = capi::transpose(a, 0, 1);
-  if (ctx.node.attr_int("transB", 0)) b = capi::transpose(b, 0, 1);
-  DynTensor y = capi::matmul(a, b);
+  const bool ta = ctx.node.attr_int("transA", 0) != 0, tb = ctx.node.attr_int("transB", 0) != 0;
+  const std::vector<int64_t> ad = dims_of(a), bd = dims_of(b);
+  const int64_t m = ta ? ad[1] : ad[0], k = ta ? ad[0] : ad[1], n = tb ? bd[0] : bd[1];
+  // A transpose is a copy (except of a row or column). PyTorch's Linear exports transB = 1 with a [N, K] weight:
+  // Y = (B A'^T)^T copies A' and Y (M * (K + N) values, none for M = 1) instead of the weight (N * K).
+  DynTensor y;
+  if (tb && m * (k + n) < n * k) {
+    y = capi::transpose(capi::matmul(b, ta ? a : capi::transpose(a, 0, 1)), 0, 1);
+  } else {
+    y = capi::matmul(ta ? capi::transpose(a, 0, 1) : a, tb ? capi::transpose(b, 0, 1) : b);
+  }
   const double alpha = ctx.node.attr_float("alpha", 1.0), beta = ctx.node.attr_float("beta", 1.0);
   if (alpha != 1.0) y = capi::scalar(y, ScalarOp::Mul, alpha);
   if (ctx.has_input(2) && beta != 0.0) {

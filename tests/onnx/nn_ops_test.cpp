@@ -161,6 +161,15 @@ TEST(OnnxNnPool, AveragePoolThreeD) {
   expect_near(run_op(n, 11, {data(ref::avgpool3d_x)})[0], ref::avgpool3d_y);
 }
 
+// Symmetric pads go to the runtime's pools (per stage for 3-D) instead of an explicit pad.
+TEST(OnnxNnPool, ThreeDSymmetricPadsCountOnlyTheInput) {
+  const std::map<std::string, Attribute, std::less<>> attrs{{"kernel_shape", ints_attr({3, 3, 3})},
+                                                            {"strides", ints_attr({2, 2, 1})},
+                                                            {"pads", ints_attr({1, 1, 1, 1, 1, 1})}};
+  expect_near(run_op(make_node("AveragePool", 1, 1, attrs), 11, {data(ref::avgpool3d_x)})[0], ref::pool3d_sym_avg);
+  expect_near(run_op(make_node("MaxPool", 1, 1, attrs), 12, {data(ref::avgpool3d_x)})[0], ref::pool3d_sym_max);
+}
+
 TEST(OnnxNnPool, AveragePoolGradientExcludesPadsLikeTorch) {
   const Node n = make_node("AveragePool", 1, 1,
                            {{"kernel_shape", ints_attr({3, 3})}, {"strides", ints_attr({2, 2})},
@@ -233,6 +242,13 @@ TEST(OnnxNnLinear, GemmTransposesScalesAndBroadcastsC) {
                            {{"transA", int_attr(1)}, {"transB", int_attr(1)}, {"alpha", float_attr(0.5)},
                             {"beta", float_attr(2.0)}});
   expect_near(run_op(n, 13, {data(ref::gemm_a), data(ref::gemm_b), data(ref::gemm_c)})[0], ref::gemm_y);
+}
+
+// transB with few rows takes the (B A^T)^T form (no weight transpose); its result must be the same.
+TEST(OnnxNnLinear, GemmTransBAsPyTorchsLinear) {
+  const Node n = make_node("Gemm", 3, 1, {{"transB", int_attr(1)}});
+  expect_near(run_op(n, 13, {data(ref::linear_a), data(ref::linear_b), data(ref::linear_c)})[0], ref::linear_y);
+  expect_near(run_op(n, 13, {data(ref::linear_a1), data(ref::linear_b), data(ref::linear_c)})[0], ref::linear_y1);
 }
 
 TEST(OnnxNnLinear, MatMulWithAOneDOperandAndIntegers) {
