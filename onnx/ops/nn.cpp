@@ -36,7 +36,7 @@ Outputs gemm(OpContext& ctx) {
 }
 
 // MatMul with NumPy's rules: 1-D operands gain a dim of 1 that the result drops again; batch dims broadcast.
-// Integer operands are multiplied as F64 (exact below 2^53) and cast back.
+// Integer operands are multiplied as floats (F64 on the CPU: exact below 2^53) and cast back.
 Outputs matmul(OpContext& ctx) {
   DynTensor a = ctx.input(0), b = ctx.input(1);
   const DType dt = capi::dtype(a);
@@ -44,8 +44,8 @@ Outputs matmul(OpContext& ctx) {
     ctx.fail(fmt::format("A is {} and B is {}", dtype_name(dt), dtype_name(capi::dtype(b))));
   if (dt == DType::Bool) ctx.fail("bool operands are not supported");
   if (!dtype_is_float(dt)) {
-    a = capi::cast(a, DType::F64);
-    b = capi::cast(b, DType::F64);
+    a = capi::cast(a, exact_float_for(a));
+    b = capi::cast(b, exact_float_for(b));
   }
   const int64_t ra = rank_of(a), rb = rank_of(b);
   if (ra < 1 || rb < 1) ctx.fail("operands must be at least 1-D");
@@ -69,8 +69,13 @@ Outputs dropout(OpContext& ctx) {
   double ratio = ctx.node.attr_float("ratio", 0.5);
   bool training = ctx.training;
   if (ctx.opset >= 12) {
-    ratio = ctx.has_input(1) ? ctx.scalar(1) : 0.5;
-    if (ctx.has_input(2)) training = ctx.scalar(2) != 0.0;
+    const auto one = [&](std::size_t i) {
+      const std::vector<double> v = host_doubles(ctx, i, 1);
+      if (v.size() != 1) ctx.fail(fmt::format("input {} must hold one value", i));
+      return v[0];
+    };
+    ratio = ctx.has_input(1) ? one(1) : 0.5;
+    if (ctx.has_input(2)) training = one(2) != 0.0;
   }
   if (!(ratio >= 0.0 && ratio < 1.0)) ctx.fail(fmt::format("ratio {} must be in [0, 1)", ratio));
   const Shape s = capi::shape(x);

@@ -25,6 +25,12 @@ inline std::vector<int64_t> dims_of(const DynTensor& t) {
 // A float input (the runtime's conv / pool / norm ops are float-only); an OnnxError naming the dtype otherwise.
 const DynTensor& float_input(const OpContext& ctx, std::size_t i);
 
+// A small float or integer input (ratio, scales, roi) read to the host as doubles, converted there: F64 tensors
+// exist on the CPU only, so no cast runs on the device. At most `max` values (an OnnxError beyond).
+std::vector<double> host_doubles(const OpContext& ctx, std::size_t i, int64_t max = 64);
+// The float type that holds integer inputs exactly where it can: F64 on the CPU, F32 on GPU backends.
+DType exact_float_for(const DynTensor& x);
+
 // x reduced by `op` over `axes` (wrapped, any order), keeping them as size-1 dims.
 DynTensor reduce_keep(const DynTensor& x, ReduceOp op, std::vector<int64_t> axes);
 // Mean and population variance over `axes`, kept as size-1 dims.

@@ -141,8 +141,8 @@ Outputs max_pool(OpContext& ctx) {
   const DType dt = capi::dtype(x0);
   if (dt != DType::U8 && dt != DType::I32 && dt != DType::I64 && !dtype_is_float(dt))
     ctx.fail(fmt::format("unsupported input dtype {}", dtype_name(dt)));
-  // Integer inputs are pooled as floats: max picks one of the values, which F64 holds exactly.
-  const DynTensor x = dtype_is_float(dt) ? x0 : capi::cast(x0, DType::F64);
+  // Integer inputs are pooled as floats: max picks one of the values, which the float type holds exactly.
+  const DynTensor x = dtype_is_float(dt) ? x0 : capi::cast(x0, exact_float_for(x0));
   const PoolPlan p = plan_pool(ctx, x, ctx.opset >= 10);
   const bool want_indices = ctx.num_outputs() > 1 && !ctx.node.outputs[1].empty();
   if (p.direct && !want_indices) {
