@@ -108,6 +108,7 @@ void register_nn_ops(OpRegistry& r) {
   nn_ops::register_pool(r);
   nn_ops::register_norm(r);
   nn_ops::register_resize(r);
+  nn_ops::register_quant(r);
 }
 
 }  // namespace ember::onnx_import

@@ -279,6 +279,67 @@ TEST(OnnxNnLinear, DropoutIsTheIdentityInInferenceAndScalesKeptValuesInTraining)
   EXPECT_NEAR(kept / 4000.0, 0.75, 0.03);
 }
 
+// ---------------------------------------------------------------- integer and quantized linear ops
+TensorData u8(std::vector<uint8_t> v, Shape s) { return TensorData::from_vec<uint8_t>(v, std::move(s)); }
+
+TEST(OnnxNnQuant, MatMulIntegerShiftsRowsAndColumnsByTheirZeroPoints) {
+  // (A - 1) = [[1, 2], [3, 4]]; B - [1, 0] per column = [[0, 0], [1, 3]].
+  const auto y = run_op(make_node("MatMulInteger", 4, 1), 10,
+                        {u8({2, 3, 4, 5}, Shape{2, 2}), u8({1, 0, 2, 3}, Shape{2, 2}), u8({1}, Shape{}),
+                         u8({1, 0}, Shape{2})})[0];
+  EXPECT_FALSE(dtype_is_float(y->dtype));
+  EXPECT_EQ(y->to_vec<int>(), (std::vector<int>{2, 6, 4, 12}));
+}
+
+TEST(OnnxNnQuant, QLinearMatMulRoundsHalfToEvenAndSaturates) {
+  // (A - 1) = [[1, 2], [3, 5]] times [[0, 0], [1, 3]] = [[2, 6], [5, 15]]; * 0.25 * 0.5 / 0.25 (exact in binary)
+  // = [1, 3, 2.5, 7.5] -> round half to even [1, 3, 2, 8].
+  const Node n = make_node("QLinearMatMul", 8, 1);
+  const auto run = [&](uint8_t y_zp) {
+    return run_op(n, 10,
+                  {u8({2, 3, 4, 6}, Shape{2, 2}), floats({0.25}), u8({1}, Shape{}), u8({1, 0, 2, 3}, Shape{2, 2}),
+                   floats({0.5}), u8({1, 0}, Shape{2}), floats({0.25}), u8({y_zp}, Shape{})})[0]
+        ->to_vec<int>();
+  };
+  EXPECT_EQ(run(10), (std::vector<int>{11, 13, 12, 18}));
+  EXPECT_EQ(run(250), (std::vector<int>{251, 253, 252, 255}));
+}
+
+TEST(OnnxNnQuant, ConvIntegerPadsWithTheZeroPoint) {
+  const Node n = make_node("ConvInteger", 4, 1, {{"pads", ints_attr({1, 1, 1, 1})}});
+  const auto y = run_op(n, 10,
+                        {u8({3, 4, 5, 6}, Shape{1, 1, 2, 2}), u8({2}, Shape{1, 1, 1, 1}), u8({3}, Shape{}),
+                         u8({1}, Shape{})})[0];
+  EXPECT_EQ(y->shape, (Shape{1, 1, 4, 4}));
+  EXPECT_EQ(y->to_vec<int>(), (std::vector<int>{0, 0, 0, 0, 0, 0, 1, 0, 0, 2, 3, 0, 0, 0, 0, 0}));
+}
+
+TEST(OnnxNnQuant, QLinearConvWithPerChannelWeightScalesAndBias) {
+  // ch0: ((x - 10) * (3 - 4) + 2) * 0.5 * 0.5 / 0.25 = [2, -8]; ch1: ((x - 10) * (5 - 4) - 4) * 0.5 * 1 / 0.25.
+  const TensorData bias = TensorData::from_vec<int32_t>({2, -4}, Shape{2});
+  const auto y = run_op(make_node("QLinearConv", 9, 1), 10,
+                        {u8({10, 20}, Shape{1, 1, 1, 2}), floats({0.5}), u8({10}, Shape{}),
+                         u8({3, 5}, Shape{2, 1, 1, 1}), floats({0.5, 1.0}), u8({4}, Shape{}), floats({0.25}),
+                         u8({100}, Shape{}), bias})[0];
+  EXPECT_EQ(y->to_vec<int>(), (std::vector<int>{102, 92, 92, 112}));
+}
+
+TEST(OnnxNnPool, MaxUnpoolScattersToTheUnpooledLayoutAndPadsToOutputShape) {
+  const TensorData x = TensorData::from_vec<float>({5, 6, 7, 8}, Shape{1, 1, 2, 2});
+  const TensorData idx = TensorData::from_vec<int64_t>({5, 7, 13, 15}, Shape{1, 1, 2, 2});
+  const Node n = make_node("MaxUnpool", 3, 1, {{"kernel_shape", ints_attr({2, 2})}, {"strides", ints_attr({2, 2})}});
+  Node two = n;
+  two.inputs.pop_back();
+  const std::vector<float> y = run_op(two, 11, {x, idx})[0]->to_vec<float>();
+  EXPECT_EQ(y, (std::vector<float>{0, 0, 0, 0, 0, 5, 0, 6, 0, 0, 0, 0, 0, 7, 0, 8}));
+  const auto big = run_op(n, 11, {x, idx, ints({1, 1, 5, 5})})[0];
+  ASSERT_EQ(big->shape, (Shape{1, 1, 5, 5}));
+  const std::vector<float> b = big->to_vec<float>();
+  EXPECT_EQ(b[6], 5.0f);
+  EXPECT_EQ(b[18], 8.0f);
+  EXPECT_EQ(b[24], 0.0f);
+}
+
 // ---------------------------------------------------------------- Resize / Upsample
 Node resize_node(std::string mode, std::string coord, std::string nearest = "round_prefer_floor") {
   return make_node("Resize", 4, 1,
