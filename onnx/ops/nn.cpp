@@ -109,6 +109,7 @@ void register_nn_ops(OpRegistry& r) {
   nn_ops::register_norm(r);
   nn_ops::register_resize(r);
   nn_ops::register_quant(r);
+  nn_ops::register_loss(r);
 }
 
 }  // namespace ember::onnx_import

@@ -16,6 +16,7 @@ void register_conv(OpRegistry& r);    // Conv, ConvTranspose (nn_conv.cpp)
 void register_pool(OpRegistry& r);    // MaxPool, AveragePool, LpPool, Global*Pool (nn_pool.cpp)
 void register_norm(OpRegistry& r);    // BatchNormalization, LayerNormalization, InstanceNormalization, ... (nn_norm.cpp)
 void register_resize(OpRegistry& r);  // Resize, Upsample (nn_resize.cpp)
+void register_loss(OpRegistry& r);    // NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss (nn_loss.cpp)
 void register_quant(OpRegistry& r);   // ConvInteger, MatMulInteger, QLinearConv, QLinearMatMul (nn_quant.cpp)
 
 // Conv's computation on float x, w (and bias) with the node's attributes (nn_conv.cpp); ConvInteger and QLinearConv

@@ -340,6 +340,32 @@ TEST(OnnxNnPool, MaxUnpoolScattersToTheUnpooledLayoutAndPadsToOutputShape) {
   EXPECT_EQ(b[24], 0.0f);
 }
 
+// ---------------------------------------------------------------- losses
+TEST(OnnxNnLoss, NllLossWeightsIgnoresAndReduces) {
+  const std::vector<std::optional<TensorData>> in{data(ref::loss_x), data(ref::loss_t, DType::I64), data(ref::loss_w)};
+  const Node mean = make_node("NegativeLogLikelihoodLoss", 3, 1, {{"ignore_index", int_attr(-1)}});
+  expect_near(run_op(mean, 13, in)[0], ref::nll_mean);
+  const Node none = make_node("NegativeLogLikelihoodLoss", 3, 1,
+                              {{"ignore_index", int_attr(-1)}, {"reduction", string_attr("none")}});
+  expect_near(run_op(none, 13, in)[0], ref::nll_none);
+}
+
+TEST(OnnxNnLoss, SoftmaxCrossEntropyLossLogProbAndGradient) {
+  const Node n = make_node("SoftmaxCrossEntropyLoss", 3, 2, {{"ignore_index", int_attr(-1)}});
+  const auto out = run_op(n, 13, {data(ref::loss_x), data(ref::loss_t, DType::I64), data(ref::loss_w)});
+  expect_near(out[0], ref::sce_mean);
+  expect_near(out[1], ref::sce_logp);
+  const DynDevice& dev = capi::cpu_device();
+  OpContext ctx{n, 13, dev, false, {}, nullptr};
+  const DynTensor x = capi::set_requires_grad(capi::from_data(dev, data(ref::loss_x)), true);
+  ctx.inputs = {x, capi::from_data(dev, data(ref::loss_t, DType::I64)), capi::from_data(dev, data(ref::loss_w))};
+  const DynTensor loss = *op_registry().find(n.op_type, 13)->operator()(ctx).at(0);
+  expect_near(capi::to_data(*capi::grad(capi::backward(loss, nullptr, false, false), x)), ref::sce_dx);
+  const Node sum = make_node("SoftmaxCrossEntropyLoss", 2, 1,
+                             {{"ignore_index", int_attr(-1)}, {"reduction", string_attr("sum")}});
+  expect_near(run_op(sum, 13, {data(ref::loss_x), data(ref::loss_t, DType::I64)})[0], ref::sce_sum_noweight);
+}
+
 // ---------------------------------------------------------------- Resize / Upsample
 Node resize_node(std::string mode, std::string coord, std::string nearest = "round_prefer_floor") {
   return make_node("Resize", 4, 1,
