@@ -17,6 +17,7 @@ void register_pool(OpRegistry& r);    // MaxPool, AveragePool, LpPool, Global*Po
 void register_norm(OpRegistry& r);    // BatchNormalization, LayerNormalization, InstanceNormalization, ... (nn_norm.cpp)
 void register_resize(OpRegistry& r);  // Resize, Upsample (nn_resize.cpp)
 void register_loss(OpRegistry& r);    // NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss (nn_loss.cpp)
+void register_grid_sample(OpRegistry& r);  // GridSample (nn_grid_sample.cpp)
 void register_quant(OpRegistry& r);   // ConvInteger, MatMulInteger, QLinearConv, QLinearMatMul (nn_quant.cpp)
 
 // Conv's computation on float x, w (and bias) with the node's attributes (nn_conv.cpp); ConvInteger and QLinearConv

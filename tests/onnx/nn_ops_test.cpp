@@ -366,6 +366,28 @@ TEST(OnnxNnLoss, SoftmaxCrossEntropyLossLogProbAndGradient) {
   expect_near(run_op(sum, 13, {data(ref::loss_x), data(ref::loss_t, DType::I64)})[0], ref::sce_sum_noweight);
 }
 
+// ---------------------------------------------------------------- GridSample
+Node grid_node(std::string mode, std::string padding, int64_t align_corners) {
+  return make_node("GridSample", 2, 1,
+                   {{"mode", string_attr(std::move(mode))}, {"padding_mode", string_attr(std::move(padding))},
+                    {"align_corners", int_attr(align_corners)}});
+}
+
+TEST(OnnxNnGridSample, ModesAndPaddingsMatchTorch) {
+  const std::vector<std::optional<TensorData>> in{data(ref::gs_x), data(ref::gs_grid)};
+  expect_near(run_op(grid_node("bilinear", "reflection", 0), 16, in)[0], ref::gs_reflection);
+  expect_near(run_op(grid_node("bicubic", "border", 1), 16, in)[0], ref::gs_bicubic);
+  expect_near(run_op(grid_node("nearest", "zeros", 0), 16, in)[0], ref::gs_nearest);
+}
+
+TEST(OnnxNnGridSample, BilinearGradientsReachTheImageAndTheGrid) {
+  const GradRun r = run_with_grads(grid_node("bilinear", "zeros", 0), 16, {data(ref::gs_x), data(ref::gs_grid)},
+                                   ref::gs_g);
+  expect_near(r.y, ref::gs_bilinear);
+  expect_near(r.grads[0], ref::gs_dx);
+  expect_near(r.grads[1], ref::gs_dgrid);
+}
+
 // ---------------------------------------------------------------- Resize / Upsample
 Node resize_node(std::string mode, std::string coord, std::string nearest = "round_prefer_floor") {
   return make_node("Resize", 4, 1,
