@@ -111,6 +111,7 @@ void register_nn_ops(OpRegistry& r) {
   nn_ops::register_quant(r);
   nn_ops::register_loss(r);
   nn_ops::register_grid_sample(r);
+  nn_ops::register_nms(r);
 }
 
 }  // namespace ember::onnx_import

@@ -388,6 +388,22 @@ TEST(OnnxNnGridSample, BilinearGradientsReachTheImageAndTheGrid) {
   expect_near(r.grads[1], ref::gs_dgrid);
 }
 
+// ---------------------------------------------------------------- NonMaxSuppression
+TEST(OnnxNnNms, GreedyByScoreWithIouScoreThresholdAndLimit) {
+  // Box 1 overlaps box 0 with IoU 0.9 / 1.1; box 2 (corners given flipped) overlaps nothing.
+  const TensorData boxes = TensorData::from_vec<float>({0, 0, 1, 1, 0, 0.1f, 1, 1.1f, 1, 3, 0, 2}, Shape{1, 3, 4});
+  const TensorData scores = TensorData::from_vec<float>({0.8f, 0.9f, 0.7f}, Shape{1, 1, 3});
+  const Node n = make_node("NonMaxSuppression", 5, 1);
+  const TensorData limit = TensorData::from_vec<int64_t>({3}, Shape{1});
+  const auto run = [&](const TensorData& max_out, float iou, float score) {
+    return run_op(n, 11, {boxes, scores, max_out, floats({iou}), floats({score})})[0]->to_vec<int>();
+  };
+  EXPECT_EQ(run(limit, 0.5f, 0.0f), (std::vector<int>{0, 0, 1, 0, 0, 2}));
+  EXPECT_EQ(run(limit, 0.95f, 0.0f), (std::vector<int>{0, 0, 1, 0, 0, 0, 0, 0, 2}));
+  EXPECT_EQ(run(limit, 0.5f, 0.75f), (std::vector<int>{0, 0, 1}));
+  EXPECT_EQ(run(TensorData::from_vec<int64_t>({1}, Shape{1}), 0.5f, 0.0f), (std::vector<int>{0, 0, 1}));
+}
+
 // ---------------------------------------------------------------- Resize / Upsample
 Node resize_node(std::string mode, std::string coord, std::string nearest = "round_prefer_floor") {
   return make_node("Resize", 4, 1,
