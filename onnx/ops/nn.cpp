@@ -112,6 +112,7 @@ void register_nn_ops(OpRegistry& r) {
   nn_ops::register_loss(r);
   nn_ops::register_grid_sample(r);
   nn_ops::register_nms(r);
+  nn_ops::register_roi_align(r);
 }
 
 }  // namespace ember::onnx_import

@@ -19,6 +19,7 @@ void register_resize(OpRegistry& r);  // Resize, Upsample (nn_resize.cpp)
 void register_loss(OpRegistry& r);    // NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss (nn_loss.cpp)
 void register_grid_sample(OpRegistry& r);  // GridSample (nn_grid_sample.cpp)
 void register_nms(OpRegistry& r);     // NonMaxSuppression (nn_nms.cpp)
+void register_roi_align(OpRegistry& r);  // RoiAlign (nn_roi_align.cpp)
 void register_quant(OpRegistry& r);   // ConvInteger, MatMulInteger, QLinearConv, QLinearMatMul (nn_quant.cpp)
 
 // Conv's computation on float x, w (and bias) with the node's attributes (nn_conv.cpp); ConvInteger and QLinearConv

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <numeric>
 
 #include "tests/onnx/onnx_op_test_util.hpp"
 #include "tests/reference/onnx_nn_reference.hpp"
@@ -41,7 +42,7 @@ void expect_near(const std::optional<TensorData>& got, const ref::Array& want, d
     ASSERT_NEAR(v[i], want.data[i], tol * (1 + std::abs(want.data[i]))) << "element " << i;
 }
 
-// The converter on CPU tensors that require grad; then the gradients of sum(out0 * g) for each input.
+// The converter on CPU tensors (the float ones requiring grad); then the gradients of sum(out0 * g) for each input.
 struct GradRun {
   TensorData y;
   std::vector<std::optional<TensorData>> grads;
@@ -51,7 +52,8 @@ GradRun run_with_grads(const Node& node, int64_t opset, const std::vector<Tensor
   OpContext ctx{node, opset, dev, false, {}, nullptr};
   std::vector<DynTensor> leaves;
   for (const TensorData& d : inputs) {
-    leaves.push_back(capi::set_requires_grad(capi::from_data(dev, d), true));
+    const DynTensor t = capi::from_data(dev, d);
+    leaves.push_back(dtype_is_float(d.dtype) ? capi::set_requires_grad(t, true) : t);
     ctx.inputs.emplace_back(leaves.back());
   }
   const DynTensor y = *op_registry().find(node.op_type, opset)->operator()(ctx).at(0);
@@ -59,6 +61,10 @@ GradRun run_with_grads(const Node& node, int64_t opset, const std::vector<Tensor
   const capi::DynGrads grads = capi::backward(y, &seed, false, false);
   GradRun out{capi::to_data(y), {}};
   for (const DynTensor& l : leaves) {
+    if (!dtype_is_float(capi::dtype(l))) {
+      out.grads.emplace_back(std::nullopt);
+      continue;
+    }
     const auto gr = capi::grad(grads, l);
     out.grads.push_back(gr ? std::optional<TensorData>(capi::to_data(*gr)) : std::nullopt);
   }
@@ -402,6 +408,25 @@ TEST(OnnxNnNms, GreedyByScoreWithIouScoreThresholdAndLimit) {
   EXPECT_EQ(run(limit, 0.95f, 0.0f), (std::vector<int>{0, 0, 1, 0, 0, 0, 0, 0, 2}));
   EXPECT_EQ(run(limit, 0.5f, 0.75f), (std::vector<int>{0, 0, 1}));
   EXPECT_EQ(run(TensorData::from_vec<int64_t>({1}, Shape{1}), 0.5f, 0.0f), (std::vector<int>{0, 0, 1}));
+}
+
+// ---------------------------------------------------------------- RoiAlign
+// X = 4y + x is linear, so every bilinear sample is exact and a bin's average is X at its mean sample position.
+TEST(OnnxNnRoiAlign, AveragesBilinearSamplesAndPassesGradientsToX) {
+  std::vector<double> ramp(16);
+  for (int i = 0; i < 16; ++i) ramp[i] = i;
+  const ref::Array x{{1, 1, 4, 4}, ramp};
+  const Node n = make_node("RoiAlign", 3, 1,
+                           {{"output_height", int_attr(2)}, {"output_width", int_attr(2)},
+                            {"sampling_ratio", int_attr(2)}});
+  // half_pixel: the roi [0, 4] starts at -0.5; bins of 2 sample at 0, 1 and 2, 3 -> means 0.5 and 2.5.
+  const TensorData roi_shape = TensorData::from_vec<float>({0, 0, 4, 4}, Shape{1, 4});
+  const TensorData batch = TensorData::from_vec<int64_t>({0}, Shape{1});
+  const GradRun r = run_with_grads(n, 16, {data(x), roi_shape, batch}, ref::Array{{1, 1, 2, 2}, {1, 1, 1, 1}});
+  EXPECT_EQ(r.y.to_vec<float>(), (std::vector<float>{2.5f, 4.5f, 10.5f, 12.5f}));
+  // Each output's weights sum to 1: the image's gradient sums to the number of outputs.
+  const std::vector<double> g = r.grads[0]->to_vec<double>();
+  EXPECT_NEAR(std::accumulate(g.begin(), g.end(), 0.0), 4.0, 1e-6);
 }
 
 // ---------------------------------------------------------------- Resize / Upsample
