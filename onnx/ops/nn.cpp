@@ -109,10 +109,6 @@ void register_nn_ops(OpRegistry& r) {
   nn_ops::register_norm(r);
   nn_ops::register_resize(r);
   nn_ops::register_quant(r);
-  nn_ops::register_loss(r);
-  nn_ops::register_grid_sample(r);
-  nn_ops::register_nms(r);
-  nn_ops::register_roi_align(r);
 }
 
 }  // namespace ember::onnx_import

@@ -16,14 +16,10 @@ void register_conv(OpRegistry& r);    // Conv, ConvTranspose (nn_conv.cpp)
 void register_pool(OpRegistry& r);    // MaxPool, AveragePool, LpPool, Global*Pool (nn_pool.cpp)
 void register_norm(OpRegistry& r);    // BatchNormalization, LayerNormalization, InstanceNormalization, ... (nn_norm.cpp)
 void register_resize(OpRegistry& r);  // Resize, Upsample (nn_resize.cpp)
-void register_loss(OpRegistry& r);    // NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss (nn_loss.cpp)
-void register_grid_sample(OpRegistry& r);  // GridSample (nn_grid_sample.cpp)
-void register_nms(OpRegistry& r);     // NonMaxSuppression (nn_nms.cpp)
-void register_roi_align(OpRegistry& r);  // RoiAlign (nn_roi_align.cpp)
-void register_quant(OpRegistry& r);   // ConvInteger, MatMulInteger, QLinearConv, QLinearMatMul (nn_quant.cpp)
+void register_quant(OpRegistry& r);   // QLinearConv, QLinearMatMul (nn_quant.cpp)
 
-// Conv's computation on float x, w (and bias) with the node's attributes (nn_conv.cpp); ConvInteger and QLinearConv
-// reuse it on zero-point-shifted values.
+// Conv's computation on float x, w (and bias) with the node's attributes (nn_conv.cpp); QLinearConv reuses it on
+// zero-point-shifted values.
 DynTensor conv_forward(const OpContext& ctx, const DynTensor& x, const DynTensor& w, const DynTensor* bias);
 
 inline int64_t rank_of(const DynTensor& t) { return static_cast<int64_t>(capi::shape(t).rank()); }

@@ -217,49 +217,9 @@ Outputs global_lp_pool(OpContext& ctx) {
   return {capi::scalar(reduce_keep(powered, ReduceOp::Sum, spatial_axes(ctx, x)), ScalarOp::Pow, 1.0 / pw)};
 }
 
-// MaxUnpool: zeros of the unpooled shape (each spatial dim (in - 1) * stride + kernel - pads) with X scattered to
-// the flat N, C, spatial positions of I (one scatter_add over the flattened output). An output_shape beyond it
-// pads zeros at the end of each spatial dim: the indices keep the unpooled shape's layout (ONNX's test data).
-Outputs max_unpool(OpContext& ctx) {
-  const DynTensor& x = float_input(ctx, 0);
-  const DynTensor& idx = ctx.input(1);
-  const std::vector<int64_t> xd = dims_of(x);
-  if (xd.size() < 3) ctx.fail(fmt::format("input must have spatial dims, got rank {}", xd.size()));
-  if (dims_of(idx) != xd) ctx.fail("indices must have the input's shape");
-  const std::size_t n = xd.size() - 2;
-  const std::vector<int64_t> kernel = ctx.node.attr_ints("kernel_shape");
-  if (kernel.size() != n) ctx.fail(fmt::format("kernel_shape needs {} values", n));
-  const std::vector<int64_t> strides = spatial_attr(ctx, "strides", n, 1);
-  const std::vector<int64_t> pads = ctx.node.attr_ints("pads", std::vector<int64_t>(2 * n, 0));
-  if (pads.size() != 2 * n) ctx.fail("pads needs two values per spatial dim");
-  std::vector<int64_t> unpooled{xd[0], xd[1]};
-  for (std::size_t i = 0; i < n; ++i)
-    unpooled.push_back((xd[2 + i] - 1) * strides[i] + kernel[i] - pads[i] - pads[n + i]);
-  std::vector<int64_t> out = unpooled;
-  if (ctx.has_input(2)) {
-    out = ctx.ints(2);
-    if (out.size() != xd.size()) ctx.fail(fmt::format("output_shape has {} dims for rank {}", out.size(), xd.size()));
-    if (out[0] != xd[0] || out[1] != xd[1]) ctx.fail("output_shape must keep N and C");
-  }
-  int64_t total = 1;
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    if (unpooled[i] < 1 || out[i] < unpooled[i] || out[i] > (int64_t{1} << 31))
-      ctx.fail(fmt::format("output dim {} is {} for an unpooled size {}", i, out[i], unpooled[i]));
-    total *= unpooled[i];
-  }
-  if (total > (int64_t{1} << 40)) ctx.fail("the output is too large");
-  const DynTensor zeros = capi::full(capi::device(x), capi::dtype(x), Shape{total}, 0.0);
-  const DynTensor y = capi::reshape(capi::scatter_add(zeros, 0, capi::reshape(idx, {-1}), capi::reshape(x, {-1})),
-                                    unpooled);
-  std::vector<int64_t> extra(n);
-  for (std::size_t i = 0; i < n; ++i) extra[i] = out[2 + i] - unpooled[2 + i];
-  return {pad_spatial(y, std::vector<int64_t>(n, 0), extra, 0.0)};
-}
-
 }  // namespace
 
 void register_pool(OpRegistry& r) {
-  r.add("MaxUnpool", max_unpool, 9);
   r.add("MaxPool", max_pool);
   r.add("AveragePool", average_pool);
   r.add("LpPool", lp_pool);

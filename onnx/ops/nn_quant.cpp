@@ -1,8 +1,9 @@
-// The integer and quantized linear operators (h-onnx-nn): ConvInteger, MatMulInteger, QLinearConv, QLinearMatMul.
+// The quantized linear operators QLinearConv and QLinearMatMul (h-onnx-nn; ConvInteger / MatMulInteger are
+// h-onnx-math's, onnx/ops/elementwise_quant.cpp).
 //
 // Ember has no integer GEMM or convolution, so the uint8 operands are shifted by their zero points and multiplied
 // as floats: F64 on the CPU, exact for every sum of uint8 products below 2^53 (F32 on GPU backends, exact below
-// 2^24). Padding after the shift is the zero point, as ONNX Runtime does. The QLinear forms then requantize:
+// 2^24). Padding after the shift is the zero point, as ONNX Runtime does. Then they requantize:
 // round half to even (the runtime's Round) of acc * x_scale * w_scale / y_scale, plus y_zero_point, saturated to
 // uint8 (int8 tensors are not importable, so uint8 is the only 8-bit type that reaches here).
 #include <fmt/format.h>
@@ -63,21 +64,10 @@ DynTensor matmul_shifted(const OpContext& ctx, std::size_t a, std::size_t a_zp, 
   return capi::matmul(shifted(ctx, x, a_zp, ft, rank_of(x) - 2), shifted(ctx, w, b_zp, ft, rank_of(w) - 1));
 }
 
-Outputs matmul_integer(OpContext& ctx) {
-  return {capi::cast(matmul_shifted(ctx, 0, 2, 1, 3), DType::I32)};
-}
-
 Outputs qlinear_matmul(OpContext& ctx) {
   const DynTensor acc = matmul_shifted(ctx, 0, 2, 3, 5);
   const int64_t r = rank_of(acc);
   return {requantize(ctx, acc, {{1, r - 2}, {4, r - 1}}, 6, 7, exact_float_for(acc))};
-}
-
-Outputs conv_integer(OpContext& ctx) {
-  const DynTensor& x = ctx.input(0);
-  const DType ft = exact_float_for(x);
-  const DynTensor acc = conv_forward(ctx, shifted(ctx, x, 2, ft, -1), shifted(ctx, ctx.input(1), 3, ft, 0), nullptr);
-  return {capi::cast(acc, DType::I32)};
 }
 
 Outputs qlinear_conv(OpContext& ctx) {
@@ -92,9 +82,7 @@ Outputs qlinear_conv(OpContext& ctx) {
 }  // namespace
 
 void register_quant(OpRegistry& r) {
-  r.add("MatMulInteger", matmul_integer, 10);
   r.add("QLinearMatMul", qlinear_matmul, 10);
-  r.add("ConvInteger", conv_integer, 10);
   r.add("QLinearConv", qlinear_conv, 10);
 }
 

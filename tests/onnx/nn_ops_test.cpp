@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <numeric>
 
 #include "tests/onnx/onnx_op_test_util.hpp"
 #include "tests/reference/onnx_nn_reference.hpp"
@@ -285,17 +284,8 @@ TEST(OnnxNnLinear, DropoutIsTheIdentityInInferenceAndScalesKeptValuesInTraining)
   EXPECT_NEAR(kept / 4000.0, 0.75, 0.03);
 }
 
-// ---------------------------------------------------------------- integer and quantized linear ops
+// ---------------------------------------------------------------- quantized linear ops
 TensorData u8(std::vector<uint8_t> v, Shape s) { return TensorData::from_vec<uint8_t>(v, std::move(s)); }
-
-TEST(OnnxNnQuant, MatMulIntegerShiftsRowsAndColumnsByTheirZeroPoints) {
-  // (A - 1) = [[1, 2], [3, 4]]; B - [1, 0] per column = [[0, 0], [1, 3]].
-  const auto y = run_op(make_node("MatMulInteger", 4, 1), 10,
-                        {u8({2, 3, 4, 5}, Shape{2, 2}), u8({1, 0, 2, 3}, Shape{2, 2}), u8({1}, Shape{}),
-                         u8({1, 0}, Shape{2})})[0];
-  EXPECT_FALSE(dtype_is_float(y->dtype));
-  EXPECT_EQ(y->to_vec<int>(), (std::vector<int>{2, 6, 4, 12}));
-}
 
 TEST(OnnxNnQuant, QLinearMatMulRoundsHalfToEvenAndSaturates) {
   // (A - 1) = [[1, 2], [3, 5]] times [[0, 0], [1, 3]] = [[2, 6], [5, 15]]; * 0.25 * 0.5 / 0.25 (exact in binary)
@@ -311,15 +301,6 @@ TEST(OnnxNnQuant, QLinearMatMulRoundsHalfToEvenAndSaturates) {
   EXPECT_EQ(run(250), (std::vector<int>{251, 253, 252, 255}));
 }
 
-TEST(OnnxNnQuant, ConvIntegerPadsWithTheZeroPoint) {
-  const Node n = make_node("ConvInteger", 4, 1, {{"pads", ints_attr({1, 1, 1, 1})}});
-  const auto y = run_op(n, 10,
-                        {u8({3, 4, 5, 6}, Shape{1, 1, 2, 2}), u8({2}, Shape{1, 1, 1, 1}), u8({3}, Shape{}),
-                         u8({1}, Shape{})})[0];
-  EXPECT_EQ(y->shape, (Shape{1, 1, 4, 4}));
-  EXPECT_EQ(y->to_vec<int>(), (std::vector<int>{0, 0, 0, 0, 0, 0, 1, 0, 0, 2, 3, 0, 0, 0, 0, 0}));
-}
-
 TEST(OnnxNnQuant, QLinearConvWithPerChannelWeightScalesAndBias) {
   // ch0: ((x - 10) * (3 - 4) + 2) * 0.5 * 0.5 / 0.25 = [2, -8]; ch1: ((x - 10) * (5 - 4) - 4) * 0.5 * 1 / 0.25.
   const TensorData bias = TensorData::from_vec<int32_t>({2, -4}, Shape{2});
@@ -328,105 +309,6 @@ TEST(OnnxNnQuant, QLinearConvWithPerChannelWeightScalesAndBias) {
                          u8({3, 5}, Shape{2, 1, 1, 1}), floats({0.5, 1.0}), u8({4}, Shape{}), floats({0.25}),
                          u8({100}, Shape{}), bias})[0];
   EXPECT_EQ(y->to_vec<int>(), (std::vector<int>{102, 92, 92, 112}));
-}
-
-TEST(OnnxNnPool, MaxUnpoolScattersToTheUnpooledLayoutAndPadsToOutputShape) {
-  const TensorData x = TensorData::from_vec<float>({5, 6, 7, 8}, Shape{1, 1, 2, 2});
-  const TensorData idx = TensorData::from_vec<int64_t>({5, 7, 13, 15}, Shape{1, 1, 2, 2});
-  const Node n = make_node("MaxUnpool", 3, 1, {{"kernel_shape", ints_attr({2, 2})}, {"strides", ints_attr({2, 2})}});
-  Node two = n;
-  two.inputs.pop_back();
-  const std::vector<float> y = run_op(two, 11, {x, idx})[0]->to_vec<float>();
-  EXPECT_EQ(y, (std::vector<float>{0, 0, 0, 0, 0, 5, 0, 6, 0, 0, 0, 0, 0, 7, 0, 8}));
-  const auto big = run_op(n, 11, {x, idx, ints({1, 1, 5, 5})})[0];
-  ASSERT_EQ(big->shape, (Shape{1, 1, 5, 5}));
-  const std::vector<float> b = big->to_vec<float>();
-  EXPECT_EQ(b[6], 5.0f);
-  EXPECT_EQ(b[18], 8.0f);
-  EXPECT_EQ(b[24], 0.0f);
-}
-
-// ---------------------------------------------------------------- losses
-TEST(OnnxNnLoss, NllLossWeightsIgnoresAndReduces) {
-  const std::vector<std::optional<TensorData>> in{data(ref::loss_x), data(ref::loss_t, DType::I64), data(ref::loss_w)};
-  const Node mean = make_node("NegativeLogLikelihoodLoss", 3, 1, {{"ignore_index", int_attr(-1)}});
-  expect_near(run_op(mean, 13, in)[0], ref::nll_mean);
-  const Node none = make_node("NegativeLogLikelihoodLoss", 3, 1,
-                              {{"ignore_index", int_attr(-1)}, {"reduction", string_attr("none")}});
-  expect_near(run_op(none, 13, in)[0], ref::nll_none);
-}
-
-TEST(OnnxNnLoss, SoftmaxCrossEntropyLossLogProbAndGradient) {
-  const Node n = make_node("SoftmaxCrossEntropyLoss", 3, 2, {{"ignore_index", int_attr(-1)}});
-  const auto out = run_op(n, 13, {data(ref::loss_x), data(ref::loss_t, DType::I64), data(ref::loss_w)});
-  expect_near(out[0], ref::sce_mean);
-  expect_near(out[1], ref::sce_logp);
-  const DynDevice& dev = capi::cpu_device();
-  OpContext ctx{n, 13, dev, false, {}, nullptr};
-  const DynTensor x = capi::set_requires_grad(capi::from_data(dev, data(ref::loss_x)), true);
-  ctx.inputs = {x, capi::from_data(dev, data(ref::loss_t, DType::I64)), capi::from_data(dev, data(ref::loss_w))};
-  const DynTensor loss = *op_registry().find(n.op_type, 13)->operator()(ctx).at(0);
-  expect_near(capi::to_data(*capi::grad(capi::backward(loss, nullptr, false, false), x)), ref::sce_dx);
-  const Node sum = make_node("SoftmaxCrossEntropyLoss", 2, 1,
-                             {{"ignore_index", int_attr(-1)}, {"reduction", string_attr("sum")}});
-  expect_near(run_op(sum, 13, {data(ref::loss_x), data(ref::loss_t, DType::I64)})[0], ref::sce_sum_noweight);
-}
-
-// ---------------------------------------------------------------- GridSample
-Node grid_node(std::string mode, std::string padding, int64_t align_corners) {
-  return make_node("GridSample", 2, 1,
-                   {{"mode", string_attr(std::move(mode))}, {"padding_mode", string_attr(std::move(padding))},
-                    {"align_corners", int_attr(align_corners)}});
-}
-
-TEST(OnnxNnGridSample, ModesAndPaddingsMatchTorch) {
-  const std::vector<std::optional<TensorData>> in{data(ref::gs_x), data(ref::gs_grid)};
-  expect_near(run_op(grid_node("bilinear", "reflection", 0), 16, in)[0], ref::gs_reflection);
-  expect_near(run_op(grid_node("bicubic", "border", 1), 16, in)[0], ref::gs_bicubic);
-  expect_near(run_op(grid_node("nearest", "zeros", 0), 16, in)[0], ref::gs_nearest);
-}
-
-TEST(OnnxNnGridSample, BilinearGradientsReachTheImageAndTheGrid) {
-  const GradRun r = run_with_grads(grid_node("bilinear", "zeros", 0), 16, {data(ref::gs_x), data(ref::gs_grid)},
-                                   ref::gs_g);
-  expect_near(r.y, ref::gs_bilinear);
-  expect_near(r.grads[0], ref::gs_dx);
-  expect_near(r.grads[1], ref::gs_dgrid);
-}
-
-// ---------------------------------------------------------------- NonMaxSuppression
-TEST(OnnxNnNms, GreedyByScoreWithIouScoreThresholdAndLimit) {
-  // Box 1 overlaps box 0 with IoU 0.9 / 1.1; box 2 (corners given flipped) overlaps nothing.
-  const TensorData boxes = TensorData::from_vec<float>({0, 0, 1, 1, 0, 0.1f, 1, 1.1f, 1, 3, 0, 2}, Shape{1, 3, 4});
-  const TensorData scores = TensorData::from_vec<float>({0.8f, 0.9f, 0.7f}, Shape{1, 1, 3});
-  const Node n = make_node("NonMaxSuppression", 5, 1);
-  const TensorData limit = TensorData::from_vec<int64_t>({3}, Shape{1});
-  const auto run = [&](const TensorData& max_out, float iou, float score) {
-    return run_op(n, 11, {boxes, scores, max_out, floats({iou}), floats({score})})[0]->to_vec<int>();
-  };
-  EXPECT_EQ(run(limit, 0.5f, 0.0f), (std::vector<int>{0, 0, 1, 0, 0, 2}));
-  EXPECT_EQ(run(limit, 0.95f, 0.0f), (std::vector<int>{0, 0, 1, 0, 0, 0, 0, 0, 2}));
-  EXPECT_EQ(run(limit, 0.5f, 0.75f), (std::vector<int>{0, 0, 1}));
-  EXPECT_EQ(run(TensorData::from_vec<int64_t>({1}, Shape{1}), 0.5f, 0.0f), (std::vector<int>{0, 0, 1}));
-}
-
-// ---------------------------------------------------------------- RoiAlign
-// X = 4y + x is linear, so every bilinear sample is exact and a bin's average is X at its mean sample position.
-TEST(OnnxNnRoiAlign, AveragesBilinearSamplesAndPassesGradientsToX) {
-  std::vector<double> ramp(16);
-  for (int i = 0; i < 16; ++i) ramp[i] = i;
-  const ref::Array x{{1, 1, 4, 4}, ramp};
-  const Node n = make_node("RoiAlign", 3, 1,
-                           {{"output_height", int_attr(2)}, {"output_width", int_attr(2)},
-                            {"sampling_ratio", int_attr(2)}});
-  // half_pixel: the roi [0, 4] starts at -0.5; bins of 2 sample at 0, 1 and 2, 3 -> means 0.5 and 2.5.
-  const TensorData roi_shape = TensorData::from_vec<float>({0, 0, 4, 4}, Shape{1, 4});
-  const TensorData batch = TensorData::from_vec<int64_t>({0}, Shape{1});
-  const GradRun r = run_with_grads(n, 16, {data(x), roi_shape, batch}, ref::Array{{1, 1, 2, 2}, {1, 1, 1, 1}});
-  EXPECT_EQ(r.y.to_vec<float>(), (std::vector<float>{2.5f, 4.5f, 10.5f, 12.5f}));
-  // Each output's weights sum to 1: the image's gradient sums to the number of outputs.
-  const std::vector<double> g = r.grads[0]->to_vec<double>();
-  EXPECT_NEAR(std::accumulate(g.begin(), g.end(), 0.0), 4.0, 1e-6);
 }
 
 // ---------------------------------------------------------------- Resize / Upsample
