@@ -5,6 +5,7 @@
 #include <atomic>
 
 #include "onnx/ops/nn_common.hpp"
+#include "onnx/ops/numpy_mt19937.hpp"
 
 namespace ember::onnx_import {
 namespace nn_ops {
@@ -62,8 +63,9 @@ Outputs matmul(OpContext& ctx) {
 }
 
 // Dropout: the identity with an all-true mask unless training (opset 12: the training_mode input; before: the
-// executor's training flag) with a ratio > 0; then x * mask / (1 - ratio) with mask ~ Bernoulli(1 - ratio), seeded
-// by the seed attribute or else a process counter (a fresh mask per call).
+// executor's training flag) with a ratio > 0; then x * mask / (1 - ratio), mask = uniform >= ratio from NumPy's
+// generator (numpy_mt19937.hpp) seeded by the seed attribute (ONNX's reference masks) or else a process counter
+// (a fresh mask per call).
 Outputs dropout(OpContext& ctx) {
   const DynTensor& x = ctx.input(0);
   double ratio = ctx.node.attr_float("ratio", 0.5);
@@ -88,10 +90,15 @@ Outputs dropout(OpContext& ctx) {
     return out;
   }
   if (!dtype_is_float(capi::dtype(x))) ctx.fail("training dropout needs a float input");
-  static std::atomic<uint64_t> calls{0};
-  const uint64_t seed = ctx.node.has_attr("seed") ? static_cast<uint64_t>(ctx.node.attr_int("seed", 0))
-                                                  : 0x9e3779b97f4a7c15ULL * (calls.fetch_add(1) + 1);
-  const DynTensor keep = capi::cast(capi::random(capi::device(x), Bernoulli{1.0 - ratio}, seed, s), capi::dtype(x));
+  // The mask is drawn on the host (as capi::random does) from NumPy's generator: keep where uniform >= ratio.
+  static std::atomic<uint32_t> calls{0};
+  const uint32_t seed = ctx.node.has_attr("seed") ? static_cast<uint32_t>(ctx.node.attr_int("seed", 0))
+                                                  : 0x9e3779b9u * (calls.fetch_add(1) + 1);
+  if (s.num_elements() > (int64_t{1} << 31)) ctx.fail("the input is too large for a host-drawn mask");
+  NumpyMt19937 rng(seed);
+  std::vector<uint8_t> bits(static_cast<std::size_t>(s.num_elements()));
+  for (uint8_t& b : bits) b = rng.uniform() >= ratio ? 1 : 0;
+  const DynTensor keep = capi::from_data(capi::device(x), TensorData::from_vec<uint8_t>(bits, s).convert(capi::dtype(x)));
   Outputs out{capi::scalar(capi::binary(x, keep, BinaryOp::Mul), ScalarOp::Mul, 1.0 / (1.0 - ratio))};
   if (want_mask) out.emplace_back(capi::cast(keep, mask_type));
   return out;

@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "onnx/ops/numpy_mt19937.hpp"
 #include "tests/onnx/onnx_op_test_util.hpp"
 #include "tests/reference/onnx_nn_reference.hpp"
 
@@ -282,6 +283,30 @@ TEST(OnnxNnLinear, DropoutIsTheIdentityInInferenceAndScalesKeptValuesInTraining)
     kept += mask[i];
   }
   EXPECT_NEAR(kept / 4000.0, 0.75, 0.03);
+}
+
+// NumPy's legacy stream (np.random.seed(s); np.random.uniform(0, 1, n)), values from NumPy 1.24.
+TEST(OnnxNnLinear, SeededDropoutDrawsNumpysStream) {
+  NumpyMt19937 a(0);
+  EXPECT_DOUBLE_EQ(a.uniform(), 0.5488135039273248);
+  EXPECT_DOUBLE_EQ(a.uniform(), 0.7151893663724195);
+  EXPECT_DOUBLE_EQ(a.uniform(), 0.6027633760716439);
+  NumpyMt19937 b(123456789);
+  std::vector<double> v(700);
+  for (double& x : v) x = b.uniform();
+  EXPECT_DOUBLE_EQ(v[0], 0.532833024789759);
+  EXPECT_DOUBLE_EQ(v[623], 0.10013367652699212);
+  EXPECT_DOUBLE_EQ(v[624], 0.060865803475737335);  // past the first twist
+  EXPECT_DOUBLE_EQ(v[699], 0.6986689501375617);
+  // seed 0, ratio 0.6: uniforms 0.549, 0.715, 0.603 keep the last two, scaled by 1 / 0.4.
+  const TensorData x = TensorData::from_vec<float>({1, 2, 3}, Shape{3});
+  const TensorData on = TensorData::from_vec<uint8_t>({1}, Shape{}).convert(DType::Bool);
+  const auto out = run_op(make_node("Dropout", 3, 2, {{"seed", int_attr(0)}}), 13, {x, floats({0.6}), on});
+  const std::vector<float> y = out[0]->to_vec<float>();
+  EXPECT_EQ(y[0], 0.0f);
+  EXPECT_FLOAT_EQ(y[1], 5.0f);
+  EXPECT_FLOAT_EQ(y[2], 7.5f);
+  EXPECT_EQ(out[1]->to_vec<int>(), (std::vector<int>{0, 1, 1}));
 }
 
 // ---------------------------------------------------------------- quantized linear ops
