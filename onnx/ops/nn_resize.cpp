@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 
 #include "onnx/ops/nn_common.hpp"
 
@@ -33,16 +32,6 @@ Mode parse_mode(const OpContext& ctx, const std::string& m) {
   ctx.fail(fmt::format("mode '{}' is not nearest, linear or cubic", m));
 }
 
-// A float input (scales, roi) as host doubles.
-std::vector<double> host_floats(const OpContext& ctx, std::size_t i) {
-  const DynTensor& t = ctx.input(i);
-  if (capi::shape(t).num_elements() > 64) ctx.fail(fmt::format("input {} has too many values", i));
-  const TensorData d = capi::to_data(capi::cast(t, DType::F64));
-  std::vector<double> v(static_cast<std::size_t>(d.shape.num_elements()));
-  if (!v.empty()) std::memcpy(v.data(), d.bytes.data(), v.size() * sizeof(double));
-  return v;
-}
-
 // One axis's taps: out rows each take sum_t weight[t][o] * x[index[t][o]]; inside[o] is false where
 // tf_crop_and_resize samples outside the input (the output is extrapolation_value there).
 struct AxisPlan {
@@ -52,17 +41,19 @@ struct AxisPlan {
   bool any_outside = false;
 };
 
-double source_coord(const ResizeAttrs& a, int64_t o, int64_t in, int64_t out, double scale, double roi_start,
+// `out` is the resized length as ONNX's reference sees it: in * scale when scales are given (not rounded), else
+// the size asked for; align_corners and pytorch_half_pixel read it.
+double source_coord(const ResizeAttrs& a, int64_t o, int64_t in, double out, double scale, double roi_start,
                     double roi_end) {
   const double x = static_cast<double>(o);
   if (a.coord == "half_pixel") return (x + 0.5) / scale - 0.5;
   if (a.coord == "pytorch_half_pixel") return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
-  if (a.coord == "align_corners") return out == 1 ? 0.0 : x * static_cast<double>(in - 1) / static_cast<double>(out - 1);
+  if (a.coord == "align_corners") return out == 1 ? 0.0 : x * static_cast<double>(in - 1) / (out - 1);
   if (a.coord == "asymmetric") return x / scale;
   if (a.coord == "tf_half_pixel_for_nn") return (x + 0.5) / scale;
   // tf_crop_and_resize
   const double span = static_cast<double>(in - 1);
-  return out > 1 ? roi_start * span + x * (roi_end - roi_start) * span / static_cast<double>(out - 1)
+  return out > 1 ? roi_start * span + x * (roi_end - roi_start) * span / (out - 1)
                  : 0.5 * (roi_start + roi_end) * span;
 }
 
@@ -88,7 +79,7 @@ AxisPlan plan_axis(const ResizeAttrs& a, int64_t in, int64_t out, double scale, 
   p.inside.assign(static_cast<std::size_t>(out), true);
   const auto clamp = [in](int64_t i) { return std::clamp<int64_t>(i, 0, in - 1); };
   for (int64_t o = 0; o < out; ++o) {
-    const double x = source_coord(a, o, in, out, scale, roi_start, roi_end);
+    const double x = source_coord(a, o, in, static_cast<double>(in) * scale, scale, roi_start, roi_end);
     if (a.coord == "tf_crop_and_resize" && (x < 0 || x > static_cast<double>(in - 1))) {
       p.inside[o] = false;
       p.any_outside = true;
@@ -124,8 +115,7 @@ AxisPlan plan_axis(const ResizeAttrs& a, int64_t in, int64_t out, double scale, 
 DynTensor along_axis(const DynTensor& like, const std::vector<double>& v, std::size_t axis, std::size_t r) {
   std::vector<int64_t> d(r, 1);
   d[axis] = static_cast<int64_t>(v.size());
-  const DynTensor t = capi::from_data(capi::device(like), TensorData::from_vec<double>(v, Shape(d)));
-  return capi::cast(t, capi::dtype(like));
+  return capi::from_data(capi::device(like), TensorData::from_vec<double>(v, Shape(d)).convert(capi::dtype(like)));
 }
 
 DynTensor resize_axis(const DynTensor& x, std::size_t axis, const AxisPlan& p, double extrapolation) {
@@ -191,7 +181,7 @@ Outputs resize_op(OpContext& ctx) {
   if (ctx.opset < 11) {  // Resize-10: (X, scales), asymmetric coordinates, nearest rounds down
     a.coord = "asymmetric";
     a.nearest = "floor";
-    scales = host_floats(ctx, 1);
+    scales = host_doubles(ctx, 1);
     out = scaled_sizes(ctx, in, scales);
   } else {
     a.coord = ctx.node.attr_string("coordinate_transformation_mode", "half_pixel");
@@ -206,10 +196,10 @@ Outputs resize_op(OpContext& ctx) {
     if (a.nearest != "round_prefer_floor" && a.nearest != "round_prefer_ceil" && a.nearest != "floor" &&
         a.nearest != "ceil")
       ctx.fail(fmt::format("nearest_mode '{}' is unknown", a.nearest));
-    if (ctx.has_input(1)) roi = host_floats(ctx, 1);
+    if (ctx.has_input(1)) roi = host_doubles(ctx, 1);
     if (a.coord == "tf_crop_and_resize" && roi.size() != 2 * in.size())
       ctx.fail(fmt::format("tf_crop_and_resize needs a roi of {} values", 2 * in.size()));
-    if (ctx.has_input(2)) scales = host_floats(ctx, 2);
+    if (ctx.has_input(2)) scales = host_doubles(ctx, 2);
     if (!scales.empty()) {
       if (ctx.has_input(3) && capi::shape(ctx.input(3)).num_elements() > 0)
         ctx.fail("scales and sizes are both given");
@@ -233,7 +223,7 @@ Outputs upsample(OpContext& ctx) {
   a.mode = parse_mode(ctx, ctx.node.attr_string("mode", "nearest"));
   a.coord = "asymmetric";
   a.nearest = "floor";
-  const std::vector<double> scales = ctx.opset < 9 ? ctx.node.attr_floats("scales") : host_floats(ctx, 1);
+  const std::vector<double> scales = ctx.opset < 9 ? ctx.node.attr_floats("scales") : host_doubles(ctx, 1);
   return {resize(ctx, x, a, scaled_sizes(ctx, dims_of(x), scales), scales, {})};
 }
 
