@@ -22,6 +22,19 @@ class OnnxError : public Error {
   using Error::Error;
 };
 
+// The subclasses say why a model cannot run here (the conformance runner's categories, ember.h's UNSUPPORTED):
+// an operator (or opset, or domain) without a converter, reported for every such node of the model at once.
+class UnsupportedOperatorError : public OnnxError {
+ public:
+  using OnnxError::OnnxError;
+};
+// An element type Ember does not have (int8, uint16/32/64, bfloat16, string, complex) or a value that is not a
+// tensor (sequence, map, optional, sparse tensor).
+class UnsupportedDTypeError : public OnnxError {
+ public:
+  using OnnxError::OnnxError;
+};
+
 struct Graph;
 
 // A node attribute (AttributeProto). Only the field of `type` is meaningful.
@@ -70,6 +83,9 @@ struct ValueInfo {
   int32_t onnx_elem_type = 0;  // TensorProto.DataType as in the file
   std::optional<std::vector<int64_t>> dims;  // nullopt: rank unknown
   std::vector<std::string> dim_params;
+  // Empty for a tensor; otherwise what the value is ("sequence", "map", "optional", "sparse_tensor", "unknown"),
+  // which the importer cannot feed or return.
+  std::string non_tensor_kind;
 };
 
 struct Graph {

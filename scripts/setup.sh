@@ -25,7 +25,10 @@ packages=(g++ meson ninja-build pkg-config libopenblas-dev libgtest-dev libbench
   mono-mcs mono-runtime
   # issue 15: oneDNN for the CPU backend's convolutions and pooling (optional in meson: the im2col + GEMM path stays
   # when it is absent), and LibTorch's C++ API for bench/peers (built only when found).
-  libdnnl-dev libtorch-dev)
+  libdnnl-dev libtorch-dev
+  # issue 19: the ONNX importer's parser (ONNX's protobuf schema and library) and ONNX's backend test suite, the
+  # onnx_conformance_* tests' data; python3-onnx makes small test models.
+  libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata python3-onnx)
 
 missing=()
 # issue 13: the language model's corpus (`ember train --model transformer`, data/README.md) and LibTorch, the peer
