@@ -1,0 +1,62 @@
+#pragma once
+// Helpers shared by the math converters (onnx/ops/elementwise*.cpp, onnx/ops/reduce.cpp): scalars made on an
+// operand's device and dtype, axis normalisation, ONNX element types, and the sub-registers that
+// register_elementwise_ops calls (one per file, each file one concern).
+#include <fmt/format.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "onnx/op_registry.hpp"
+
+namespace ember::onnx_import::math {
+
+using Outs = std::vector<std::optional<DynTensor>>;
+
+inline Outs one(DynTensor t) { return Outs{std::optional<DynTensor>(std::move(t))}; }
+
+inline bool is_float(const DynTensor& t) { return dtype_is_float(capi::dtype(t)); }
+inline bool is_bool(const DynTensor& t) { return capi::dtype(t) == DType::Bool; }
+
+// A rank-0 tensor of `like`'s device and dtype holding v: broadcasts against any operand of like's kind, and lives
+// on the same runtime (float32 or float64 on the CPU, the GPU's context elsewhere) so the op needs no copy.
+inline DynTensor scalar_like(const DynTensor& like, double v) {
+  return capi::full(capi::device(like), capi::dtype(like), Shape{}, v);
+}
+
+// `axis` of an operand of rank `rank` in [-rank, rank) as [0, rank), or an OnnxError naming the node.
+inline int64_t norm_axis(const OpContext& ctx, int64_t axis, std::size_t rank, const char* what = "axis") {
+  const auto r = static_cast<int64_t>(rank);
+  if (axis < -r || axis >= std::max<int64_t>(r, 1))
+    ctx.fail(fmt::format("{} {} is out of range for rank {}", what, axis, rank));
+  return axis < 0 ? axis + r : axis;
+}
+
+// ONNX's TensorProto.DataType as Ember's DType; an OnnxError naming the type where Ember has none.
+inline DType onnx_elem_dtype(const OpContext& ctx, int64_t elem) {
+  switch (elem) {
+    case 1: return DType::F32;
+    case 2: return DType::U8;
+    case 5: return DType::I16;
+    case 6: return DType::I32;
+    case 7: return DType::I64;
+    case 9: return DType::Bool;
+    case 10: return DType::F16;
+    case 11: return DType::F64;
+    default: break;
+  }
+  static const char* const names[] = {"undefined", "float",  "uint8",  "int8",    "uint16",    "int16",
+                                      "int32",     "int64",  "string", "bool",    "float16",   "double",
+                                      "uint32",    "uint64", "complex64", "complex128", "bfloat16"};
+  const char* name = elem >= 0 && elem <= 16 ? names[elem] : "unknown";
+  ctx.fail(fmt::format("element type {} ({}) is not supported by Ember", elem, name));
+}
+
+// Sub-registers of the elementwise and reduce families (called once by register_elementwise_ops /
+// register_reduce_ops).
+void register_activation_ops(OpRegistry& r);  // onnx/ops/elementwise_activation.cpp
+void register_tensor_math_ops(OpRegistry& r);  // onnx/ops/elementwise_misc.cpp: Cast, Where, Softmax, CumSum, ...
+void register_loss_ops(OpRegistry& r);         // onnx/ops/reduce_loss.cpp (called by register_reduce_ops)
+
+}  // namespace ember::onnx_import::math
