@@ -119,8 +119,10 @@ TransposeGeometry transpose_geometry(const OpContext& ctx, const std::vector<int
   g.pad_end.assign(n, 0);
   if (!target.empty()) {
     for (std::size_t i = 0; i < n; ++i) {
+      // total < 0 (output_shape beyond the full output) extends the output; the halves are floored as in ONNX.
       const int64_t total = g.full[i] + g.out_pad[i] - target[i];
-      g.pad_begin[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      const int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+      g.pad_begin[i] = auto_pad == "SAME_UPPER" ? half : total - half;
       g.pad_end[i] = total - g.pad_begin[i];
     }
   } else if (auto_pad == "NOTSET") {

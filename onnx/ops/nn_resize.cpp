@@ -52,17 +52,19 @@ struct AxisPlan {
   bool any_outside = false;
 };
 
-double source_coord(const ResizeAttrs& a, int64_t o, int64_t in, int64_t out, double scale, double roi_start,
+// `out` is the resized length as ONNX's reference sees it: in * scale when scales are given (not rounded), else
+// the size asked for; align_corners and pytorch_half_pixel read it.
+double source_coord(const ResizeAttrs& a, int64_t o, int64_t in, double out, double scale, double roi_start,
                     double roi_end) {
   const double x = static_cast<double>(o);
   if (a.coord == "half_pixel") return (x + 0.5) / scale - 0.5;
   if (a.coord == "pytorch_half_pixel") return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
-  if (a.coord == "align_corners") return out == 1 ? 0.0 : x * static_cast<double>(in - 1) / static_cast<double>(out - 1);
+  if (a.coord == "align_corners") return out == 1 ? 0.0 : x * static_cast<double>(in - 1) / (out - 1);
   if (a.coord == "asymmetric") return x / scale;
   if (a.coord == "tf_half_pixel_for_nn") return (x + 0.5) / scale;
   // tf_crop_and_resize
   const double span = static_cast<double>(in - 1);
-  return out > 1 ? roi_start * span + x * (roi_end - roi_start) * span / static_cast<double>(out - 1)
+  return out > 1 ? roi_start * span + x * (roi_end - roi_start) * span / (out - 1)
                  : 0.5 * (roi_start + roi_end) * span;
 }
 
@@ -88,7 +90,7 @@ AxisPlan plan_axis(const ResizeAttrs& a, int64_t in, int64_t out, double scale, 
   p.inside.assign(static_cast<std::size_t>(out), true);
   const auto clamp = [in](int64_t i) { return std::clamp<int64_t>(i, 0, in - 1); };
   for (int64_t o = 0; o < out; ++o) {
-    const double x = source_coord(a, o, in, out, scale, roi_start, roi_end);
+    const double x = source_coord(a, o, in, static_cast<double>(in) * scale, scale, roi_start, roi_end);
     if (a.coord == "tf_crop_and_resize" && (x < 0 || x > static_cast<double>(in - 1))) {
       p.inside[o] = false;
       p.any_outside = true;
