@@ -15,9 +15,26 @@ Outputs gemm(OpContext& ctx) {
   DynTensor a = float_input(ctx, 0), b = float_input(ctx, 1);
   if (rank_of(a) != 2 || rank_of(b) != 2)
     ctx.fail(fmt::format("A and B must be 2-D, got ranks {} and {}", rank_of(a), rank_of(b)));
-  if (ctx.node.attr_int("transA", 0)) a = capi::transpose(a, 0, 1);
-  if (ctx.node.attr_int("transB", 0)) b = capi::transpose(b, 0, 1);
-  DynTensor y = capi::matmul(a, b);
+  const bool trans_a = ctx.node.attr_int("transA", 0) != 0, trans_b = ctx.node.attr_int("transB", 0) != 0;
+  DynTensor y;
+  if (trans_b && !trans_a) {
+    // PyTorch's Linear (B = weight [N, K]). A transpose is a permute copy, and copying the weight on every call
+    // was most of an exported MLP's inference time (bench/onnx). y = (B @ A^T)^T copies M*K + M*N elements
+    // instead of N*K, and none at all for M == 1, where both transposes are reshapes.
+    const auto da = dims_of(a), db = dims_of(b);
+    const int64_t m = da[0], k = da[1], n = db[0];
+    if (m == 1) {
+      y = capi::reshape(capi::matmul(b, capi::reshape(a, {k, 1})), {1, n});
+    } else if (m * k + m * n < n * k) {
+      y = capi::transpose(capi::matmul(b, capi::transpose(a, 0, 1)), 0, 1);
+    } else {
+      y = capi::matmul(a, capi::transpose(b, 0, 1));
+    }
+  } else {
+    if (trans_a) a = capi::transpose(a, 0, 1);
+    if (trans_b) b = capi::transpose(b, 0, 1);
+    y = capi::matmul(a, b);
+  }
   const double alpha = ctx.node.attr_float("alpha", 1.0), beta = ctx.node.attr_float("beta", 1.0);
   if (alpha != 1.0) y = capi::scalar(y, ScalarOp::Mul, alpha);
   if (ctx.has_input(2) && beta != 0.0) {
