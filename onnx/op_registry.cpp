@@ -27,6 +27,12 @@ std::vector<int64_t> widen(const TensorData& d) {
 
 }  // namespace
 
+DynTensor upload(const DynDevice& device, const TensorData& data) {
+  if (data.dtype == DType::F64 && device.backend != BackendId::Cpu)
+    return capi::from_data(device, data.convert(DType::F32));
+  return capi::from_data(device, data);
+}
+
 const DynTensor& OpContext::input(std::size_t i) const {
   if (!has_input(i)) fail(fmt::format("input {} is required but missing", i));
   return *inputs[i];
@@ -52,7 +58,9 @@ std::vector<int64_t> OpContext::ints(std::size_t i) const {
 double OpContext::scalar(std::size_t i) const {
   const DynTensor& t = input(i);
   if (capi::shape(t).num_elements() != 1) fail(fmt::format("input {} must hold exactly one value", i));
-  const TensorData d = capi::to_data(capi::cast(t, DType::F64));
+  // Detached: a scalar read to the host is no op of the graph, and a trainable F32 initializer (Dropout's ratio)
+  // could not be cast to F64 while it requires grad.
+  const TensorData d = capi::to_data(capi::cast(capi::detach(t), DType::F64));
   double v;
   std::memcpy(&v, d.bytes.data(), sizeof v);
   return v;

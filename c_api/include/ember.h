@@ -1599,6 +1599,49 @@ EMBER_API ember_status EMBER_CALL ember_module_forward_decoder(ember_module* mod
 EMBER_API ember_status EMBER_CALL ember_tensor_rotary_embedding(const ember_tensor* x, int64_t rotary_dim,
                                                                 double base, int64_t offset, ember_tensor** out);
 
+/* ==== ONNX import (issue 19, h-onnx-surface) ====
+ * An ONNX model (opsets 7-17) as a module of ember_module_create's kind: its params are the graph's initializers,
+ * named as in the file ("fc1.weight", "onnx::MatMul_7"), float ones trainable (they require grad) and the others
+ * EMBER_PARAM_CONSTANT; so ember_module_param* / find_param, records (ember_module_to_record / load_record), the
+ * optimizers and ember_module_set_requires_grad work on it unchanged, and gradients of a loss on its outputs reach
+ * them. The graph runs with Ember's ops on the module's device (cpu, vulkan, cuda); ember_module_forward runs a
+ * model of one input (its first output). It starts in eval mode (an exported graph is an inference graph).
+ * ember_onnx_load / _load_memory return EMBER_ERR_UNSUPPORTED, saying so, in a libember built without the ONNX
+ * library (meson -Donnx=disabled); the operator list is there in every build. Operators or dtypes Ember lacks are
+ * EMBER_ERR_UNSUPPORTED (every operator named, with its node and opset); a malformed or hostile model (sizes past
+ * its bytes, a cycle, an external data file outside the model's folder) is an error with the reason. */
+/* Loads the model at path (external data files are looked up beside it) onto device (NULL: the default). */
+EMBER_API ember_status EMBER_CALL ember_onnx_load(const char* path, const ember_device* device, ember_module** out);
+/* The same from size bytes of a serialized ModelProto in memory (a model with external data is refused). */
+EMBER_API ember_status EMBER_CALL ember_onnx_load_memory(const void* data, size_t size, const ember_device* device,
+                                                         ember_module** out);
+/* Runs the graph: inputs[i] is the graph's input i (in the order of ember_onnx_input_name), n_inputs the input
+ * count exactly; each input must live on the module's device and match its declared dtype and static dims (dynamic
+ * dims are taken from the tensor). outputs[0 .. n_outputs) receive new tensor handles of the first n_outputs graph
+ * outputs (n_outputs <= the output count; on failure every one is NULL). The params' current values are used (an
+ * optimizer step or a load is seen by the next call). mode EMBER_MODE_TRAIN runs Dropout and BatchNormalization as
+ * in training. Outputs are differentiable w.r.t. the float inputs and params. Calls on one module are serialized. */
+EMBER_API ember_status EMBER_CALL ember_onnx_forward(ember_module* module, const ember_tensor* const* inputs,
+                                                     size_t n_inputs, ember_tensor** outputs, size_t n_outputs,
+                                                     ember_mode_t mode);
+/* The graph's inputs (without its initializers) and outputs: counts, and names per Strings above. A module that
+ * ember_onnx_load did not make is EMBER_ERR_INVALID_ARGUMENT. */
+EMBER_API ember_status EMBER_CALL ember_onnx_input_count(const ember_module* module, size_t* count);
+EMBER_API ember_status EMBER_CALL ember_onnx_output_count(const ember_module* module, size_t* count);
+EMBER_API ember_status EMBER_CALL ember_onnx_input_name(const ember_module* module, size_t index, char* buf,
+                                                        size_t capacity, size_t* length);
+EMBER_API ember_status EMBER_CALL ember_onnx_output_name(const ember_module* module, size_t index, char* buf,
+                                                         size_t capacity, size_t* length);
+/* The declared element type (ember_dtype; -1 where the file gives none Ember has) and dims of input `index`:
+ * *rank gets the rank (-1 when the file leaves it unknown, then nothing is written), dims[0 .. min(rank, capacity))
+ * the dims, -1 for a dynamic one. capacity below the rank is EMBER_ERR_BUFFER_TOO_SMALL (capacity 0: a query). */
+EMBER_API ember_status EMBER_CALL ember_onnx_input_info(const ember_module* module, size_t index, int32_t* dtype,
+                                                        int64_t* dims, size_t capacity, int64_t* rank);
+/* The ONNX operators (default domain) the importer converts, sorted by name: count, then name by index. */
+EMBER_API ember_status EMBER_CALL ember_onnx_operator_count(size_t* count);
+EMBER_API ember_status EMBER_CALL ember_onnx_operator_name(size_t index, char* buf, size_t capacity,
+                                                           size_t* length);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -344,6 +344,7 @@ void tree_state_set(ModuleState& m, const std::string& path, const DynTensor& va
 
 DynTensor tree_forward(ModuleState& m, const DynTensor& x, bool train) {
   ModuleTree& t = tree_of(m, "forward");
+  if (t.onnx) return onnx_forward_one(m, x, train);
   if (!t.is_layer)
     throw ArgumentError("this module's forward is written by the caller (a container of ember_module_create: "
                         "call its children's forwards and tensor ops on its params)");

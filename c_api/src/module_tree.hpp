@@ -25,6 +25,8 @@
 
 namespace ember::capi {
 
+struct OnnxModuleState;  // issue 19: an imported ONNX graph (onnx_module.hpp)
+
 struct TreeParam {
   std::string name;
   ember_tensor* handle = nullptr;  // retained (tensor_refs.hpp) while the module holds it
@@ -40,6 +42,8 @@ struct ModuleTree {
   std::vector<std::shared_ptr<TreeParam>> params;
   std::vector<std::pair<std::string, std::shared_ptr<ModuleState>>> children;
   bool training = true;     // nn.Module starts in training mode
+  // issue 19: set for a module of ember_onnx_load, whose forward is its graph (the params are its initializers).
+  std::shared_ptr<OnnxModuleState> onnx;
   mutable std::mutex mu;    // guards the vectors and flags; a layer's forward holds it through the sync
 
   ModuleTree() = default;
@@ -80,6 +84,8 @@ LoadReport tree_load_record(ModuleState& m, const Record& r, LoadMode mode);
 void tree_state_set(ModuleState& m, const std::string& path, const DynTensor& value);
 
 DynTensor tree_forward(ModuleState& m, const DynTensor& x, bool train);
+// issue 19: ember_module_forward of an ONNX module with one input and one output (onnx_module.cpp).
+DynTensor onnx_forward_one(ModuleState& m, const DynTensor& x, bool train);
 // issue 13 (h-rnn): a forward of a layer module with more operands than x (ember_module_forward_rnn): `run` calls the
 // runtime op on m once its typed layer holds the current values of the param handles, under the tree's lock.
 // Not for layers with running statistics (their train-mode updates would not reach the handles).

@@ -894,6 +894,8 @@ const Action kActions[] = {
   {"attention", attention},
   // issue 13 (h-rope): rotary position embedding (fuzz_actions_positional.cpp; appended, as above)
   {"rotary_embedding", rotary_embedding},
+  // issue 19 (h-onnx-surface): ONNX import and forward (fuzz_actions_onnx.cpp; appended, as above)
+  {"onnx", onnx},
 };
 // clang-format on
 const std::size_t kActionCount = sizeof kActions / sizeof kActions[0];

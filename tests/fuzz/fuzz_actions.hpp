@@ -49,4 +49,7 @@ void attention(Ctx& c);
 // issue 13 (h-rope): rotary position embedding (fuzz_actions_positional.cpp).
 void rotary_embedding(Ctx& c);
 
+// issue 19 (h-onnx-surface): ONNX import and forward (fuzz_actions_onnx.cpp).
+void onnx(Ctx& c);
+
 }  // namespace ember_fuzz

@@ -19,6 +19,7 @@
 #include "tools/ember/convert.hpp"
 #include "tools/ember/fit.hpp"
 #include "tools/ember/lm.hpp"
+#include "tools/ember/run_onnx.hpp"
 #include "tools/ember/train.hpp"
 
 namespace {
@@ -346,6 +347,25 @@ std::string command_path(const CLI::App* cmd) {
   return cmd->get_parent() ? fmt::format("{} {}", command_path(cmd->get_parent()), cmd->get_name()) : "ember";
 }
 
+// issue 19: `ember run MODEL.onnx --input x.npy ...` (tools/ember/run_onnx.hpp).
+CLI::App* add_run(CLI::App& app, ember::tools::RunOnnxOptions& o) {
+  CLI::App* cmd = add_command(app, "run",
+                              "run an ONNX model on .npy inputs; print its outputs, the load and forward times");
+  cmd->add_option("model", o.model, "the .onnx file (not needed with --list-ops)")->check(CLI::ExistingFile);
+  cmd->add_option("--input,-i", o.inputs, "a .npy file per graph input, in the graph's order")
+      ->check(CLI::ExistingFile)
+      ->take_all();
+  cmd->add_option("--output,-o", o.outputs, "write the first outputs to these .npy files, in order")->take_all();
+  cmd->add_option("--backend", o.backend, "the backend that runs the model (cpu, vulkan, cuda)")
+      ->check(CLI::IsMember(backend_names(false)))
+      ->capture_default_str();
+  cmd->add_option("--show", o.shown, "leading values printed per output, >= 0")
+      ->check(integer_at_least(0))
+      ->capture_default_str();
+  cmd->add_flag("--list-ops", o.list_ops, "print the ONNX operators the importer supports, and their count");
+  return cmd;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -367,6 +387,8 @@ int main(int argc, char** argv) {
   CLI::App* import_cmd = add_import(app, import_args);
   CLI::App* export_cmd = add_export(app, export_args);
   CLI::App* generate = add_generate(app, generate_args);
+  ember::tools::RunOnnxOptions run_args;
+  CLI::App* run = add_run(app, run_args);
   CLI::App* version = add_command(app, "version", "print the engine version");
   app.footer("Run 'ember COMMAND --help' for a command's options.");  // after the commands: they would inherit it
 
@@ -398,6 +420,7 @@ int main(int argc, char** argv) {
     if (*import_cmd) return run_import(import_args);
     if (*export_cmd) return run_export(export_args);
     if (*generate) return run_generate(generate_args);
+    if (*run) return ember::tools::run_onnx(run_args, std::cout);
     if (*version) {
       fmt::print("{}\n", version_line());
       return 0;

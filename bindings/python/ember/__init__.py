@@ -36,6 +36,7 @@ from .safetensors import load_safetensors, save_safetensors  # issue 13
 from ._tensor_shape_ops import baddbmm, einsum, logsumexp  # issue 13
 from .tensor import Tensor
 from ._tensor_sort import argsort, cumsum, masked_select, sort, topk, tril, triu  # issue 13
+from . import onnx  # issue 19 (h-onnx-surface): ember.onnx.load
 
 float32, float64, int64, bool = "float32", "float64", "int64", "bool"  # noqa: A001 (torch.bool's spelling)
 __version__ = _lib.version().decode()
