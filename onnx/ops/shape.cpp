@@ -1,8 +1,9 @@
 // ONNX operators of the shape family that only move or relabel data (h-onnx-shape): Reshape, Transpose, Concat,
 // Split, Squeeze, Unsqueeze, Flatten, Expand, Tile, DepthToSpace, SpaceToDepth, and the ones that make tensors from
-// shapes (Shape, Size, ConstantOfShape, Range, EyeLike). The indexing operators are in shape_index.cpp, Slice / Pad /
-// Trilu in shape_slice.cpp. Each is reshape / permute / cat / slice / expand / repeat of the C runtime, so gradients
-// flow through them on every backend; only shapes and axes are read on the host.
+// shapes (Shape, Size, ConstantOfShape, Range, EyeLike). Elsewhere: the indexing operators in shape_index.cpp, Slice
+// / Pad / Trilu / Compress / ReverseSequence in shape_slice.cpp, MelWeightMatrix in shape_signal.cpp, RoiAlign in
+// shape_roi_align.cpp, TfIdfVectorizer in shape_tfidf.cpp. Each is reshape / permute / cat / slice / expand / repeat
+// of the C runtime, so gradients flow through them on every backend; only shapes and axes are read on the host.
 #include <algorithm>
 #include <cmath>
 
@@ -10,8 +11,11 @@
 
 namespace ember::onnx_import {
 
-void register_shape_index_ops(OpRegistry& r);  // onnx/ops/shape_index.cpp
-void register_shape_slice_ops(OpRegistry& r);  // onnx/ops/shape_slice.cpp
+void register_shape_index_ops(OpRegistry& r);      // onnx/ops/shape_index.cpp
+void register_shape_slice_ops(OpRegistry& r);      // onnx/ops/shape_slice.cpp
+void register_shape_signal_ops(OpRegistry& r);     // onnx/ops/shape_signal.cpp
+void register_shape_roi_align_ops(OpRegistry& r);  // onnx/ops/shape_roi_align.cpp
+void register_shape_tfidf_ops(OpRegistry& r);      // onnx/ops/shape_tfidf.cpp
 
 namespace {
 
@@ -196,7 +200,8 @@ Outputs depth_to_space_op(OpContext& ctx) {
   const std::vector<int64_t> s = capi::shape(x).dims;
   const int64_t bs = ctx.node.attr_int("blocksize", 0);
   if (s.size() != 4 || bs <= 0 || s[1] % (bs * bs) != 0)
-    ctx.fail(fmt::format("needs a 4-D input whose channels divide by blocksize^2, got {} and blocksize {}", text(s), bs));
+    ctx.fail(
+        fmt::format("needs a 4-D input whose channels divide by blocksize^2, got {} and blocksize {}", text(s), bs));
   const int64_t n = s[0], c = s[1] / (bs * bs), h = s[2], w = s[3];
   const bool crd = ctx.node.attr_string("mode", "DCR") == "CRD";
   const DynTensor y = crd ? capi::permute(capi::reshape(x, {n, c, bs, bs, h, w}), {0, 1, 4, 2, 5, 3})
@@ -227,9 +232,7 @@ Outputs shape_op(OpContext& ctx) {
   return {int64_tensor(ctx, out, Shape{static_cast<int64_t>(out.size())})};
 }
 
-Outputs size_op(OpContext& ctx) {
-  return {int64_tensor(ctx, {capi::shape(ctx.input(0)).num_elements()}, Shape{})};
-}
+Outputs size_op(OpContext& ctx) { return {int64_tensor(ctx, {capi::shape(ctx.input(0)).num_elements()}, Shape{})}; }
 
 Outputs constant_of_shape_op(OpContext& ctx) {
   const std::vector<int64_t> dims = ctx.ints(0);
@@ -242,6 +245,8 @@ Outputs constant_of_shape_op(OpContext& ctx) {
     dtype = v->dtype;
     value = v->get<double>(0);
   }
+  // float64 is float32 on the GPU backends, as upload() makes initializers there.
+  if (dtype == DType::F64 && ctx.device.backend != BackendId::Cpu) dtype = DType::F32;
   return {capi::full(ctx.device, dtype, Shape(dims), value)};
 }
 
@@ -260,8 +265,7 @@ Outputs range_op(OpContext& ctx) {
   if (count > double(int64_t{1} << 32)) ctx.fail(fmt::format("the range has {} elements", count));
   std::vector<double> v(static_cast<std::size_t>(count));
   for (std::size_t i = 0; i < v.size(); ++i) v[i] = start + static_cast<double>(i) * delta;
-  return {capi::from_data(ctx.device, TensorData::from_vec<double>(v, Shape{static_cast<int64_t>(v.size())})
-                                          .convert(dtype))};
+  return {upload(ctx.device, TensorData::from_vec<double>(v, Shape{static_cast<int64_t>(v.size())}).convert(dtype))};
 }
 
 Outputs eye_like_op(OpContext& ctx) {
@@ -273,7 +277,7 @@ Outputs eye_like_op(OpContext& ctx) {
   std::vector<double> v(static_cast<std::size_t>(s[0] * s[1]), 0.0);
   for (int64_t i = 0; i < s[0]; ++i)
     if (i + k >= 0 && i + k < s[1]) v[static_cast<std::size_t>(i * s[1] + i + k)] = 1.0;
-  return {capi::from_data(ctx.device, TensorData::from_vec<double>(v, Shape(s)).convert(dtype))};
+  return {upload(ctx.device, TensorData::from_vec<double>(v, Shape(s)).convert(dtype))};
 }
 
 }  // namespace
@@ -297,6 +301,9 @@ void register_shape_ops(OpRegistry& r) {
   r.add("EyeLike", eye_like_op);
   register_shape_index_ops(r);
   register_shape_slice_ops(r);
+  register_shape_signal_ops(r);
+  register_shape_roi_align_ops(r);
+  register_shape_tfidf_ops(r);
 }
 
 }  // namespace ember::onnx_import

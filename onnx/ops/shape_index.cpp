@@ -1,8 +1,9 @@
 // ONNX's indexing operators (h-onnx-shape): Gather, GatherElements, GatherND, Scatter, ScatterElements, ScatterND,
-// OneHot, NonZero, TopK and Unique. Gathers are index_select / gather of the C runtime (their gradients scatter back
-// into the data); scatters are an index_select of the updates and a where over the data, or scatter_add, so both the
-// data and the updates get gradients. Index tensors are integers: ScatterND / GatherND / ScatterElements read them
-// on the host to compute flat positions; no float data goes there.
+// OneHot, NonZero, TopK and Unique. Gathers are index_select / gather of the C runtime (their gradients
+// scatter back into the data); scatters are an index_select of the updates and a where over the data, or
+// scatter_add, so both the data and the updates get gradients. Index tensors are integers: ScatterND / GatherND /
+// ScatterElements read them on the host to compute flat positions; no float data goes there (NonZero and Unique
+// read their input because their output's size depends on it).
 #include <algorithm>
 #include <map>
 #include <numeric>
@@ -69,7 +70,9 @@ std::vector<int64_t> nd_rows(const OpContext& ctx, const std::vector<int64_t>& d
       int64_t v = idx[static_cast<std::size_t>(t) * k + j];
       const int64_t n = indexed[j];
       if (v < 0) v += n;
-      if (v < 0 || v >= n) ctx.fail(fmt::format("index {} is out of range for a dim of size {}", idx[static_cast<std::size_t>(t) * k + j], n));
+      if (v < 0 || v >= n)
+        ctx.fail(
+            fmt::format("index {} is out of range for a dim of size {}", idx[static_cast<std::size_t>(t) * k + j], n));
       row += v * st[j];
     }
     rows[static_cast<std::size_t>(t)] = row;
@@ -232,15 +235,16 @@ Outputs top_k_op(OpContext& ctx) {
   return {gather_any(x, axis, idx), idx};
 }
 
-
 // Unique: which values (or slices along axis) are distinct depends on the data, so x is read to the host once to
 // find them; Y itself is an index_select of x by each value's first position, so it stays on x's graph and device.
 Outputs unique_op(OpContext& ctx) {
   DynTensor x = ctx.input(0);
   const bool sorted = ctx.node.attr_int("sorted", 1) != 0;
   int64_t axis = 0;
-  if (ctx.node.has_attr("axis")) axis = norm_axis(ctx, ctx.node.attr_int("axis", 0), rank_of(x));
-  else x = capi::reshape(x, {capi::shape(x).num_elements()});
+  if (ctx.node.has_attr("axis"))
+    axis = norm_axis(ctx, ctx.node.attr_int("axis", 0), rank_of(x));
+  else
+    x = capi::reshape(x, {capi::shape(x).num_elements()});
   const std::vector<int64_t> xs = capi::shape(x).dims;
   const int64_t n = xs[static_cast<std::size_t>(axis)];
   const int64_t width = n ? capi::shape(x).num_elements() / n : 0;
@@ -268,7 +272,8 @@ Outputs unique_op(OpContext& ctx) {
   }
   std::vector<int64_t> order(firsts.size());  // output slot -> slot in first-occurrence order
   std::iota(order.begin(), order.end(), int64_t{0});
-  if (sorted) std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return row_less(firsts[a], firsts[b]); });
+  if (sorted)
+    std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return row_less(firsts[a], firsts[b]); });
   std::vector<int64_t> rank(order.size()), idx, cnt;
   for (std::size_t o = 0; o < order.size(); ++o) {
     rank[static_cast<std::size_t>(order[o])] = static_cast<int64_t>(o);

@@ -151,8 +151,10 @@ Outputs compress_op(OpContext& ctx) {
   DynTensor x = ctx.input(0);
   const std::vector<int64_t> cond = host_ints(ctx, ctx.input(1), "condition");
   int64_t axis = 0;
-  if (ctx.node.has_attr("axis")) axis = norm_axis(ctx, ctx.node.attr_int("axis", 0), rank_of(x));
-  else x = capi::reshape(x, {capi::shape(x).num_elements()});  // no axis: the flattened input
+  if (ctx.node.has_attr("axis"))
+    axis = norm_axis(ctx, ctx.node.attr_int("axis", 0), rank_of(x));
+  else
+    x = capi::reshape(x, {capi::shape(x).num_elements()});  // no axis: the flattened input
   const int64_t n = capi::shape(x).dims[static_cast<std::size_t>(axis)];
   if (static_cast<int64_t>(cond.size()) > n)
     ctx.fail(fmt::format("condition has {} entries for a dim of size {}", cond.size(), n));
@@ -182,7 +184,8 @@ Outputs reverse_sequence_op(OpContext& ctx) {
     const int64_t len = lens[static_cast<std::size_t>(b)];
     if (len < 0 || len > nt) ctx.fail(fmt::format("sequence length {} is outside 0..{}", len, nt));
     for (int64_t t = 0; t < nt; ++t) {
-      const std::size_t at = b_axis < t_axis ? static_cast<std::size_t>(b * nt + t) : static_cast<std::size_t>(t * nb + b);
+      const std::size_t at =
+          b_axis < t_axis ? static_cast<std::size_t>(b * nt + t) : static_cast<std::size_t>(t * nb + b);
       idx[at] = t < len ? len - 1 - t : t;
     }
   }

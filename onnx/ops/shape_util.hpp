@@ -20,8 +20,7 @@ inline std::string text(const std::vector<int64_t>& v) { return fmt::format("[{}
 
 // An ONNX axis in [-rank, rank) as a dim in [0, rank); an OnnxError naming the node beyond.
 inline int64_t norm_axis(const OpContext& ctx, int64_t axis, int64_t rank, const char* what = "axis") {
-  if (axis < -rank || axis >= rank)
-    ctx.fail(fmt::format("{} {} is out of range for rank {}", what, axis, rank));
+  if (axis < -rank || axis >= rank) ctx.fail(fmt::format("{} {} is out of range for rank {}", what, axis, rank));
   return axis < 0 ? axis + rank : axis;
 }
 
@@ -36,7 +35,7 @@ inline int64_t numel(const std::vector<int64_t>& dims, std::size_t b = 0, std::s
 // An integer list that is the attribute `attr` before `input_from_opset` and input `input` from it on (Squeeze's
 // axes, Split's split, Pad's pads, ...); nullopt when neither is given.
 inline std::optional<std::vector<int64_t>> ints_attr_or_input(const OpContext& ctx, const char* attr, std::size_t input,
-                                                               int64_t input_from_opset) {
+                                                              int64_t input_from_opset) {
   if (ctx.opset < input_from_opset) {
     if (!ctx.node.has_attr(attr)) return std::nullopt;
     return ctx.node.attr_ints(attr);
@@ -57,10 +56,10 @@ inline DynTensor int64_tensor(const OpContext& ctx, const std::vector<int64_t>& 
 
 // Negative indices counted from the end of a dim of size n, on the device (index tensors stay where they are).
 inline DynTensor wrap_negative(const DynTensor& idx, int64_t n) {
-  const DynTensor i = capi::dtype(idx) == DType::Bool || dtype_is_float(capi::dtype(idx)) ? capi::cast(idx, DType::I64)
-                                                                                            : idx;
-  return capi::where(capi::compare_scalar(i, CompareOp::Lt, 0.0), capi::scalar(i, ScalarOp::Add, static_cast<double>(n)),
-                     i);
+  const DynTensor i =
+      capi::dtype(idx) == DType::Bool || dtype_is_float(capi::dtype(idx)) ? capi::cast(idx, DType::I64) : idx;
+  return capi::where(capi::compare_scalar(i, CompareOp::Lt, 0.0),
+                     capi::scalar(i, ScalarOp::Add, static_cast<double>(n)), i);
 }
 
 // A tensor's values read to the host as int64 (indices, conditions, sequence lengths: never float data that would

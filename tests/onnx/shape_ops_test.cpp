@@ -55,7 +55,8 @@ TEST(OnnxShapeOps, TransposeDefaultsToReversedDims) {
 }
 
 TEST(OnnxShapeOps, ConcatAndSplitAlongNegativeAxes) {
-  auto y = run_op(make_node("Concat", 2, 1, {{"axis", int_attr(-1)}}), 13, {iota(Shape{2, 1}), F({7, 8, 9, 10}, Shape{2, 2})});
+  auto y = run_op(make_node("Concat", 2, 1, {{"axis", int_attr(-1)}}), 13,
+                  {iota(Shape{2, 1}), F({7, 8, 9, 10}, Shape{2, 2})});
   expect_tensor(y[0], Shape{2, 3}, {0, 7, 8, 1, 9, 10});
   // Split: sizes as an input (opset 13) or an attribute (opset 11), or equal parts.
   y = run_op(make_node("Split", 2, 2, {{"axis", int_attr(-1)}}), 13, {iota(Shape{2, 3}), I({1, 2}, Shape{2})});
@@ -105,7 +106,8 @@ TEST(OnnxShapeOps, DepthToSpaceModesAndSpaceToDepthInvertIt) {
   const auto crd2 = run_op(make_node("DepthToSpace", 1, 1, {{"blocksize", int_attr(2)}, {"mode", string_attr("CRD")}}),
                            13, {iota(Shape{1, 8, 1, 1})});
   expect_tensor(crd2[0], Shape{1, 2, 2, 2}, {0, 1, 2, 3, 4, 5, 6, 7});
-  const auto dcr2 = run_op(make_node("DepthToSpace", 1, 1, {{"blocksize", int_attr(2)}}), 13, {iota(Shape{1, 8, 1, 1})});
+  const auto dcr2 =
+      run_op(make_node("DepthToSpace", 1, 1, {{"blocksize", int_attr(2)}}), 13, {iota(Shape{1, 8, 1, 1})});
   expect_tensor(dcr2[0], Shape{1, 2, 2, 2}, {0, 2, 4, 6, 1, 3, 5, 7});
   const auto back = run_op(make_node("SpaceToDepth", 1, 1, {{"blocksize", int_attr(2)}}), 13, {*dcr[0]});
   expect_tensor(back[0], Shape{1, 4, 2, 2}, values(iota(Shape{16})));
@@ -139,7 +141,8 @@ TEST(OnnxShapeOps, ShapeWithStartEndSizeConstantOfShapeRangeEyeLike) {
 // ---------------------------------------------------------------- gathers
 TEST(OnnxShapeOps, GatherFamiliesTakeNegativeIndices) {
   // Gather axis 1 with 2-D indices: out = x.shape[:1] + indices.shape + x.shape[2:].
-  auto y = run_op(make_node("Gather", 2, 1, {{"axis", int_attr(1)}}), 13, {iota(Shape{2, 3}), I({0, -1, 1, 1}, Shape{2, 2})});
+  auto y = run_op(make_node("Gather", 2, 1, {{"axis", int_attr(1)}}), 13,
+                  {iota(Shape{2, 3}), I({0, -1, 1, 1}, Shape{2, 2})});
   expect_tensor(y[0], Shape{2, 2, 2}, {0, 2, 1, 1, 3, 5, 4, 4});
   y = run_op(make_node("Gather", 2, 1), 13, {iota(Shape{3, 2}), I({-1}, Shape{})});  // a scalar index drops the dim
   expect_tensor(y[0], Shape{2}, {4, 5});
@@ -147,7 +150,8 @@ TEST(OnnxShapeOps, GatherFamiliesTakeNegativeIndices) {
              {F({1, 2, 3, 4}, Shape{2, 2}), I({0, 0, -1, 0}, Shape{2, 2})});
   expect_tensor(y[0], Shape{2, 2}, {1, 1, 4, 3});
   // GatherND, the spec's examples: batch_dims 0 with whole rows, and batch_dims 1.
-  y = run_op(make_node("GatherND", 2, 1), 13, {F({0, 1, 2, 3, 4, 5, 6, 7}, Shape{2, 2, 2}), I({0, 1, 1, 0}, Shape{2, 2})});
+  y = run_op(make_node("GatherND", 2, 1), 13,
+             {F({0, 1, 2, 3, 4, 5, 6, 7}, Shape{2, 2, 2}), I({0, 1, 1, 0}, Shape{2, 2})});
   expect_tensor(y[0], Shape{2, 2}, {2, 3, 4, 5});
   y = run_op(make_node("GatherND", 2, 1, {{"batch_dims", int_attr(1)}}), 13,
              {F({0, 1, 2, 3, 4, 5, 6, 7}, Shape{2, 2, 2}), I({1, 0}, Shape{2, 1})});
@@ -160,11 +164,14 @@ TEST(OnnxShapeOps, ScatterElementsReplacesAddsAndMultiplies) {
   const TensorData data = F({1, 2, 3, 4, 5}, Shape{1, 5});
   const TensorData idx = I({1, -2, 1}, Shape{1, 3});
   const TensorData upd = F({10, 20, 30}, Shape{1, 3});
-  auto y = run_op(make_node("ScatterElements", 3, 1, {{"axis", int_attr(1)}}), 16, {data, I({1, 3}, Shape{1, 2}), F({10, 20}, Shape{1, 2})});
+  auto y = run_op(make_node("ScatterElements", 3, 1, {{"axis", int_attr(1)}}), 16,
+                  {data, I({1, 3}, Shape{1, 2}), F({10, 20}, Shape{1, 2})});
   expect_tensor(y[0], Shape{1, 5}, {1, 10, 3, 20, 5});
-  y = run_op(make_node("ScatterElements", 3, 1, {{"axis", int_attr(1)}, {"reduction", string_attr("add")}}), 16, {data, idx, upd});
+  y = run_op(make_node("ScatterElements", 3, 1, {{"axis", int_attr(1)}, {"reduction", string_attr("add")}}), 16,
+             {data, idx, upd});
   expect_tensor(y[0], Shape{1, 5}, {1, 42, 3, 24, 5});
-  y = run_op(make_node("ScatterElements", 3, 1, {{"axis", int_attr(1)}, {"reduction", string_attr("mul")}}), 16, {data, idx, upd});
+  y = run_op(make_node("ScatterElements", 3, 1, {{"axis", int_attr(1)}, {"reduction", string_attr("mul")}}), 16,
+             {data, idx, upd});
   expect_tensor(y[0], Shape{1, 5}, {1, 600, 3, 80, 5});
   // Scatter (opset 9/10), axis 0 on 2-D: the spec's example.
   y = run_op(make_node("Scatter", 3, 1), 10,
@@ -180,7 +187,8 @@ TEST(OnnxShapeOps, ScatterNDWritesSlicesAndReducesRepeats) {
   // The spec's example: data [4, 4, 4], indices [[0], [2]], updates [2, 4, 4].
   std::vector<float> d(64, 1.0f), u(32);
   for (std::size_t i = 0; i < 32; ++i) u[i] = static_cast<float>(i + 2);
-  auto y = run_op(make_node("ScatterND", 3, 1), 16, {F(d, Shape{4, 4, 4}), I({0, 2}, Shape{2, 1}), F(u, Shape{2, 4, 4})});
+  auto y =
+      run_op(make_node("ScatterND", 3, 1), 16, {F(d, Shape{4, 4, 4}), I({0, 2}, Shape{2, 1}), F(u, Shape{2, 4, 4})});
   ASSERT_TRUE(y[0]);
   const auto v = values(*y[0]);
   EXPECT_EQ(v[0], 2.0);
@@ -204,7 +212,9 @@ TEST(OnnxShapeOps, SliceClampsAndStepsBothWays) {
   expect_tensor(y[0], Shape{2, 2}, {11, 9, 3, 1});
   y = run_op(make_node("Slice", 3, 1), 13, {x, I({1}, Shape{1}), I({1000}, Shape{1})});  // default axes / steps
   expect_tensor(y[0], Shape{2, 4}, {4, 5, 6, 7, 8, 9, 10, 11});
-  y = run_op(make_node("Slice", 1, 1, {{"starts", ints_attr({1})}, {"ends", ints_attr({3})}, {"axes", ints_attr({-1})}}), 9, {x});
+  y = run_op(
+      make_node("Slice", 1, 1, {{"starts", ints_attr({1})}, {"ends", ints_attr({3})}, {"axes", ints_attr({-1})}}), 9,
+      {x});
   expect_tensor(y[0], Shape{3, 2}, {1, 2, 5, 6, 9, 10});
 }
 
@@ -218,9 +228,11 @@ TEST(OnnxShapeOps, PadConstantReflectEdgeAcrossOpsets) {
   y = run_op(make_node("Pad", 2, 1, {{"mode", string_attr("edge")}}), 11, {x, I({0, 2, 0, 0}, Shape{4})});
   expect_tensor(y[0], Shape{3, 4}, {1, 1, 1, 2, 3, 3, 3, 4, 5, 5, 5, 6});
   // Opset 2's attributes, a 1-D reflect pad (rank 1: beyond torch's reflect rule), a negative pad that crops.
-  y = run_op(make_node("Pad", 1, 1, {{"pads", ints_attr({1, -1})}, {"value", float_attr(-1.0)}}), 2, {F({1, 2, 3}, Shape{3})});
+  y = run_op(make_node("Pad", 1, 1, {{"pads", ints_attr({1, -1})}, {"value", float_attr(-1.0)}}), 2,
+             {F({1, 2, 3}, Shape{3})});
   expect_tensor(y[0], Shape{3}, {-1, 1, 2});
-  y = run_op(make_node("Pad", 2, 1, {{"mode", string_attr("reflect")}}), 13, {F({1, 2, 3}, Shape{3}), I({2, 1}, Shape{2})});
+  y = run_op(make_node("Pad", 2, 1, {{"mode", string_attr("reflect")}}), 13,
+             {F({1, 2, 3}, Shape{3}), I({2, 1}, Shape{2})});
   expect_tensor(y[0], Shape{6}, {3, 2, 1, 2, 3, 2});
 }
 
@@ -247,10 +259,12 @@ TEST(OnnxShapeOps, OneHotNonZeroTopK) {
   expect_tensor(y[0], Shape{3, 3}, {-2, -2, -2, 7, -2, -2, -2, 7, -2});
   y = run_op(make_node("NonZero", 1, 1), 13, {F({1, 0, 0, 3}, Shape{2, 2})});
   expect_tensor(y[0], Shape{2, 2}, {0, 1, 0, 1});
-  y = run_op(make_node("TopK", 2, 2, {{"largest", int_attr(0)}}), 11, {F({3, 1, 2, 0, 5, 4}, Shape{2, 3}), I({2}, Shape{1})});
+  y = run_op(make_node("TopK", 2, 2, {{"largest", int_attr(0)}}), 11,
+             {F({3, 1, 2, 0, 5, 4}, Shape{2, 3}), I({2}, Shape{1})});
   expect_tensor(y[0], Shape{2, 2}, {1, 2, 0, 4});
   expect_tensor(y[1], Shape{2, 2}, {1, 2, 0, 2});
-  y = run_op(make_node("TopK", 1, 2, {{"k", int_attr(1)}, {"axis", int_attr(0)}}), 9, {F({3, 1, 2, 0, 5, 4}, Shape{2, 3})});
+  y = run_op(make_node("TopK", 1, 2, {{"k", int_attr(1)}, {"axis", int_attr(0)}}), 9,
+             {F({3, 1, 2, 0, 5, 4}, Shape{2, 3})});
   expect_tensor(y[0], Shape{1, 3}, {3, 5, 4});
   expect_tensor(y[1], Shape{1, 3}, {0, 1, 1});
 }
@@ -273,6 +287,72 @@ TEST(OnnxShapeOps, UniqueSortedAndInFirstOccurrenceOrder) {
   expect_tensor(y[0], Shape{2, 2}, {0, 2, 1, 0});
 }
 
+// Shape exactly, values within 1e-5 (transforms and cosines round).
+void expect_near(const std::optional<TensorData>& got, const Shape& shape, const std::vector<double>& want) {
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->shape, shape) << got->shape.to_string();
+  const auto v = values(*got);
+  ASSERT_EQ(v.size(), want.size());
+  for (std::size_t i = 0; i < v.size(); ++i) EXPECT_NEAR(v[i], want[i], 1e-5) << i;
+}
+
+TEST(OnnxShapeOps, RoiAlignAveragesAndMaxesBilinearSamples) {
+  const TensorData x = F({1, 2, 3, 4}, Shape{1, 1, 2, 2});
+  const TensorData batch = I({0}, Shape{1});
+  // half_pixel, 2x2 bins of one sample each over [0, 2]^2: the samples fall on the pixel centres.
+  auto y = run_op(
+      make_node("RoiAlign", 3, 1,
+                {{"output_height", int_attr(2)}, {"output_width", int_attr(2)}, {"sampling_ratio", int_attr(1)}}),
+      16, {x, F({0, 0, 2, 2}, Shape{1, 4}), batch});
+  expect_near(y[0], Shape{1, 1, 2, 2}, {1, 2, 3, 4});
+  // output_half_pixel: four samples of the unit region around (0.5, 0.5) average to the bilinear centre 2.5.
+  y = run_op(make_node("RoiAlign", 3, 1,
+                       {{"coordinate_transformation_mode", string_attr("output_half_pixel")},
+                        {"sampling_ratio", int_attr(2)}}),
+             16, {x, F({0, 0, 1, 1}, Shape{1, 4}), batch});
+  expect_near(y[0], Shape{1, 1, 1, 1}, {2.5});
+  // max (ONNX Runtime's reading): the largest weighted tap, 0.25 * 4, not the bilinear value.
+  y = run_op(make_node("RoiAlign", 3, 1, {{"mode", string_attr("max")}, {"sampling_ratio", int_attr(1)}}), 16,
+             {x, F({0, 0, 2, 2}, Shape{1, 4}), batch});
+  expect_near(y[0], Shape{1, 1, 1, 1}, {1.0});
+}
+
+TEST(OnnxShapeOps, TfIdfVectorizerCountsNgramsWithSkips) {
+  // Pool: unigrams 2, 3 (columns 0, 1) and the bigram (3, 3) (column 2); tokens [3, 3, 2, 3].
+  std::map<std::string, Attribute, std::less<>> attrs{
+      {"min_gram_length", int_attr(1)},        {"max_gram_length", int_attr(2)},
+      {"max_skip_count", int_attr(0)},         {"mode", string_attr("TF")},
+      {"ngram_counts", ints_attr({0, 2})},     {"ngram_indexes", ints_attr({0, 1, 2})},
+      {"pool_int64s", ints_attr({2, 3, 3, 3})}};
+  const TensorData tokens = I({3, 3, 2, 3}, Shape{4});
+  expect_tensor(run_op(make_node("TfIdfVectorizer", 1, 1, attrs), 9, {tokens})[0], Shape{3}, {1, 3, 1});
+  attrs["max_skip_count"] = int_attr(1);  // (x1, x3) = (3, 3) with one token skipped; unigrams still count once
+  expect_tensor(run_op(make_node("TfIdfVectorizer", 1, 1, attrs), 9, {tokens})[0], Shape{3}, {1, 3, 2});
+  Attribute weights;
+  weights.type = Attribute::Type::Floats;
+  weights.floats = {0.5, 2, 4};
+  attrs["weights"] = weights;
+  attrs["mode"] = string_attr("TFIDF");
+  expect_tensor(run_op(make_node("TfIdfVectorizer", 1, 1, attrs), 9, {tokens})[0], Shape{3}, {0.5, 6, 8});
+  attrs["mode"] = string_attr("IDF");  // batched rows count on their own: row 1 [2, 2] has no 3 and no bigram
+  expect_tensor(run_op(make_node("TfIdfVectorizer", 1, 1, attrs), 9, {I({3, 3, 2, 2}, Shape{2, 2})})[0], Shape{2, 3},
+                {0, 2, 4, 0.5, 0, 0});
+}
+
+TEST(OnnxShapeOps, MelWeightMatrixTriangles) {
+  // 3 mel bins, dft_length 16, 8 kHz, 0..4 kHz: bin edges 0, 0, 1, 3, 5 (numpy transcription of ONNX's function).
+  const auto y = run_op(make_node("MelWeightMatrix", 5, 1), 17,
+                        {I({3}, Shape{}), I({16}, Shape{}), I({8000}, Shape{}), F({0}, Shape{}), F({4000}, Shape{})});
+  std::vector<double> want(27, 0.0);
+  want[0 * 3 + 0] = 1;
+  want[1 * 3 + 1] = 1;
+  want[2 * 3 + 1] = 0.5;
+  want[2 * 3 + 2] = 0.5;
+  want[3 * 3 + 2] = 1;
+  want[4 * 3 + 2] = 0.5;
+  expect_near(y[0], Shape{9, 3}, want);
+}
+
 // ---------------------------------------------------------------- gradients
 // Runs `node` on CPU tensors whose float inputs require grad, backpropagates sum(out * seed) and returns each float
 // input's gradient.
@@ -287,7 +367,8 @@ std::vector<std::vector<double>> grads_of(const Node& node, int64_t opset, const
     ctx.inputs.emplace_back(t);
   }
   const DynTensor y = *(*op_registry().find(node.op_type, opset))(ctx).at(0);
-  const DynTensor g = capi::from_data(capi::cpu_device(), TensorData::from_vec<double>(seed, capi::shape(y)).convert(DType::F32));
+  const DynTensor g =
+      capi::from_data(capi::cpu_device(), TensorData::from_vec<double>(seed, capi::shape(y)).convert(DType::F32));
   const capi::DynGrads grads = capi::backward(y, &g, false, false);
   std::vector<std::vector<double>> out;
   for (std::size_t i = 0; i < inputs.size(); ++i)
