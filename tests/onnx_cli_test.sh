@@ -43,6 +43,10 @@ assert np.allclose(got, want, atol=1e-4), np.abs(got - want).max()
 PY
 fi
 
+# --repeat: the steady-state time after the first run.
+"$ember" run "$models/mlp.onnx" --input "$models/mlp_x.npy" --repeat 3 >"$dir/out_repeat"
+grep -qE '^forward, mean of 2 more runs: [0-9.]+ ms$' "$dir/out_repeat" || fail "no --repeat line"
+
 # Two inputs and two outputs; only the first written.
 "$ember" run "$models/two_io.onnx" -i "$models/two_a.npy" "$models/two_b.npy" -o "$dir/sum.npy" >"$dir/out2"
 grep -q "^output 1 'prod': float32 \[2, 3\]" "$dir/out2" || fail "no second output"
@@ -60,5 +64,17 @@ printf 'not an npy file at all' >"$dir/bad.npy"
 expect_error "not .npy" "no \\\\x93NUMPY magic" run "$models/mlp.onnx" -i "$dir/bad.npy"
 head -c 140 "$models/mlp_x.npy" >"$dir/short.npy"
 expect_error "truncated .npy" "needs 60 bytes of data, the file has 12" run "$models/mlp.onnx" -i "$dir/short.npy"
+# A header claiming 4e18 float32 elements: refused from the sizes alone, before any allocation.
+npy_with_header() {
+  local h="$1"
+  printf '\x93NUMPY\x01\x00'"\\x$(printf %02x ${#h})"'\x00%s' "$h"
+  printf 'abcd'
+}
+npy_with_header "{'descr': '<f4', 'fortran_order': False, 'shape': (4000000000000000000,), }" >"$dir/huge.npy"
+expect_error "huge shape" "is larger than" run "$models/mlp.onnx" -i "$dir/huge.npy"
+npy_with_header "{'descr': '>f4', 'fortran_order': False, 'shape': (1,), }" >"$dir/big_endian.npy"
+expect_error "big-endian" "big-endian data ('>f4') is not supported" run "$models/mlp.onnx" -i "$dir/big_endian.npy"
+npy_with_header "{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }" >"$dir/complex.npy"
+expect_error "complex" "dtype '<c8' is not supported" run "$models/mlp.onnx" -i "$dir/complex.npy"
 expect_error "unsupported operator" "NotAnOnnxOp" run "$models/unsupported.onnx" -i "$models/mlp_x.npy"
 echo "onnx_cli_test: all checks passed"

@@ -20,6 +20,8 @@ std::string model_path(const std::string& name) {
   return std::string(EMBER_TEST_SOURCE_DIR) + "/tests/c_api/onnx_models/" + name;
 }
 
+#if EMBER_TEST_ONNX_PARSER
+
 Module load(const std::string& name) {
   ember_module* m = nullptr;
   EXPECT_EQ(ember_onnx_load(model_path(name).c_str(), nullptr, &m), EMBER_OK) << ember_last_error();
@@ -55,8 +57,6 @@ Tensor find_param(const ember_module* m, const char* path) {
   EXPECT_EQ(ember_module_find_param(m, path, &t), EMBER_OK) << ember_last_error();
   return Tensor(t);
 }
-
-#if EMBER_TEST_ONNX_PARSER
 
 TEST(OnnxCapi, OperatorListIsSortedAndNamesTheCoreOperators) {
   size_t n = 0;

@@ -362,6 +362,9 @@ CLI::App* add_run(CLI::App& app, ember::tools::RunOnnxOptions& o) {
   cmd->add_option("--show", o.shown, "leading values printed per output, >= 0")
       ->check(integer_at_least(0))
       ->capture_default_str();
+  cmd->add_option("--repeat", o.repeat, "forward runs, >= 1; the mean time of those after the first is printed too")
+      ->check(integer_at_least(1))
+      ->capture_default_str();
   cmd->add_flag("--list-ops", o.list_ops, "print the ONNX operators the importer supports, and their count");
   return cmd;
 }

@@ -15,6 +15,7 @@ struct RunOnnxOptions {
   std::string backend = "cpu";       // cpu, vulkan, cuda
   bool list_ops = false;             // print the supported operators instead
   int shown = 8;                     // leading values printed per output
+  int repeat = 1;                    // forward runs; beyond the first, their mean time is printed too
 };
 
 // Returns the exit code; failures throw ember::Error with libember's message.
