@@ -5,6 +5,7 @@
 #include <atomic>
 
 #include "onnx/ops/nn_common.hpp"
+#include "onnx/ops/numpy_mt19937.hpp"
 
 namespace ember::onnx_import {
 namespace nn_ops {
@@ -15,25 +16,16 @@ Outputs gemm(OpContext& ctx) {
   DynTensor a = float_input(ctx, 0), b = float_input(ctx, 1);
   if (rank_of(a) != 2 || rank_of(b) != 2)
     ctx.fail(fmt::format("A and B must be 2-D, got ranks {} and {}", rank_of(a), rank_of(b)));
-  const bool trans_a = ctx.node.attr_int("transA", 0) != 0, trans_b = ctx.node.attr_int("transB", 0) != 0;
+  const bool ta = ctx.node.attr_int("transA", 0) != 0, tb = ctx.node.attr_int("transB", 0) != 0;
+  const std::vector<int64_t> ad = dims_of(a), bd = dims_of(b);
+  const int64_t m = ta ? ad[1] : ad[0], k = ta ? ad[0] : ad[1], n = tb ? bd[0] : bd[1];
+  // A transpose is a copy (except of a row or column). PyTorch's Linear exports transB = 1 with a [N, K] weight:
+  // Y = (B A'^T)^T copies A' and Y (M * (K + N) values, none for M = 1) instead of the weight (N * K).
   DynTensor y;
-  if (trans_b && !trans_a) {
-    // PyTorch's Linear (B = weight [N, K]). A transpose is a permute copy, and copying the weight on every call
-    // was most of an exported MLP's inference time (bench/onnx). y = (B @ A^T)^T copies M*K + M*N elements
-    // instead of N*K, and none at all for M == 1, where both transposes are reshapes.
-    const auto da = dims_of(a), db = dims_of(b);
-    const int64_t m = da[0], k = da[1], n = db[0];
-    if (m == 1) {
-      y = capi::reshape(capi::matmul(b, capi::reshape(a, {k, 1})), {1, n});
-    } else if (m * k + m * n < n * k) {
-      y = capi::transpose(capi::matmul(b, capi::transpose(a, 0, 1)), 0, 1);
-    } else {
-      y = capi::matmul(a, capi::transpose(b, 0, 1));
-    }
+  if (tb && m * (k + n) < n * k) {
+    y = capi::transpose(capi::matmul(b, ta ? a : capi::transpose(a, 0, 1)), 0, 1);
   } else {
-    if (trans_a) a = capi::transpose(a, 0, 1);
-    if (trans_b) b = capi::transpose(b, 0, 1);
-    y = capi::matmul(a, b);
+    y = capi::matmul(ta ? capi::transpose(a, 0, 1) : a, tb ? capi::transpose(b, 0, 1) : b);
   }
   const double alpha = ctx.node.attr_float("alpha", 1.0), beta = ctx.node.attr_float("beta", 1.0);
   if (alpha != 1.0) y = capi::scalar(y, ScalarOp::Mul, alpha);
@@ -45,7 +37,7 @@ Outputs gemm(OpContext& ctx) {
 }
 
 // MatMul with NumPy's rules: 1-D operands gain a dim of 1 that the result drops again; batch dims broadcast.
-// Integer operands are multiplied as F64 (exact below 2^53) and cast back.
+// Integer operands are multiplied as floats (F64 on the CPU: exact below 2^53) and cast back.
 Outputs matmul(OpContext& ctx) {
   DynTensor a = ctx.input(0), b = ctx.input(1);
   const DType dt = capi::dtype(a);
@@ -53,8 +45,8 @@ Outputs matmul(OpContext& ctx) {
     ctx.fail(fmt::format("A is {} and B is {}", dtype_name(dt), dtype_name(capi::dtype(b))));
   if (dt == DType::Bool) ctx.fail("bool operands are not supported");
   if (!dtype_is_float(dt)) {
-    a = capi::cast(a, DType::F64);
-    b = capi::cast(b, DType::F64);
+    a = capi::cast(a, exact_float_for(a));
+    b = capi::cast(b, exact_float_for(b));
   }
   const int64_t ra = rank_of(a), rb = rank_of(b);
   if (ra < 1 || rb < 1) ctx.fail("operands must be at least 1-D");
@@ -71,15 +63,21 @@ Outputs matmul(OpContext& ctx) {
 }
 
 // Dropout: the identity with an all-true mask unless training (opset 12: the training_mode input; before: the
-// executor's training flag) with a ratio > 0; then x * mask / (1 - ratio) with mask ~ Bernoulli(1 - ratio), seeded
-// by the seed attribute or else a process counter (a fresh mask per call).
+// executor's training flag) with a ratio > 0; then x * mask / (1 - ratio), mask = uniform >= ratio from NumPy's
+// generator (numpy_mt19937.hpp) seeded by the seed attribute (ONNX's reference masks) or else a process counter
+// (a fresh mask per call).
 Outputs dropout(OpContext& ctx) {
   const DynTensor& x = ctx.input(0);
   double ratio = ctx.node.attr_float("ratio", 0.5);
   bool training = ctx.training;
   if (ctx.opset >= 12) {
-    ratio = ctx.has_input(1) ? ctx.scalar(1) : 0.5;
-    if (ctx.has_input(2)) training = ctx.scalar(2) != 0.0;
+    const auto one = [&](std::size_t i) {
+      const std::vector<double> v = host_doubles(ctx, i, 1);
+      if (v.size() != 1) ctx.fail(fmt::format("input {} must hold one value", i));
+      return v[0];
+    };
+    ratio = ctx.has_input(1) ? one(1) : 0.5;
+    if (ctx.has_input(2)) training = one(2) != 0.0;
   }
   if (!(ratio >= 0.0 && ratio < 1.0)) ctx.fail(fmt::format("ratio {} must be in [0, 1)", ratio));
   const Shape s = capi::shape(x);
@@ -92,10 +90,15 @@ Outputs dropout(OpContext& ctx) {
     return out;
   }
   if (!dtype_is_float(capi::dtype(x))) ctx.fail("training dropout needs a float input");
-  static std::atomic<uint64_t> calls{0};
-  const uint64_t seed = ctx.node.has_attr("seed") ? static_cast<uint64_t>(ctx.node.attr_int("seed", 0))
-                                                  : 0x9e3779b97f4a7c15ULL * (calls.fetch_add(1) + 1);
-  const DynTensor keep = capi::cast(capi::random(capi::device(x), Bernoulli{1.0 - ratio}, seed, s), capi::dtype(x));
+  // The mask is drawn on the host (as capi::random does) from NumPy's generator: keep where uniform >= ratio.
+  static std::atomic<uint32_t> calls{0};
+  const uint32_t seed = ctx.node.has_attr("seed") ? static_cast<uint32_t>(ctx.node.attr_int("seed", 0))
+                                                  : 0x9e3779b9u * (calls.fetch_add(1) + 1);
+  if (s.num_elements() > (int64_t{1} << 31)) ctx.fail("the input is too large for a host-drawn mask");
+  NumpyMt19937 rng(seed);
+  std::vector<uint8_t> bits(static_cast<std::size_t>(s.num_elements()));
+  for (uint8_t& b : bits) b = rng.uniform() >= ratio ? 1 : 0;
+  const DynTensor keep = capi::from_data(capi::device(x), TensorData::from_vec<uint8_t>(bits, s).convert(capi::dtype(x)));
   Outputs out{capi::scalar(capi::binary(x, keep, BinaryOp::Mul), ScalarOp::Mul, 1.0 / (1.0 - ratio))};
   if (want_mask) out.emplace_back(capi::cast(keep, mask_type));
   return out;
@@ -112,6 +115,7 @@ void register_nn_ops(OpRegistry& r) {
   nn_ops::register_pool(r);
   nn_ops::register_norm(r);
   nn_ops::register_resize(r);
+  nn_ops::register_quant(r);
 }
 
 }  // namespace ember::onnx_import

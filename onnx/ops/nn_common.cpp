@@ -15,6 +15,16 @@ const DynTensor& float_input(const OpContext& ctx, std::size_t i) {
   return x;
 }
 
+std::vector<double> host_doubles(const OpContext& ctx, std::size_t i, int64_t max) {
+  const DynTensor& t = ctx.input(i);
+  if (capi::shape(t).num_elements() > max) ctx.fail(fmt::format("input {} has more than {} values", i, max));
+  return capi::to_data(t).to_vec<double>();
+}
+
+DType exact_float_for(const DynTensor& x) {
+  return capi::device(x).backend == BackendId::Cpu ? DType::F64 : DType::F32;
+}
+
 DynTensor reduce_keep(const DynTensor& x, ReduceOp op, std::vector<int64_t> axes) {
   const int64_t rank = rank_of(x);
   for (int64_t& a : axes)

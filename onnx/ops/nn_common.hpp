@@ -16,6 +16,11 @@ void register_conv(OpRegistry& r);    // Conv, ConvTranspose (nn_conv.cpp)
 void register_pool(OpRegistry& r);    // MaxPool, AveragePool, LpPool, Global*Pool (nn_pool.cpp)
 void register_norm(OpRegistry& r);    // BatchNormalization, LayerNormalization, InstanceNormalization, ... (nn_norm.cpp)
 void register_resize(OpRegistry& r);  // Resize, Upsample (nn_resize.cpp)
+void register_quant(OpRegistry& r);   // QLinearConv, QLinearMatMul (nn_quant.cpp)
+
+// Conv's computation on float x, w (and bias) with the node's attributes (nn_conv.cpp); QLinearConv reuses it on
+// zero-point-shifted values.
+DynTensor conv_forward(const OpContext& ctx, const DynTensor& x, const DynTensor& w, const DynTensor* bias);
 
 inline int64_t rank_of(const DynTensor& t) { return static_cast<int64_t>(capi::shape(t).rank()); }
 inline std::vector<int64_t> dims_of(const DynTensor& t) {
@@ -24,6 +29,12 @@ inline std::vector<int64_t> dims_of(const DynTensor& t) {
 
 // A float input (the runtime's conv / pool / norm ops are float-only); an OnnxError naming the dtype otherwise.
 const DynTensor& float_input(const OpContext& ctx, std::size_t i);
+
+// A small float or integer input (ratio, scales, roi) read to the host as doubles, converted there: F64 tensors
+// exist on the CPU only, so no cast runs on the device. At most `max` values (an OnnxError beyond).
+std::vector<double> host_doubles(const OpContext& ctx, std::size_t i, int64_t max = 64);
+// The float type that holds integer inputs exactly where it can: F64 on the CPU, F32 on GPU backends.
+DType exact_float_for(const DynTensor& x);
 
 // x reduced by `op` over `axes` (wrapped, any order), keeping them as size-1 dims.
 DynTensor reduce_keep(const DynTensor& x, ReduceOp op, std::vector<int64_t> axes);

@@ -34,9 +34,9 @@ void check_conv_ranks(const OpContext& ctx, const DynTensor& x, const DynTensor&
   if (rank_of(w) != r) ctx.fail(fmt::format("weight rank {} differs from the input's {}", rank_of(w), r));
 }
 
-Outputs conv(OpContext& ctx) {
-  const DynTensor& x = float_input(ctx, 0);
-  const DynTensor& w = float_input(ctx, 1);
+}  // namespace
+
+DynTensor conv_forward(const OpContext& ctx, const DynTensor& x, const DynTensor& w, const DynTensor* bias) {
   check_conv_ranks(ctx, x, w);
   const int64_t group = ctx.node.attr_int("group", 1);
   const std::vector<int64_t> xd = dims_of(x), wd = dims_of(w);
@@ -47,7 +47,6 @@ Outputs conv(OpContext& ctx) {
   if (ctx.node.has_attr("kernel_shape") && ctx.node.attr_ints("kernel_shape") != kernel)
     ctx.fail("kernel_shape differs from the weight's spatial dims");
   const Window g = window_geometry(ctx, in, kernel, false);
-  const DynTensor* bias = ctx.has_input(2) ? &float_input(ctx, 2) : nullptr;
 
   // The symmetric part of the H/W padding goes to conv2d, the rest is padded explicitly (depth: all of it).
   std::vector<int64_t> sym(n, 0), extra_b(n), extra_e(n);
@@ -70,9 +69,9 @@ Outputs conv(OpContext& ctx) {
   if (n == 1) {
     const DynTensor y = capi::conv2d(capi::reshape(xp, {xd[0], xd[1], 1, -1}),
                                      capi::reshape(w, {wd[0], wd[1], 1, wd[2]}), bias, o);
-    return {capi::reshape(y, {xd[0], wd[0], g.out[0]})};
+    return capi::reshape(y, {xd[0], wd[0], g.out[0]});
   }
-  if (n == 2) return {capi::conv2d(xp, w, bias, o)};
+  if (n == 2) return capi::conv2d(xp, w, bias, o);
   // 3-D: out[:, :, od] = sum over kd of conv2d(in[:, :, od * stride + kd * dilation], w[:, :, kd]).
   std::optional<DynTensor> sum;
   for (int64_t kd = 0; kd < kernel[0]; ++kd) {
@@ -84,7 +83,13 @@ Outputs conv(OpContext& ctx) {
   }
   DynTensor y = unfold_depth(*sum, xd[0]);
   if (bias) y = capi::binary(y, per_channel(*bias, 5), BinaryOp::Add);
-  return {y};
+  return y;
+}
+
+namespace {
+
+Outputs conv(OpContext& ctx) {
+  return {conv_forward(ctx, float_input(ctx, 0), float_input(ctx, 1), ctx.has_input(2) ? &float_input(ctx, 2) : nullptr)};
 }
 
 // ConvTranspose's padding: explicit pads, or the ones output_shape / auto_pad SAME imply (ONNX's rule: the odd

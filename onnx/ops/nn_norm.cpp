@@ -41,8 +41,9 @@ Outputs batch_norm(OpContext& ctx) {
   const DynTensor& running_mean = float_input(ctx, 3);
   const DynTensor& running_var = float_input(ctx, 4);
   if (!training) {
+    // x * k + (bias - mean * k): the per-channel work on [C]-sized tensors, two passes over x.
     const DynTensor k = mul(scale, inv_std(along_channels(ctx, running_var, r), eps));
-    return {add(mul(sub(x, along_channels(ctx, running_mean, r)), k), bias)};
+    return {add(mul(x, k), sub(bias, mul(along_channels(ctx, running_mean, r), k)))};
   }
   std::vector<int64_t> axes{0};
   for (int64_t i = 2; i < r; ++i) axes.push_back(i);

@@ -18,40 +18,53 @@ namespace {
 
 enum class PoolKind { Max, Avg };
 
-// The runtime pool without padding over the spatial dims of x [N, C, s...] (1 to 3 of them).
-DynTensor pool_unpadded(const DynTensor& x, PoolKind kind, const std::vector<int64_t>& kernel,
-                        const std::vector<int64_t>& strides, const std::vector<int64_t>& dilations) {
+// The runtime pool over the spatial dims of x [N, C, s...] (1 to 3 of them) with symmetric padding `pads` (at most
+// half the kernel; average pools count the pads when count_include_pad). Pads go to the runtime op per stage, which
+// is exact for 3-D too: max is separable, and an average excluding pads divides by a count that is the product of
+// the per-stage counts.
+DynTensor pool_run(const DynTensor& x, PoolKind kind, const std::vector<int64_t>& kernel,
+                   const std::vector<int64_t>& strides, const std::vector<int64_t>& dilations,
+                   const std::vector<int64_t>& pads, bool count_include_pad) {
   const auto run = [&](const DynTensor& t, std::array<int64_t, 2> k, std::array<int64_t, 2> s,
-                       std::array<int64_t, 2> d) {
+                       std::array<int64_t, 2> d, std::array<int64_t, 2> p) {
     Pool2dOptions o;
     o.kernel = k;
     o.stride = s;
-    o.padding = {0, 0};
+    o.padding = p;
     o.dilation = d;
+    o.count_include_pad = count_include_pad;
     return kind == PoolKind::Max ? capi::max_pool2d(t, o) : capi::avg_pool2d(t, o);
   };
   const std::vector<int64_t> xd = dims_of(x);
   const std::size_t n = kernel.size();
   if (n == 1) {
     const DynTensor y = run(capi::reshape(x, {xd[0], xd[1], 1, xd[2]}), {1, kernel[0]}, {1, strides[0]},
-                            {1, dilations[0]});
+                            {1, dilations[0]}, {0, pads[0]});
     const std::vector<int64_t> yd = dims_of(y);
     return capi::reshape(y, {yd[0], yd[1], yd[3]});
   }
-  if (n == 2) return run(x, {kernel[0], kernel[1]}, {strides[0], strides[1]}, {dilations[0], dilations[1]});
+  if (n == 2)
+    return run(x, {kernel[0], kernel[1]}, {strides[0], strides[1]}, {dilations[0], dilations[1]}, {pads[0], pads[1]});
   // 3-D: H, W first with depth folded into the channels, then D with H * W as the width.
   const DynTensor hw = run(capi::reshape(x, {xd[0], xd[1] * xd[2], xd[3], xd[4]}), {kernel[1], kernel[2]},
-                           {strides[1], strides[2]}, {dilations[1], dilations[2]});
+                           {strides[1], strides[2]}, {dilations[1], dilations[2]}, {pads[1], pads[2]});
   const std::vector<int64_t> hd = dims_of(hw);
   const DynTensor d = run(capi::reshape(hw, {xd[0], xd[1], xd[2], hd[2] * hd[3]}), {kernel[0], 1}, {strides[0], 1},
-                          {dilations[0], 1});
+                          {dilations[0], 1}, {pads[0], 0});
   return capi::reshape(d, {xd[0], xd[1], dims_of(d)[2], hd[2], hd[3]});
+}
+
+DynTensor pool_unpadded(const DynTensor& x, PoolKind kind, const std::vector<int64_t>& kernel,
+                        const std::vector<int64_t>& strides, const std::vector<int64_t>& dilations) {
+  return pool_run(x, kind, kernel, strides, dilations, std::vector<int64_t>(kernel.size(), 0), true);
 }
 
 struct PoolPlan {
   Window g;
   std::vector<int64_t> in, overhang;  // overhang: ceil_mode's extra end padding that no window may count
   bool any_pad = false, any_overhang = false;
+  // Symmetric pads of at most half the kernel and no overhang: the runtime pool pads by itself (no copy).
+  bool direct = true;
 };
 
 PoolPlan plan_pool(const OpContext& ctx, const DynTensor& x, bool allow_ceil) {
@@ -74,7 +87,9 @@ PoolPlan plan_pool(const OpContext& ctx, const DynTensor& x, bool allow_ceil) {
         std::max<int64_t>(0, (p.g.out[i] - 1) * p.g.strides[i] + span - (p.in[i] + p.g.pad_begin[i] + p.g.pad_end[i]));
     p.any_pad = p.any_pad || p.g.pad_begin[i] || p.g.pad_end[i];
     p.any_overhang = p.any_overhang || p.overhang[i];
+    p.direct = p.direct && p.g.pad_begin[i] == p.g.pad_end[i] && p.g.pad_begin[i] <= kernel[i] / 2;
   }
+  p.direct = p.direct && !p.any_overhang;
   return p;
 }
 
@@ -126,20 +141,26 @@ Outputs max_pool(OpContext& ctx) {
   const DType dt = capi::dtype(x0);
   if (dt != DType::U8 && dt != DType::I32 && dt != DType::I64 && !dtype_is_float(dt))
     ctx.fail(fmt::format("unsupported input dtype {}", dtype_name(dt)));
-  // Integer inputs are pooled as floats: max picks one of the values, which F64 holds exactly.
-  const DynTensor x = dtype_is_float(dt) ? x0 : capi::cast(x0, DType::F64);
+  // Integer inputs are pooled as floats: max picks one of the values, which the float type holds exactly.
+  const DynTensor x = dtype_is_float(dt) ? x0 : capi::cast(x0, exact_float_for(x0));
   const PoolPlan p = plan_pool(ctx, x, ctx.opset >= 10);
+  const bool want_indices = ctx.num_outputs() > 1 && !ctx.node.outputs[1].empty();
+  if (p.direct && !want_indices) {
+    DynTensor y = pool_run(x, PoolKind::Max, p.g.kernel, p.g.strides, p.g.dilations, p.g.pad_begin, true);
+    return {dtype_is_float(dt) ? y : capi::cast(y, dt)};
+  }
   const DynTensor padded =
       pad_spatial(x, p.g.pad_begin, plus(p.g.pad_end, p.overhang), -std::numeric_limits<double>::infinity());
   DynTensor y = pool_unpadded(padded, PoolKind::Max, p.g.kernel, p.g.strides, p.g.dilations);
   if (!dtype_is_float(dt)) y = capi::cast(y, dt);
   Outputs out{y};
-  if (ctx.num_outputs() > 1 && !ctx.node.outputs[1].empty()) out.emplace_back(max_indices(ctx, padded, p));
+  if (want_indices) out.emplace_back(max_indices(ctx, padded, p));
   return out;
 }
 
 // Sum pooling divided by how many elements each window counts (see the file comment).
 DynTensor average(const DynTensor& x, const PoolPlan& p, bool count_include_pad) {
+  if (p.direct) return pool_run(x, PoolKind::Avg, p.g.kernel, p.g.strides, p.g.dilations, p.g.pad_begin, count_include_pad);
   const DynTensor padded = pad_spatial(x, p.g.pad_begin, plus(p.g.pad_end, p.overhang), 0.0);
   const DynTensor y = pool_unpadded(padded, PoolKind::Avg, p.g.kernel, p.g.strides, p.g.dilations);
   if (!p.any_overhang && (count_include_pad || !p.any_pad)) return y;

@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 
 #include "onnx/ops/nn_common.hpp"
 
@@ -31,16 +30,6 @@ Mode parse_mode(const OpContext& ctx, const std::string& m) {
   if (m == "linear" || m == "bilinear" || m == "trilinear") return Mode::Linear;
   if (m == "cubic") return Mode::Cubic;
   ctx.fail(fmt::format("mode '{}' is not nearest, linear or cubic", m));
-}
-
-// A float input (scales, roi) as host doubles.
-std::vector<double> host_floats(const OpContext& ctx, std::size_t i) {
-  const DynTensor& t = ctx.input(i);
-  if (capi::shape(t).num_elements() > 64) ctx.fail(fmt::format("input {} has too many values", i));
-  const TensorData d = capi::to_data(capi::cast(t, DType::F64));
-  std::vector<double> v(static_cast<std::size_t>(d.shape.num_elements()));
-  if (!v.empty()) std::memcpy(v.data(), d.bytes.data(), v.size() * sizeof(double));
-  return v;
 }
 
 // One axis's taps: out rows each take sum_t weight[t][o] * x[index[t][o]]; inside[o] is false where
@@ -126,8 +115,7 @@ AxisPlan plan_axis(const ResizeAttrs& a, int64_t in, int64_t out, double scale, 
 DynTensor along_axis(const DynTensor& like, const std::vector<double>& v, std::size_t axis, std::size_t r) {
   std::vector<int64_t> d(r, 1);
   d[axis] = static_cast<int64_t>(v.size());
-  const DynTensor t = capi::from_data(capi::device(like), TensorData::from_vec<double>(v, Shape(d)));
-  return capi::cast(t, capi::dtype(like));
+  return capi::from_data(capi::device(like), TensorData::from_vec<double>(v, Shape(d)).convert(capi::dtype(like)));
 }
 
 DynTensor resize_axis(const DynTensor& x, std::size_t axis, const AxisPlan& p, double extrapolation) {
@@ -193,7 +181,7 @@ Outputs resize_op(OpContext& ctx) {
   if (ctx.opset < 11) {  // Resize-10: (X, scales), asymmetric coordinates, nearest rounds down
     a.coord = "asymmetric";
     a.nearest = "floor";
-    scales = host_floats(ctx, 1);
+    scales = host_doubles(ctx, 1);
     out = scaled_sizes(ctx, in, scales);
   } else {
     a.coord = ctx.node.attr_string("coordinate_transformation_mode", "half_pixel");
@@ -208,10 +196,10 @@ Outputs resize_op(OpContext& ctx) {
     if (a.nearest != "round_prefer_floor" && a.nearest != "round_prefer_ceil" && a.nearest != "floor" &&
         a.nearest != "ceil")
       ctx.fail(fmt::format("nearest_mode '{}' is unknown", a.nearest));
-    if (ctx.has_input(1)) roi = host_floats(ctx, 1);
+    if (ctx.has_input(1)) roi = host_doubles(ctx, 1);
     if (a.coord == "tf_crop_and_resize" && roi.size() != 2 * in.size())
       ctx.fail(fmt::format("tf_crop_and_resize needs a roi of {} values", 2 * in.size()));
-    if (ctx.has_input(2)) scales = host_floats(ctx, 2);
+    if (ctx.has_input(2)) scales = host_doubles(ctx, 2);
     if (!scales.empty()) {
       if (ctx.has_input(3) && capi::shape(ctx.input(3)).num_elements() > 0)
         ctx.fail("scales and sizes are both given");
@@ -235,7 +223,7 @@ Outputs upsample(OpContext& ctx) {
   a.mode = parse_mode(ctx, ctx.node.attr_string("mode", "nearest"));
   a.coord = "asymmetric";
   a.nearest = "floor";
-  const std::vector<double> scales = ctx.opset < 9 ? ctx.node.attr_floats("scales") : host_floats(ctx, 1);
+  const std::vector<double> scales = ctx.opset < 9 ? ctx.node.attr_floats("scales") : host_doubles(ctx, 1);
   return {resize(ctx, x, a, scaled_sizes(ctx, dims_of(x), scales), scales, {})};
 }
 

@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "onnx/ops/numpy_mt19937.hpp"
 #include "tests/onnx/onnx_op_test_util.hpp"
 #include "tests/reference/onnx_nn_reference.hpp"
 
@@ -41,7 +42,7 @@ void expect_near(const std::optional<TensorData>& got, const ref::Array& want, d
     ASSERT_NEAR(v[i], want.data[i], tol * (1 + std::abs(want.data[i]))) << "element " << i;
 }
 
-// The converter on CPU tensors that require grad; then the gradients of sum(out0 * g) for each input.
+// The converter on CPU tensors (the float ones requiring grad); then the gradients of sum(out0 * g) for each input.
 struct GradRun {
   TensorData y;
   std::vector<std::optional<TensorData>> grads;
@@ -51,7 +52,8 @@ GradRun run_with_grads(const Node& node, int64_t opset, const std::vector<Tensor
   OpContext ctx{node, opset, dev, false, {}, nullptr};
   std::vector<DynTensor> leaves;
   for (const TensorData& d : inputs) {
-    leaves.push_back(capi::set_requires_grad(capi::from_data(dev, d), true));
+    const DynTensor t = capi::from_data(dev, d);
+    leaves.push_back(dtype_is_float(d.dtype) ? capi::set_requires_grad(t, true) : t);
     ctx.inputs.emplace_back(leaves.back());
   }
   const DynTensor y = *op_registry().find(node.op_type, opset)->operator()(ctx).at(0);
@@ -59,6 +61,10 @@ GradRun run_with_grads(const Node& node, int64_t opset, const std::vector<Tensor
   const capi::DynGrads grads = capi::backward(y, &seed, false, false);
   GradRun out{capi::to_data(y), {}};
   for (const DynTensor& l : leaves) {
+    if (!dtype_is_float(capi::dtype(l))) {
+      out.grads.emplace_back(std::nullopt);
+      continue;
+    }
     const auto gr = capi::grad(grads, l);
     out.grads.push_back(gr ? std::optional<TensorData>(capi::to_data(*gr)) : std::nullopt);
   }
@@ -161,6 +167,15 @@ TEST(OnnxNnPool, AveragePoolThreeD) {
   expect_near(run_op(n, 11, {data(ref::avgpool3d_x)})[0], ref::avgpool3d_y);
 }
 
+// Symmetric pads go to the runtime's pools (per stage for 3-D) instead of an explicit pad.
+TEST(OnnxNnPool, ThreeDSymmetricPadsCountOnlyTheInput) {
+  const std::map<std::string, Attribute, std::less<>> attrs{{"kernel_shape", ints_attr({3, 3, 3})},
+                                                            {"strides", ints_attr({2, 2, 1})},
+                                                            {"pads", ints_attr({1, 1, 1, 1, 1, 1})}};
+  expect_near(run_op(make_node("AveragePool", 1, 1, attrs), 11, {data(ref::avgpool3d_x)})[0], ref::pool3d_sym_avg);
+  expect_near(run_op(make_node("MaxPool", 1, 1, attrs), 12, {data(ref::avgpool3d_x)})[0], ref::pool3d_sym_max);
+}
+
 TEST(OnnxNnPool, AveragePoolGradientExcludesPadsLikeTorch) {
   const Node n = make_node("AveragePool", 1, 1,
                            {{"kernel_shape", ints_attr({3, 3})}, {"strides", ints_attr({2, 2})},
@@ -235,6 +250,13 @@ TEST(OnnxNnLinear, GemmTransposesScalesAndBroadcastsC) {
   expect_near(run_op(n, 13, {data(ref::gemm_a), data(ref::gemm_b), data(ref::gemm_c)})[0], ref::gemm_y);
 }
 
+// transB with few rows takes the (B A^T)^T form (no weight transpose); its result must be the same.
+TEST(OnnxNnLinear, GemmTransBAsPyTorchsLinear) {
+  const Node n = make_node("Gemm", 3, 1, {{"transB", int_attr(1)}});
+  expect_near(run_op(n, 13, {data(ref::linear_a), data(ref::linear_b), data(ref::linear_c)})[0], ref::linear_y);
+  expect_near(run_op(n, 13, {data(ref::linear_a1), data(ref::linear_b), data(ref::linear_c)})[0], ref::linear_y1);
+}
+
 TEST(OnnxNnLinear, MatMulWithAOneDOperandAndIntegers) {
   expect_near(run_op(make_node("MatMul", 2, 1), 13, {data(ref::matmul_a), data(ref::matmul_b)})[0], ref::matmul_y);
   const TensorData a = TensorData::from_vec<int32_t>({1, 2, 3, 4}, Shape{2, 2});
@@ -261,6 +283,57 @@ TEST(OnnxNnLinear, DropoutIsTheIdentityInInferenceAndScalesKeptValuesInTraining)
     kept += mask[i];
   }
   EXPECT_NEAR(kept / 4000.0, 0.75, 0.03);
+}
+
+// NumPy's legacy stream (np.random.seed(s); np.random.uniform(0, 1, n)), values from NumPy 1.24.
+TEST(OnnxNnLinear, SeededDropoutDrawsNumpysStream) {
+  NumpyMt19937 a(0);
+  EXPECT_DOUBLE_EQ(a.uniform(), 0.5488135039273248);
+  EXPECT_DOUBLE_EQ(a.uniform(), 0.7151893663724195);
+  EXPECT_DOUBLE_EQ(a.uniform(), 0.6027633760716439);
+  NumpyMt19937 b(123456789);
+  std::vector<double> v(700);
+  for (double& x : v) x = b.uniform();
+  EXPECT_DOUBLE_EQ(v[0], 0.532833024789759);
+  EXPECT_DOUBLE_EQ(v[623], 0.10013367652699212);
+  EXPECT_DOUBLE_EQ(v[624], 0.060865803475737335);  // past the first twist
+  EXPECT_DOUBLE_EQ(v[699], 0.6986689501375617);
+  // seed 0, ratio 0.6: uniforms 0.549, 0.715, 0.603 keep the last two, scaled by 1 / 0.4.
+  const TensorData x = TensorData::from_vec<float>({1, 2, 3}, Shape{3});
+  const TensorData on = TensorData::from_vec<uint8_t>({1}, Shape{}).convert(DType::Bool);
+  const auto out = run_op(make_node("Dropout", 3, 2, {{"seed", int_attr(0)}}), 13, {x, floats({0.6}), on});
+  const std::vector<float> y = out[0]->to_vec<float>();
+  EXPECT_EQ(y[0], 0.0f);
+  EXPECT_FLOAT_EQ(y[1], 5.0f);
+  EXPECT_FLOAT_EQ(y[2], 7.5f);
+  EXPECT_EQ(out[1]->to_vec<int>(), (std::vector<int>{0, 1, 1}));
+}
+
+// ---------------------------------------------------------------- quantized linear ops
+TensorData u8(std::vector<uint8_t> v, Shape s) { return TensorData::from_vec<uint8_t>(v, std::move(s)); }
+
+TEST(OnnxNnQuant, QLinearMatMulRoundsHalfToEvenAndSaturates) {
+  // (A - 1) = [[1, 2], [3, 5]] times [[0, 0], [1, 3]] = [[2, 6], [5, 15]]; * 0.25 * 0.5 / 0.25 (exact in binary)
+  // = [1, 3, 2.5, 7.5] -> round half to even [1, 3, 2, 8].
+  const Node n = make_node("QLinearMatMul", 8, 1);
+  const auto run = [&](uint8_t y_zp) {
+    return run_op(n, 10,
+                  {u8({2, 3, 4, 6}, Shape{2, 2}), floats({0.25}), u8({1}, Shape{}), u8({1, 0, 2, 3}, Shape{2, 2}),
+                   floats({0.5}), u8({1, 0}, Shape{2}), floats({0.25}), u8({y_zp}, Shape{})})[0]
+        ->to_vec<int>();
+  };
+  EXPECT_EQ(run(10), (std::vector<int>{11, 13, 12, 18}));
+  EXPECT_EQ(run(250), (std::vector<int>{251, 253, 252, 255}));
+}
+
+TEST(OnnxNnQuant, QLinearConvWithPerChannelWeightScalesAndBias) {
+  // ch0: ((x - 10) * (3 - 4) + 2) * 0.5 * 0.5 / 0.25 = [2, -8]; ch1: ((x - 10) * (5 - 4) - 4) * 0.5 * 1 / 0.25.
+  const TensorData bias = TensorData::from_vec<int32_t>({2, -4}, Shape{2});
+  const auto y = run_op(make_node("QLinearConv", 9, 1), 10,
+                        {u8({10, 20}, Shape{1, 1, 1, 2}), floats({0.5}), u8({10}, Shape{}),
+                         u8({3, 5}, Shape{2, 1, 1, 1}), floats({0.5, 1.0}), u8({4}, Shape{}), floats({0.25}),
+                         u8({100}, Shape{}), bias})[0];
+  EXPECT_EQ(y->to_vec<int>(), (std::vector<int>{102, 92, 92, 112}));
 }
 
 // ---------------------------------------------------------------- Resize / Upsample
