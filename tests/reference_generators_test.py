@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Checks that the reference generators reproduce the checked-in reference data byte for byte.
 
-Every gen_*.py in tests/reference/, bindings/python/tests/ and tests/fuzz/safetensors_corpus/ is run in a scratch
+Every gen_*.py in tests/reference/, bindings/python/tests/, tests/fuzz/safetensors_corpus/ and the ONNX model dirs is run in a scratch
 copy of its directory; each file it writes must equal the checked-in one, and each generator must write at least one file. Reference data that nobody can
 regenerate, or that was edited by hand, fails here. Needs NumPy and SciPy (and torch for a generator that imports
 it) under this interpreter (Debian's /usr/bin/python3); without them the test exits 77 (meson: skipped), saying
@@ -20,6 +20,7 @@ import time
 SKIP = 77
 GENERATOR_DIRS = ["tests/reference", "bindings/python/tests", "tests/fuzz/safetensors_corpus"]
 GENERATOR_DIRS += ["tests/c_api/onnx_models"]  # issue 19 (h-onnx-surface): the surface tests' ONNX models
+GENERATOR_DIRS += ["tests/onnx/models"]  # issue 19 (h-onnx-models): the PyTorch exports of onnx_models_test
 
 
 def missing(modules):
