@@ -305,6 +305,40 @@ TEST(OnnxMathOps, CosineWindowsPeriodicAndSymmetric) {
                 {0, 0.63, 0.63, 0}, Shape{4});
 }
 
+// ---------------------------------------------------------------- uint8 quantization
+
+TensorData u8(std::vector<uint8_t> v, Shape s) { return TensorData::from_vec<uint8_t>(v, std::move(s)); }
+
+TEST(OnnxMathOps, QuantizeSaturatesAndRoundsHalfToEvenPerAxis) {
+  // x / 2 + 128: 1 / 2 = 0.5 rounds to 0, 3 / 2 = 1.5 to 2; -300 and 300 saturate.
+  const auto x = f32({1, 3, -300, 300});
+  expect_ints(run1(make_node("QuantizeLinear", 3, 1), 13, {x, f32({2}, Shape{}), u8({128}, Shape{})}),
+              {128, 130, 0, 255}, Shape{4});
+  // Per channel (axis 1) of [1, 2, 2]: scales 1 and 10, zero points 0 and 5.
+  const auto x3 = f32({4, 5, 40, 50}, Shape{1, 2, 2});
+  expect_ints(run1(make_node("QuantizeLinear", 3, 1), 13, {x3, f32({1, 10}), u8({0, 5}, Shape{2})}),
+              {4, 5, 9, 10}, Shape{1, 2, 2});
+  expect_floats(run1(make_node("DequantizeLinear", 3, 1), 13, {u8({4, 5, 9, 10}, Shape{1, 2, 2}), f32({1, 10}),
+                                                               u8({0, 5}, Shape{2})}),
+                {4, 5, 40, 50}, Shape{1, 2, 2});
+}
+
+TEST(OnnxMathOps, DynamicQuantizeLinearMatchesTheSpecFormula) {
+  // numpy: scale = (max(0, max x) - min(0, min x)) / 255, zp = clip(round(-min / scale)), y = clip(round(x / s) + zp).
+  const auto out = run_op(make_node("DynamicQuantizeLinear", 1, 3), 11, {f32({0, 2, -3, -2.5f, 1.34f, 0.5f})});
+  ASSERT_EQ(out.size(), 3u);
+  expect_ints(*out[0], {153, 255, 0, 26, 221, 179}, Shape{6});
+  expect_floats(*out[1], {0.019607844}, Shape{});
+  expect_ints(*out[2], {153}, Shape{});
+}
+
+TEST(OnnxMathOps, MatMulIntegerSubtractsRowAndColumnZeroPoints) {
+  const auto a = u8({11, 7, 3, 10, 6, 2}, Shape{2, 3}), b = u8({1, 4, 2, 5, 3, 6}, Shape{3, 2});
+  // (a - [[1], [2]]) @ (b - [1, 2]) = [[10,6,2],[8,4,0]] @ [[0,2],[1,3],[2,4]]
+  expect_ints(run1(make_node("MatMulInteger", 4, 1), 10, {a, b, u8({1, 2}, Shape{2}), u8({1, 2}, Shape{2})}),
+              {10, 46, 4, 28}, Shape{2, 2});
+}
+
 // ---------------------------------------------------------------- gradients
 
 // The converters record autodiff like any runtime op: d/dx sum(Elu(x)) is 1 above 0 and exp(x) below, and stays
