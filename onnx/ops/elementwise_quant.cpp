@@ -1,5 +1,5 @@
 // ONNX's linear quantization operators on uint8 (h-onnx-math): QuantizeLinear, DequantizeLinear,
-// DynamicQuantizeLinear and MatMulInteger. Ember keeps every integer type in one signed kind, so the uint8 range is
+// DynamicQuantizeLinear, MatMulInteger and ConvInteger. Ember keeps every integer type in one signed kind, so the uint8 range is
 // enforced here by clamping to [0, 255]; int8 tensors are refused at load (an unsupported dtype). Matmuls of
 // integers run in float (float64 on the CPU, exact for uint8 products; float32 on GPUs, exact below 2^24).
 #include "onnx/ops/math_util.hpp"
@@ -78,6 +78,35 @@ Outs matmul_integer(OpContext& ctx) {
   return one(capi::cast(capi::unary(capi::matmul(a, b), UnaryOp::Round), DType::I32));
 }
 
+// ConvInteger (2-D): conv of (x - x_zero_point) by (w - w_zero_point) as int32, with Conv's strides, dilations,
+// group and symmetric pads (explicit; auto_pad is NOTSET).
+Outs conv_integer(OpContext& ctx) {
+  const DynTensor& x0 = ctx.input(0);
+  const DType ft = capi::device(x0).backend == BackendId::Cpu ? DType::F64 : DType::F32;
+  DynTensor x = capi::cast(x0, ft), w = capi::cast(ctx.input(1), ft);
+  if (capi::shape(x).rank() != 4 || capi::shape(w).rank() != 4) ctx.fail("only 2-D ConvInteger (rank-4 x and w)");
+  if (ctx.node.attr_string("auto_pad", "NOTSET") != "NOTSET") ctx.fail("auto_pad other than NOTSET");
+  if (ctx.has_input(2)) x = capi::binary(x, capi::reshape(capi::cast(ctx.input(2), ft), {}), BinaryOp::Sub);
+  if (ctx.has_input(3)) {
+    DynTensor zp = capi::cast(ctx.input(3), ft);  // one value, or one per output channel
+    const int64_t n = capi::shape(zp).num_elements();
+    w = capi::binary(w, n == 1 ? capi::reshape(zp, {}) : capi::reshape(zp, {n, 1, 1, 1}), BinaryOp::Sub);
+  }
+  Conv2dOptions o;
+  const auto pair = [&](const char* key, std::array<int64_t, 2>& dst) {
+    const std::vector<int64_t> v = ctx.node.attr_ints(key, {dst[0], dst[1]});
+    if (v.size() != 2) ctx.fail(fmt::format("{} must have 2 values", key));
+    dst = {v[0], v[1]};
+  };
+  pair("strides", o.stride);
+  pair("dilations", o.dilation);
+  const std::vector<int64_t> pads = ctx.node.attr_ints("pads", {0, 0, 0, 0});
+  if (pads.size() != 4 || pads[0] != pads[2] || pads[1] != pads[3]) ctx.fail("pads must be 4 symmetric values");
+  o.padding = {pads[0], pads[1]};
+  o.groups = ctx.node.attr_int("group", 1);
+  return one(capi::cast(capi::unary(capi::conv2d(x, w, nullptr, o), UnaryOp::Round), DType::I32));
+}
+
 }  // namespace
 
 void register_quant_ops(OpRegistry& r) {
@@ -85,6 +114,7 @@ void register_quant_ops(OpRegistry& r) {
   r.add("DequantizeLinear", dequantize, 10);
   r.add("DynamicQuantizeLinear", dynamic_quantize, 11);
   r.add("MatMulInteger", matmul_integer, 10);
+  r.add("ConvInteger", conv_integer, 10);
 }
 
 }  // namespace ember::onnx_import::math

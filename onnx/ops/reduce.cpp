@@ -118,6 +118,7 @@ void register_reduce_ops(OpRegistry& r) {
   r.add("ArgMax", arg_reduce(ArgReduceOp::ArgMax));
   r.add("ArgMin", arg_reduce(ArgReduceOp::ArgMin));
   math::register_loss_ops(r);
+  math::register_det_ops(r);
 }
 
 }  // namespace ember::onnx_import

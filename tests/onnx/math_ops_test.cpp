@@ -305,6 +305,14 @@ TEST(OnnxMathOps, CosineWindowsPeriodicAndSymmetric) {
                 {0, 0.63, 0.63, 0}, Shape{4});
 }
 
+TEST(OnnxMathOps, DetPivotsAndBatches) {
+  expect_floats(run1(make_node("Det", 1, 1), 11, {f32({1, 2, 3, 4}, Shape{2, 2})}), {-2}, Shape{});
+  // A zero in the first pivot position needs a row swap (cofactor expansion gives -2).
+  expect_floats(run1(make_node("Det", 1, 1), 11, {f32({0, 1, 2, 1, 0, 3, 4, -3, 8}, Shape{3, 3})}), {-2}, Shape{});
+  // A batch with a singular matrix.
+  expect_floats(run1(make_node("Det", 1, 1), 11, {f32({1, 2, 2, 4, 2, 0, 0, 3}, Shape{2, 2, 2})}), {0, 6}, Shape{2});
+}
+
 // ---------------------------------------------------------------- uint8 quantization
 
 TensorData u8(std::vector<uint8_t> v, Shape s) { return TensorData::from_vec<uint8_t>(v, std::move(s)); }
@@ -337,6 +345,15 @@ TEST(OnnxMathOps, MatMulIntegerSubtractsRowAndColumnZeroPoints) {
   // (a - [[1], [2]]) @ (b - [1, 2]) = [[10,6,2],[8,4,0]] @ [[0,2],[1,3],[2,4]]
   expect_ints(run1(make_node("MatMulInteger", 4, 1), 10, {a, b, u8({1, 2}, Shape{2}), u8({1, 2}, Shape{2})}),
               {10, 46, 4, 28}, Shape{2, 2});
+}
+
+TEST(OnnxMathOps, ConvIntegerSubtractsTheZeroPointAndPads) {
+  // ONNX's ConvInteger example: x = 2..10 as [1, 1, 3, 3], x_zero_point 1, w = ones [1, 1, 2, 2].
+  const auto x = u8({2, 3, 4, 5, 6, 7, 8, 9, 10}, Shape{1, 1, 3, 3}), w = u8({1, 1, 1, 1}, Shape{1, 1, 2, 2});
+  expect_ints(run1(make_node("ConvInteger", 3, 1), 10, {x, w, u8({1}, Shape{})}), {12, 16, 24, 28}, Shape{1, 1, 2, 2});
+  const TensorData padded =
+      run1(make_node("ConvInteger", 3, 1, {{"pads", ints_attr({1, 1, 1, 1})}}), 10, {x, w, u8({1}, Shape{})});
+  expect_ints(padded, {1, 3, 5, 3, 5, 12, 16, 9, 11, 24, 28, 15, 7, 15, 17, 9}, Shape{1, 1, 4, 4});
 }
 
 // ---------------------------------------------------------------- gradients
