@@ -9,12 +9,19 @@
 namespace ember::onnx_import::math {
 namespace {
 
-Outs cast_op(OpContext& ctx) {
-  if (!ctx.node.has_attr("to")) ctx.fail("attribute 'to' is required");
-  return one(capi::cast(ctx.input(0), onnx_elem_dtype(ctx, ctx.node.attr_int("to", 0))));
+// GPU backends compute in float32 only: a cast to double keeps float32 there (as a float16 tensor is float32 in
+// every backend), so a graph that widens for precision still runs instead of failing at its Cast.
+DynTensor cast_to(const DynTensor& x, DType to) {
+  if (to == DType::F64 && capi::device(x).backend != BackendId::Cpu) to = DType::F32;
+  return capi::cast(x, to);
 }
 
-Outs cast_like(OpContext& ctx) { return one(capi::cast(ctx.input(0), capi::dtype(ctx.input(1)))); }
+Outs cast_op(OpContext& ctx) {
+  if (!ctx.node.has_attr("to")) ctx.fail("attribute 'to' is required");
+  return one(cast_to(ctx.input(0), onnx_elem_dtype(ctx, ctx.node.attr_int("to", 0))));
+}
+
+Outs cast_like(OpContext& ctx) { return one(cast_to(ctx.input(0), capi::dtype(ctx.input(1)))); }
 
 // Where: a and b of one kind broadcast with the condition. A cond given as numbers (some exporters) is != 0.
 Outs where_op(OpContext& ctx) {
