@@ -58,6 +58,7 @@ inline DType onnx_elem_dtype(const OpContext& ctx, int64_t elem) {
 void register_activation_ops(OpRegistry& r);  // onnx/ops/elementwise_activation.cpp
 void register_tensor_math_ops(OpRegistry& r);  // onnx/ops/elementwise_misc.cpp: Cast, Where, Softmax, CumSum, ...
 void register_quant_ops(OpRegistry& r);        // onnx/ops/elementwise_quant.cpp: uint8 (de)quantization
+void register_fft_ops(OpRegistry& r);          // onnx/ops/elementwise_fft.cpp: DFT, STFT
 void register_det_ops(OpRegistry& r);          // onnx/ops/reduce_det.cpp (called by register_reduce_ops)
 void register_loss_ops(OpRegistry& r);         // onnx/ops/reduce_loss.cpp (called by register_reduce_ops)
 

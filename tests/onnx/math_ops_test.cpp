@@ -313,6 +313,27 @@ TEST(OnnxMathOps, DetPivotsAndBatches) {
   expect_floats(run1(make_node("Det", 1, 1), 11, {f32({1, 2, 2, 4, 2, 0, 0, 3}, Shape{2, 2, 2})}), {0, 6}, Shape{2});
 }
 
+TEST(OnnxMathOps, DftOfRealAndComplexSignalsAndItsInverse) {
+  // numpy.fft.fft([1, 2, 3, 4]) = [10, -2+2j, -2, -2-2j].
+  const std::vector<double> spectrum{10, 0, -2, 2, -2, 0, -2, -2};
+  expect_floats(run1(make_node("DFT", 1, 1), 17, {f32({1, 2, 3, 4}, Shape{1, 4, 1})}), spectrum, Shape{1, 4, 2});
+  expect_floats(run1(make_node("DFT", 1, 1, {{"onesided", int_attr(1)}}), 17, {f32({1, 2, 3, 4}, Shape{1, 4, 1})}),
+                {10, 0, -2, 2, -2, 0}, Shape{1, 3, 2});
+  const auto spec = f32({10, 0, -2, 2, -2, 0, -2, -2}, Shape{1, 4, 2});
+  expect_floats(run1(make_node("DFT", 1, 1, {{"inverse", int_attr(1)}}), 17, {spec}), {1, 0, 2, 0, 3, 0, 4, 0},
+                Shape{1, 4, 2});
+}
+
+TEST(OnnxMathOps, StftFramesWindowsAndTransforms) {
+  // Frames [1, 2, 3, 4] and [3, 4, 5, 6] (step 2, length 4), one-sided: [10, -2+2j, -2] and [18, -2+2j, -2].
+  const auto signal = f32({1, 2, 3, 4, 5, 6}, Shape{1, 6, 1});
+  const auto out = run1(make_node("STFT", 4, 1), 17, {signal, i64({2}, Shape{}), std::nullopt, i64({4}, Shape{})});
+  expect_floats(out, {10, 0, -2, 2, -2, 0, 18, 0, -2, 2, -2, 0}, Shape{1, 2, 3, 2});
+  // A window of [0, 1, 1, 0] keeps the middle samples: [5, -3-2j, 1] and [9, -5-4j, 1].
+  const auto windowed = run1(make_node("STFT", 3, 1), 17, {signal, i64({2}, Shape{}), f32({0, 1, 1, 0})});
+  expect_floats(windowed, {5, 0, -3, -2, 1, 0, 9, 0, -5, -4, 1, 0}, Shape{1, 2, 3, 2});
+}
+
 // ---------------------------------------------------------------- uint8 quantization
 
 TensorData u8(std::vector<uint8_t> v, Shape s) { return TensorData::from_vec<uint8_t>(v, std::move(s)); }
