@@ -134,6 +134,7 @@ void register_elementwise_ops(OpRegistry& r) {
   math::register_tensor_math_ops(r);
   math::register_quant_ops(r);
   math::register_fft_ops(r);
+  math::register_grid_sample_ops(r);
 }
 
 }  // namespace ember::onnx_import

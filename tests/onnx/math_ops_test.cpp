@@ -334,6 +334,24 @@ TEST(OnnxMathOps, StftFramesWindowsAndTransforms) {
   expect_floats(windowed, {5, 0, -3, -2, 1, 0, 9, 0, -5, -4, 1, 0}, Shape{1, 2, 3, 2});
 }
 
+TEST(OnnxMathOps, GridSampleInterpolatesAndPadsLikeTorch) {
+  // torch.nn.functional.grid_sample of [[1, 2], [3, 4]] at (0, 0), (-1, -1), (1.4, -0.3).
+  const auto x = f32({1, 2, 3, 4}, Shape{1, 1, 2, 2}), grid = f32({0, 0, -1, -1, 1.4f, -0.3f}, Shape{1, 1, 3, 2});
+  const auto node = [](const char* mode, const char* padding, int64_t align) {
+    return make_node("GridSample", 2, 1,
+                     {{"mode", string_attr(mode)}, {"padding_mode", string_attr(padding)}, {"align_corners", int_attr(align)}});
+  };
+  const Shape s{1, 1, 1, 3};
+  expect_floats(run1(node("bilinear", "zeros", 0), 16, {x, grid}), {2.5, 0.25, 0.24}, s);
+  expect_floats(run1(node("bilinear", "border", 1), 16, {x, grid}), {2.5, 1.0, 2.7}, s);
+  expect_floats(run1(node("bilinear", "reflection", 1), 16, {x, grid}), {2.5, 1.0, 2.5}, s);
+  expect_floats(run1(node("bilinear", "reflection", 0), 16, {x, grid}), {2.5, 1.0, 2.4}, s);
+  expect_floats(run1(node("nearest", "zeros", 0), 16, {x, grid}), {1, 1, 0}, s);
+  expect_floats(run1(node("bicubic", "zeros", 0), 16, {x, grid}), {3.525390625, 0.109375, 0.22403948}, s);
+  expect_floats(run1(node("bicubic", "border", 1), 16, {x, grid}), {2.5, 1.0, 2.76187706}, s);
+  EXPECT_THROW(run_op(node("cubic", "zeros", 0), 16, {x, grid}), OnnxError);
+}
+
 // ---------------------------------------------------------------- uint8 quantization
 
 TensorData u8(std::vector<uint8_t> v, Shape s) { return TensorData::from_vec<uint8_t>(v, std::move(s)); }
