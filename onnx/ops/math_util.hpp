@@ -60,6 +60,7 @@ void register_tensor_math_ops(OpRegistry& r);  // onnx/ops/elementwise_misc.cpp:
 void register_quant_ops(OpRegistry& r);        // onnx/ops/elementwise_quant.cpp: uint8 (de)quantization
 void register_fft_ops(OpRegistry& r);          // onnx/ops/elementwise_fft.cpp: DFT, STFT
 void register_grid_sample_ops(OpRegistry& r);  // onnx/ops/elementwise_grid_sample.cpp
+void register_nms_ops(OpRegistry& r);          // onnx/ops/reduce_nms.cpp (called by register_reduce_ops)
 void register_det_ops(OpRegistry& r);          // onnx/ops/reduce_det.cpp (called by register_reduce_ops)
 void register_loss_ops(OpRegistry& r);         // onnx/ops/reduce_loss.cpp (called by register_reduce_ops)
 

@@ -119,6 +119,7 @@ void register_reduce_ops(OpRegistry& r) {
   r.add("ArgMin", arg_reduce(ArgReduceOp::ArgMin));
   math::register_loss_ops(r);
   math::register_det_ops(r);
+  math::register_nms_ops(r);
 }
 
 }  // namespace ember::onnx_import

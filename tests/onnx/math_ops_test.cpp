@@ -352,6 +352,18 @@ TEST(OnnxMathOps, GridSampleInterpolatesAndPadsLikeTorch) {
   EXPECT_THROW(run_op(node("cubic", "zeros", 0), 16, {x, grid}), OnnxError);
 }
 
+TEST(OnnxMathOps, NonMaxSuppressionKeepsTheBestOfOverlappingBoxes) {
+  // The ONNX spec's suppress_by_IOU example: boxes 0-2 overlap, 3-4 overlap, 5 stands alone.
+  const auto boxes = f32({0, 0, 1, 1, 0, 0.1f, 1, 1.1f, 0, -0.1f, 1, 0.9f, 0, 10, 1, 11, 0, 10.1f, 1, 11.1f, 0, 100, 1, 101},
+                         Shape{1, 6, 4});
+  const auto scores = f32({0.9f, 0.75f, 0.6f, 0.95f, 0.5f, 0.3f}, Shape{1, 1, 6});
+  const Node n = make_node("NonMaxSuppression", 5, 1);
+  expect_ints(run1(n, 11, {boxes, scores, i64({3}), f32({0.5f}), f32({0})}), {0, 0, 3, 0, 0, 0, 0, 0, 5}, Shape{3, 3});
+  // A score threshold drops box 5; max_output 0 (the default) selects nothing.
+  expect_ints(run1(n, 11, {boxes, scores, i64({3}), f32({0.5f}), f32({0.4f})}), {0, 0, 3, 0, 0, 0}, Shape{2, 3});
+  expect_ints(run1(make_node("NonMaxSuppression", 2, 1), 11, {boxes, scores}), {}, Shape{0, 3});
+}
+
 // ---------------------------------------------------------------- uint8 quantization
 
 TensorData u8(std::vector<uint8_t> v, Shape s) { return TensorData::from_vec<uint8_t>(v, std::move(s)); }
