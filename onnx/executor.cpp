@@ -31,6 +31,23 @@ bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(
 
 }  // namespace
 
+namespace {
+void fill_table(const Graph& g, int64_t opset, ConverterTable& table) {
+  for (const Node& n : g.nodes) {
+    if (n.domain.empty() || n.domain == "ai.onnx")
+      if (const Converter* fn = op_registry().find(n.op_type, opset)) table.emplace(&n, fn);
+    for (const auto& [key, a] : n.attrs)
+      if (a.type == Attribute::Type::Graph && a.g) fill_table(*a.g, opset, table);
+  }
+}
+}  // namespace
+
+ConverterTable converter_table(const Graph& g, int64_t opset) {
+  ConverterTable table;
+  fill_table(g, opset, table);
+  return table;
+}
+
 const DynTensor* Scope::find(const std::string& name) const {
   for (const Scope* s = this; s; s = s->parent) {
     auto it = s->values.find(name);
@@ -72,7 +89,7 @@ std::vector<DynTensor> Executor::run_in(const Graph& g, const std::vector<DynTen
   for (std::size_t i = 0; i < inputs.size(); ++i) scope.values.insert_or_assign(g.inputs[i].name, inputs[i]);
   for (const auto& [name, data] : g.initializers) {
     auto it = preset.find(name);
-    scope.values.insert_or_assign(name, it != preset.end() ? it->second : capi::from_data(device_, data));
+    scope.values.insert_or_assign(name, it != preset.end() ? it->second : upload(device_, data));
   }
   for (const Node& node : g.nodes) run_node(node, scope);
   std::vector<DynTensor> out;
@@ -86,8 +103,14 @@ std::vector<DynTensor> Executor::run_in(const Graph& g, const std::vector<DynTen
 }
 
 void Executor::run_node(const Node& node, Scope& scope) {
-  const Converter* fn = op_registry().find(node.op_type, opset_);
-  if (!fn || !(node.domain.empty() || node.domain == "ai.onnx"))
+  const Converter* fn = nullptr;
+  if (table_) {
+    auto it = table_->find(&node);
+    if (it != table_->end()) fn = it->second;
+  } else if (node.domain.empty() || node.domain == "ai.onnx") {
+    fn = op_registry().find(node.op_type, opset_);
+  }
+  if (!fn)
     throw UnsupportedOperatorError(fmt::format("{} has no Ember converter at opset {}", node.describe(), opset_));
   OpContext ctx{node, opset_, device_, training_, {}, this};
   ctx.inputs.reserve(node.inputs.size());

@@ -25,6 +25,11 @@ struct Scope {
   const DynTensor* find(const std::string& name) const;
 };
 
+// Each node's converter, looked up once per model (OnnxModel) rather than once per node and call.
+using ConverterTable = std::unordered_map<const Node*, const Converter*>;
+// The table of `g` and its subgraphs at `opset` (nodes without a converter are left out).
+ConverterTable converter_table(const Graph& g, int64_t opset);
+
 class Executor {
  public:
   // `opsets` as in Model::opsets ("" = ai.onnx).
@@ -38,6 +43,9 @@ class Executor {
   // For the converters of If / Loop / Scan, while their node runs: `body` with its inputs bound in order (the count
   // must match body.inputs) inside the scope of that node. Returns body.outputs in order.
   std::vector<DynTensor> run_subgraph(const Graph& body, const std::vector<DynTensor>& inputs);
+
+  // Converters from `table` (which must outlive the executor) instead of registry lookups.
+  void use_converters(const ConverterTable* table) { table_ = table; }
 
   const DynDevice& device() const { return device_; }
   bool training() const { return training_; }
@@ -53,6 +61,7 @@ class Executor {
   std::map<std::string, int64_t, std::less<>> opsets_;
   int64_t opset_ = 0;
   bool training_ = false;
+  const ConverterTable* table_ = nullptr;
   const Scope* current_ = nullptr;  // the scope of the node being converted (for run_subgraph)
   int depth_ = 0;
 };

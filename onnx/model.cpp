@@ -42,9 +42,12 @@ std::shared_ptr<const Model> prepared(Model m, bool sort) {
 
 OnnxModel::OnnxModel(std::shared_ptr<const Model> model, const DynDevice& device)
     : model_(std::move(model)), device_(device) {
+  auto it = model_->opsets.find("");
+  converters_ = std::make_shared<const ConverterTable>(
+      converter_table(model_->graph, it == model_->opsets.end() ? 0 : it->second));
   params_.reserve(model_->graph.initializers.size());
   for (const auto& [name, data] : model_->graph.initializers) {
-    DynTensor t = capi::from_data(device_, data);
+    DynTensor t = upload(device_, data);
     if (dtype_is_float(data.dtype)) t = capi::set_requires_grad(t, true);
     params_.emplace_back(name, std::move(t));
   }
@@ -77,7 +80,7 @@ void OnnxModel::check_inputs(const std::vector<DynTensor>& inputs) const {
     const ValueInfo& v = decl[i];
     const std::string name = quote_file_text(v.name, 96);
     if (!v.non_tensor_kind.empty())
-      throw UnsupportedDTypeError(fmt::format("input {} ({}) is a {}, not a tensor", i, name, v.non_tensor_kind));
+      throw UnsupportedDTypeError(fmt::format("input {} ({}) is not a tensor ({})", i, name, v.non_tensor_kind));
     const DType got = capi::dtype(inputs[i]);
     if (v.dtype && kind_of(*v.dtype) != kind_of(got))
       throw OnnxError(fmt::format("input {} ({}) must be a {} tensor ({}), got {}", i, name,
@@ -107,6 +110,7 @@ std::vector<DynTensor> OnnxModel::forward(const std::vector<DynTensor>& inputs, 
   std::unordered_map<std::string, DynTensor> preset;
   for (const auto& [name, t] : params_) preset.emplace(name, t);
   Executor exec(device_, model_->opsets, training);
+  exec.use_converters(converters_.get());
   return exec.run(model_->graph, inputs, preset);
 }
 
@@ -157,7 +161,7 @@ void OnnxModel::load_record(const Record& r) {
   }
   if (!report.ok()) throw OnnxError("load_record: the record does not fit the model:\n" + report.to_string());
   for (auto& [name, t] : params_) {
-    DynTensor v = capi::from_data(device_, r.params.at(name).data.convert(capi::dtype(t)));
+    DynTensor v = upload(device_, r.params.at(name).data.convert(capi::dtype(t)));
     if (dtype_is_float(capi::dtype(t))) v = capi::set_requires_grad(v, true);
     t = std::move(v);
   }

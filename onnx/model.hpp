@@ -14,6 +14,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -59,6 +60,7 @@ class OnnxModel {
   void check_inputs(const std::vector<DynTensor>& inputs) const;
 
   std::shared_ptr<const Model> model_;
+  std::shared_ptr<const std::unordered_map<const Node*, const Converter*>> converters_;  // executor.hpp
   DynDevice device_;
   std::vector<std::pair<std::string, DynTensor>> params_;
 };

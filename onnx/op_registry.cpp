@@ -27,6 +27,12 @@ std::vector<int64_t> widen(const TensorData& d) {
 
 }  // namespace
 
+DynTensor upload(const DynDevice& device, const TensorData& data) {
+  if (data.dtype == DType::F64 && device.backend != BackendId::Cpu)
+    return capi::from_data(device, data.convert(DType::F32));
+  return capi::from_data(device, data);
+}
+
 const DynTensor& OpContext::input(std::size_t i) const {
   if (!has_input(i)) fail(fmt::format("input {} is required but missing", i));
   return *inputs[i];

@@ -44,6 +44,11 @@ struct OpContext {
   [[noreturn]] void fail(const std::string& what) const;
 };
 
+// Host data (initializers, Constant values, test inputs) as a tensor on `device`. float64 data becomes float32 on
+// the backends that compute in float32 (Vulkan, CUDA: the runtime refuses float64 there), so a double model runs on
+// a GPU in single precision rather than not at all; on the CPU it stays float64.
+DynTensor upload(const DynDevice& device, const TensorData& data);
+
 // Returns one value per node output, in order; nullopt for an omitted optional output that was not computed.
 using Converter = std::function<std::vector<std::optional<DynTensor>>(OpContext&)>;
 

@@ -43,7 +43,7 @@ TensorData constant_value(const OpContext& ctx) {
 
 void register_core_ops(OpRegistry& r) {
   r.add("Constant", [](OpContext& ctx) -> std::vector<std::optional<DynTensor>> {
-    return {capi::from_data(ctx.device, constant_value(ctx))};
+    return {upload(ctx.device, constant_value(ctx))};
   });
   // Identity passes the value itself: the same tensor (and autodiff node) under a second name.
   r.add("Identity", [](OpContext& ctx) -> std::vector<std::optional<DynTensor>> { return {ctx.input(0)}; });
