@@ -34,8 +34,9 @@ std::array<DynTensor, 4> corners(const DynTensor& boxes, bool center_point) {
           capi::binary(b, d, BinaryOp::Max)};
 }
 
-// [B, n, n]: whether box i and box j overlap by IoU > threshold (boxes of zero area overlap nothing).
-DynTensor overlaps(const DynTensor& boxes, bool center_point, double threshold) {
+// [B, n, n]: whether box i and box j overlap by IoU > threshold (a scalar tensor; boxes of zero area overlap
+// nothing).
+DynTensor overlaps(const DynTensor& boxes, bool center_point, const DynTensor& threshold) {
   const auto [y1, x1, y2, x2] = corners(boxes, center_point);
   const Shape s = capi::shape(y1);  // [B, n]
   const auto rows = [&](const DynTensor& t) { return capi::reshape(t, {s[0], s[1], 1}); };
@@ -53,7 +54,7 @@ DynTensor overlaps(const DynTensor& boxes, bool center_point, double threshold) 
                                            capi::compare_scalar(cols(area), CompareOp::Gt, 0.0), LogicOp::And);
   const DynTensor safe_uni = capi::where(positive, uni, math::scalar_like(uni, 1.0));
   const DynTensor iou = capi::binary(inter, safe_uni, BinaryOp::Div);
-  return capi::logical(positive, capi::compare_scalar(iou, CompareOp::Gt, threshold), LogicOp::And);
+  return capi::logical(positive, capi::compare(iou, threshold, CompareOp::Gt), LogicOp::And);
 }
 
 Outs nms(OpContext& ctx) {
@@ -65,18 +66,21 @@ Outs nms(OpContext& ctx) {
                          ss.to_string()));
   if (bs[1] > 4096) ctx.fail(fmt::format("{} boxes is above the 4096 this operator compares pairwise", bs[1]));
   const int64_t max_out = ctx.has_input(2) ? ctx.ints(2).at(0) : 0;
-  const double iou_thr = ctx.has_input(3) ? ctx.scalar(3) : 0.0;
+  // Thresholds stay tensors on the device (compared there), in the scores' dtype.
+  const auto threshold = [&](std::size_t i) {
+    return ctx.has_input(i) ? capi::reshape(capi::cast(ctx.input(i), capi::dtype(scores)), {})
+                            : math::scalar_like(scores, 0.0);
+  };
   const bool center_point = ctx.node.attr_int("center_point_box", 0) != 0;
   const int64_t batches = bs[0], n = bs[1], classes = ss[1];
 
   std::vector<int64_t> selected;  // rows of (batch, class, box)
   if (max_out > 0 && n > 0) {
-    const std::vector<int64_t> over = host_ints(overlaps(boxes, center_point, iou_thr));  // [B, n, n]
+    const std::vector<int64_t> over = host_ints(overlaps(boxes, center_point, threshold(3)));  // [B, n, n]
     const std::vector<int64_t> order = host_ints(capi::argsort(scores, 2, true));        // [B, C, n]
     std::vector<int64_t> passing(static_cast<std::size_t>(batches * classes * n), 1);
     if (ctx.has_input(4))
-      passing = host_ints(capi::compare(scores, capi::reshape(capi::cast(ctx.input(4), capi::dtype(scores)), {}),
-                                        CompareOp::Gt));
+      passing = host_ints(capi::compare(scores, threshold(4), CompareOp::Gt));
     for (int64_t b = 0; b < batches; ++b)
       for (int64_t c = 0; c < classes; ++c) {
         std::vector<int64_t> kept;
