@@ -61,6 +61,7 @@ void register_quant_ops(OpRegistry& r);        // onnx/ops/elementwise_quant.cpp
 void register_fft_ops(OpRegistry& r);          // onnx/ops/elementwise_fft.cpp: DFT, STFT
 void register_grid_sample_ops(OpRegistry& r);  // onnx/ops/elementwise_grid_sample.cpp
 void register_nms_ops(OpRegistry& r);          // onnx/ops/reduce_nms.cpp (called by register_reduce_ops)
+void register_unpool_ops(OpRegistry& r);       // onnx/ops/reduce_unpool.cpp (called by register_reduce_ops)
 void register_det_ops(OpRegistry& r);          // onnx/ops/reduce_det.cpp (called by register_reduce_ops)
 void register_loss_ops(OpRegistry& r);         // onnx/ops/reduce_loss.cpp (called by register_reduce_ops)
 

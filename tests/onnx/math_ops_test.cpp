@@ -364,6 +364,18 @@ TEST(OnnxMathOps, NonMaxSuppressionKeepsTheBestOfOverlappingBoxes) {
   expect_ints(run1(make_node("NonMaxSuppression", 2, 1), 11, {boxes, scores}), {}, Shape{0, 3});
 }
 
+TEST(OnnxMathOps, MaxUnpoolScattersAtFlatIndices) {
+  // The spec's example: pooled [[6, 8], [14, 16]] at flat indices 5, 7, 13, 15 of a 4 x 4 output.
+  const auto x = f32({6, 8, 14, 16}, Shape{1, 1, 2, 2});
+  const auto idx = i64({5, 7, 13, 15}, Shape{1, 1, 2, 2});
+  const Node n = make_node("MaxUnpool", 2, 1, {{"kernel_shape", ints_attr({2, 2})}, {"strides", ints_attr({2, 2})}});
+  expect_floats(run1(n, 11, {x, idx}), {0, 0, 0, 0, 0, 6, 0, 8, 0, 0, 0, 0, 0, 14, 0, 16}, Shape{1, 1, 4, 4});
+  const Node with_shape = make_node("MaxUnpool", 3, 1, {{"kernel_shape", ints_attr({2, 2})}, {"strides", ints_attr({2, 2})}});
+  const TensorData y = run1(with_shape, 11, {x, idx, i64({1, 1, 5, 5})});
+  EXPECT_EQ(y.shape, (Shape{1, 1, 5, 5}));
+  expect_floats(y, {0, 0, 0, 0, 0, 0, 6, 0, 8, 0, 0, 0, 0, 0, 0, 0, 14, 0, 16, 0, 0, 0, 0, 0, 0}, Shape{1, 1, 5, 5});
+}
+
 // ---------------------------------------------------------------- uint8 quantization
 
 TensorData u8(std::vector<uint8_t> v, Shape s) { return TensorData::from_vec<uint8_t>(v, std::move(s)); }
