@@ -376,6 +376,24 @@ TEST(OnnxMathOps, MaxUnpoolScattersAtFlatIndices) {
   expect_floats(y, {0, 0, 0, 0, 0, 0, 6, 0, 8, 0, 0, 0, 0, 0, 0, 0, 14, 0, 16, 0, 0, 0, 0, 0, 0}, Shape{1, 1, 5, 5});
 }
 
+TEST(OnnxMathOps, RoiAlignAveragesBilinearSamplesPerBin) {
+  // Two images [[1, 2], [3, 4]] and that + 10; one 1 x 1 bin with 2 x 2 samples.
+  const auto x = f32({1, 2, 3, 4, 11, 12, 13, 14}, Shape{2, 1, 2, 2});
+  const auto node = [](const char* ctm) {
+    return make_node("RoiAlign", 3, 1,
+                     {{"coordinate_transformation_mode", string_attr(ctm)}, {"output_height", int_attr(1)},
+                      {"output_width", int_attr(1)}, {"sampling_ratio", int_attr(2)}});
+  };
+  // half_pixel: samples land on the four pixel centres of each roi's image.
+  expect_floats(run1(node("half_pixel"), 16, {x, f32({0, 0, 2, 2, 0, 0, 2, 2}, Shape{2, 4}), i64({0, 1})}),
+                {2.5, 12.5}, Shape{2, 1, 1, 1});
+  // output_half_pixel: samples at 0.5 and 1.5, the latter clamped to the last pixel: (2.5 + 3 + 3.5 + 4) / 4.
+  expect_floats(run1(node("output_half_pixel"), 16, {x, f32({0, 0, 2, 2}, Shape{1, 4}), i64({0})}), {3.25},
+                Shape{1, 1, 1, 1});
+  const Node adaptive = make_node("RoiAlign", 3, 1);
+  EXPECT_THROW(run_op(adaptive, 16, {x, f32({0, 0, 2, 2}, Shape{1, 4}), i64({0})}), OnnxError);
+}
+
 // ---------------------------------------------------------------- uint8 quantization
 
 TensorData u8(std::vector<uint8_t> v, Shape s) { return TensorData::from_vec<uint8_t>(v, std::move(s)); }
