@@ -453,5 +453,21 @@ TEST(OnnxMathOps, GradientsFlowThroughComposedActivations) {
   expect_floats(capi::to_data(*gx), {std::exp(-1.0), 1, 1}, Shape{3});
 }
 
+// GridSample's taps are gathers weighted by the fractional parts: sampling the centre of a 2 x 2 image weighs each
+// pixel 1/4, which is d/dX of the sum.
+TEST(OnnxMathOps, GradientsReachGridSampleInput) {
+  const Node n = make_node("GridSample", 2, 1);
+  OpContext ctx{n, 16, capi::cpu_device(), true, {}, nullptr};
+  const DynTensor x =
+      capi::set_requires_grad(capi::from_data(capi::cpu_device(), f32({1, 2, 3, 4}, Shape{1, 1, 2, 2})), true);
+  ctx.inputs.emplace_back(x);
+  ctx.inputs.emplace_back(capi::from_data(capi::cpu_device(), f32({0, 0}, Shape{1, 1, 1, 2})));
+  const DynTensor y = *(*op_registry().find("GridSample", 16))(ctx).at(0);
+  const auto g = capi::backward(capi::reduce_all(y, ReduceOp::Sum), nullptr, false, false);
+  const auto gx = capi::grad(g, x);
+  ASSERT_TRUE(gx.has_value());
+  expect_floats(capi::to_data(*gx), {0.25, 0.25, 0.25, 0.25}, Shape{1, 1, 2, 2});
+}
+
 }  // namespace
 }  // namespace ember::onnx_import
