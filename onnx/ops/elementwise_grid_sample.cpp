@@ -43,13 +43,12 @@ DynTensor unnormalize(const DynTensor& g, int64_t size, bool align) {
 std::vector<DynTensor> cubic_weights(const DynTensor& t) {
   constexpr double a = -0.75;
   const auto far = [&](const DynTensor& d) {  // for 1 < d < 2: ((a d - 5a) d + 8a) d - 4a
-    return add_s(capi::binary(add_s(capi::binary(add_s(mul_s(d, a), -5 * a), d, BinaryOp::Mul), 8 * a), d,
-                              BinaryOp::Mul),
-                 -4 * a);
+    return add_s(
+        capi::binary(add_s(capi::binary(add_s(mul_s(d, a), -5 * a), d, BinaryOp::Mul), 8 * a), d, BinaryOp::Mul),
+        -4 * a);
   };
   const auto near = [&](const DynTensor& d) {  // for d <= 1: ((a + 2) d - (a + 3)) d d + 1
-    return add_s(capi::binary(capi::binary(add_s(mul_s(d, a + 2), -(a + 3)), d, BinaryOp::Mul), d, BinaryOp::Mul),
-                 1.0);
+    return add_s(capi::binary(capi::binary(add_s(mul_s(d, a + 2), -(a + 3)), d, BinaryOp::Mul), d, BinaryOp::Mul), 1.0);
   };
   const DynTensor u = capi::scalar(t, ScalarOp::RSub, 1.0);
   return {far(add_s(t, 1.0)), near(t), near(u), far(add_s(u, 1.0))};
@@ -60,8 +59,8 @@ Outs grid_sample(OpContext& ctx) {
   const DynTensor& grid = ctx.input(1);
   const Shape xs = capi::shape(x), gs = capi::shape(grid);
   if (xs.rank() != 4 || gs.rank() != 4 || gs[0] != xs[0] || gs[3] != 2)
-    ctx.fail(fmt::format("X must be [N, C, H, W] and grid [N, Ho, Wo, 2], got {} and {}", xs.to_string(),
-                         gs.to_string()));
+    ctx.fail(
+        fmt::format("X must be [N, C, H, W] and grid [N, Ho, Wo, 2], got {} and {}", xs.to_string(), gs.to_string()));
   const std::string mode = ctx.node.attr_string("mode", "bilinear");
   const std::string padding = ctx.node.attr_string("padding_mode", "zeros");
   if (mode != "bilinear" && mode != "nearest" && mode != "bicubic")
@@ -80,14 +79,14 @@ Outs grid_sample(OpContext& ctx) {
   // X at integer pixel (ix, iy) [N, P] for every channel, 0 outside the image (zeros padding; the other modes
   // folded the coordinates inside already).
   const auto tap = [&](const DynTensor& ix, const DynTensor& iy) {
-    const DynTensor inside = capi::logical(
-        capi::logical(capi::compare_scalar(ix, CompareOp::Ge, 0.0), capi::compare_scalar(ix, CompareOp::Le, w - 1.0),
-                      LogicOp::And),
-        capi::logical(capi::compare_scalar(iy, CompareOp::Ge, 0.0), capi::compare_scalar(iy, CompareOp::Le, h - 1.0),
-                      LogicOp::And),
-        LogicOp::And);
-    const DynTensor flat = capi::binary(mul_s(clamp(iy, 0, h - 1.0), static_cast<double>(w)), clamp(ix, 0, w - 1.0),
-                                        BinaryOp::Add);
+    const DynTensor inside =
+        capi::logical(capi::logical(capi::compare_scalar(ix, CompareOp::Ge, 0.0),
+                                    capi::compare_scalar(ix, CompareOp::Le, w - 1.0), LogicOp::And),
+                      capi::logical(capi::compare_scalar(iy, CompareOp::Ge, 0.0),
+                                    capi::compare_scalar(iy, CompareOp::Le, h - 1.0), LogicOp::And),
+                      LogicOp::And);
+    const DynTensor flat =
+        capi::binary(mul_s(clamp(iy, 0, h - 1.0), static_cast<double>(w)), clamp(ix, 0, w - 1.0), BinaryOp::Add);
     const DynTensor idx = capi::expand(capi::reshape(capi::cast(flat, DType::I64), {n, 1, points}), {n, c, points});
     const DynTensor v = capi::gather(image, 2, idx);  // [N, C, P]
     return capi::binary(v, capi::reshape(capi::cast(inside, capi::dtype(x)), {n, 1, points}), BinaryOp::Mul);
@@ -106,8 +105,8 @@ Outs grid_sample(OpContext& ctx) {
       const DynTensor cy = fold(add_s(y0, j - 1.0), h, align, padding);
       for (int i = 0; i < 4; ++i) {
         const DynTensor cx = fold(add_s(x0, i - 1.0), w, align, padding);
-        const DynTensor term = weighted(tap(cx, cy), capi::binary(wx[static_cast<std::size_t>(i)],
-                                                                  wy[static_cast<std::size_t>(j)], BinaryOp::Mul));
+        const DynTensor term = weighted(
+            tap(cx, cy), capi::binary(wx[static_cast<std::size_t>(i)], wy[static_cast<std::size_t>(j)], BinaryOp::Mul));
         y = i == 0 && j == 0 ? term : capi::binary(y, term, BinaryOp::Add);
       }
     }

@@ -1,6 +1,6 @@
 // ONNX's linear quantization operators on uint8 (h-onnx-math): QuantizeLinear, DequantizeLinear,
-// DynamicQuantizeLinear, MatMulInteger and ConvInteger. Ember keeps every integer type in one signed kind, so the uint8 range is
-// enforced here by clamping to [0, 255]; int8 tensors are refused at load (an unsupported dtype). Matmuls of
+// DynamicQuantizeLinear, MatMulInteger and ConvInteger. Ember keeps every integer type in one signed kind, so the uint8
+// range is enforced here by clamping to [0, 255]; int8 tensors are refused at load (an unsupported dtype). Matmuls of
 // integers run in float (float64 on the CPU, exact for uint8 products; float32 on GPUs, exact below 2^24).
 #include "onnx/ops/math_util.hpp"
 
@@ -28,8 +28,8 @@ Outs quantize(OpContext& ctx) {
   const DynTensor& x = ctx.input(0);
   const std::size_t rank = capi::shape(x).rank();
   const DType ft = capi::dtype(x);
-  DynTensor y = capi::unary(capi::binary(x, along(ctx, capi::cast(ctx.input(1), ft), rank), BinaryOp::Div),
-                            UnaryOp::Round);
+  DynTensor y =
+      capi::unary(capi::binary(x, along(ctx, capi::cast(ctx.input(1), ft), rank), BinaryOp::Div), UnaryOp::Round);
   if (ctx.has_input(2)) y = capi::binary(y, along(ctx, capi::cast(ctx.input(2), ft), rank), BinaryOp::Add);
   return one(to_uint8(y));
 }
@@ -50,7 +50,8 @@ Outs dynamic_quantize(OpContext& ctx) {
   const DynTensor lo = capi::scalar(capi::reduce_all(x, ReduceOp::Min), ScalarOp::ClampMax, 0.0);
   const DynTensor hi = capi::scalar(capi::reduce_all(x, ReduceOp::Max), ScalarOp::ClampMin, 0.0);
   const DynTensor scale = capi::scalar(capi::binary(hi, lo, BinaryOp::Sub), ScalarOp::Div, 255.0);
-  const DynTensor zp = to_uint8(capi::unary(capi::unary(capi::binary(lo, scale, BinaryOp::Div), UnaryOp::Neg), UnaryOp::Round));
+  const DynTensor zp =
+      to_uint8(capi::unary(capi::unary(capi::binary(lo, scale, BinaryOp::Div), UnaryOp::Neg), UnaryOp::Round));
   const DynTensor q = capi::unary(capi::binary(x, scale, BinaryOp::Div), UnaryOp::Round);
   const DynTensor y = to_uint8(capi::binary(q, capi::cast(zp, capi::dtype(x)), BinaryOp::Add));
   return Outs{y, scale, zp};

@@ -70,7 +70,7 @@ Outs roi_align(OpContext& ctx) {
     roi_w = capi::scalar(roi_w, ScalarOp::ClampMin, 1.0);
     roi_h = capi::scalar(roi_h, ScalarOp::ClampMin, 1.0);
   }
-  const DynTensor ys = sample_coords(y1, mul_s(roi_h, 1.0 / static_cast<double>(out_h)), out_h, grid);  // [R, Sh]
+  const DynTensor ys = sample_coords(y1, mul_s(roi_h, 1.0 / static_cast<double>(out_h)), out_h, grid);   // [R, Sh]
   const DynTensor xs_ = sample_coords(x1, mul_s(roi_w, 1.0 / static_cast<double>(out_w)), out_w, grid);  // [R, Sw]
   const int64_t sh = out_h * grid, sw = out_w * grid, points = sh * sw;
   const Taps ty = taps_of(ys, h), tx = taps_of(xs_, w);
@@ -88,11 +88,10 @@ Outs roi_align(OpContext& ctx) {
                          {r, 1, points});
   };
   const DynTensor hy = capi::scalar(ty.frac, ScalarOp::RSub, 1.0), hx = capi::scalar(tx.frac, ScalarOp::RSub, 1.0);
-  const DynTensor terms[4] = {
-      capi::binary(tap(ty.low, tx.low), weight(hy, hx), BinaryOp::Mul),
-      capi::binary(tap(ty.low, tx.high), weight(hy, tx.frac), BinaryOp::Mul),
-      capi::binary(tap(ty.high, tx.low), weight(ty.frac, hx), BinaryOp::Mul),
-      capi::binary(tap(ty.high, tx.high), weight(ty.frac, tx.frac), BinaryOp::Mul)};
+  const DynTensor terms[4] = {capi::binary(tap(ty.low, tx.low), weight(hy, hx), BinaryOp::Mul),
+                              capi::binary(tap(ty.low, tx.high), weight(hy, tx.frac), BinaryOp::Mul),
+                              capi::binary(tap(ty.high, tx.low), weight(ty.frac, hx), BinaryOp::Mul),
+                              capi::binary(tap(ty.high, tx.high), weight(ty.frac, tx.frac), BinaryOp::Mul)};
   // ONNX Runtime's max mode keeps the largest weighted tap of each sample; avg sums them.
   DynTensor v = terms[0];
   for (int i = 1; i < 4; ++i) v = capi::binary(v, terms[i], mode == "max" ? BinaryOp::Max : BinaryOp::Add);

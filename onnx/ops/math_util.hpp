@@ -46,8 +46,8 @@ inline DType onnx_elem_dtype(const OpContext& ctx, int64_t elem) {
     case 11: return DType::F64;
     default: break;
   }
-  static const char* const names[] = {"undefined", "float",  "uint8",  "int8",    "uint16",    "int16",
-                                      "int32",     "int64",  "string", "bool",    "float16",   "double",
+  static const char* const names[] = {"undefined", "float",  "uint8",     "int8",       "uint16",  "int16",
+                                      "int32",     "int64",  "string",    "bool",       "float16", "double",
                                       "uint32",    "uint64", "complex64", "complex128", "bfloat16"};
   const char* name = elem >= 0 && elem <= 16 ? names[elem] : "unknown";
   ctx.fail(fmt::format("element type {} ({}) is not supported by Ember", elem, name));
@@ -55,7 +55,7 @@ inline DType onnx_elem_dtype(const OpContext& ctx, int64_t elem) {
 
 // Sub-registers of the elementwise and reduce families (called once by register_elementwise_ops /
 // register_reduce_ops).
-void register_activation_ops(OpRegistry& r);  // onnx/ops/elementwise_activation.cpp
+void register_activation_ops(OpRegistry& r);   // onnx/ops/elementwise_activation.cpp
 void register_tensor_math_ops(OpRegistry& r);  // onnx/ops/elementwise_misc.cpp: Cast, Where, Softmax, CumSum, ...
 void register_quant_ops(OpRegistry& r);        // onnx/ops/elementwise_quant.cpp: uint8 (de)quantization
 void register_fft_ops(OpRegistry& r);          // onnx/ops/elementwise_fft.cpp: DFT, STFT

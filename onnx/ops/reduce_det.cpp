@@ -42,8 +42,8 @@ Outs det(OpContext& ctx) {
     result = capi::binary(result, capi::where(swapped, capi::unary(pivot, UnaryOp::Neg), pivot), BinaryOp::Mul);
     if (k + 1 == n) break;
     // Eliminate below the pivot; a zero pivot (a singular matrix: the result is already 0) divides by 1 instead.
-    const DynTensor safe = capi::where(capi::compare_scalar(pivot, CompareOp::Eq, 0.0), math::scalar_like(pivot, 1.0),
-                                       pivot);
+    const DynTensor safe =
+        capi::where(capi::compare_scalar(pivot, CompareOp::Eq, 0.0), math::scalar_like(pivot, 1.0), pivot);
     const DynTensor pivot_row = rows(m, k, k + 1);  // [b, 1, n]
     const DynTensor below = rows(m, k + 1, n);      // [b, n - k - 1, n]
     const DynTensor factors =

@@ -62,8 +62,8 @@ Outs nms(OpContext& ctx) {
   const DynTensor& scores = ctx.input(1);
   const Shape bs = capi::shape(boxes), ss = capi::shape(scores);
   if (bs.rank() != 3 || bs[2] != 4 || ss.rank() != 3 || ss[0] != bs[0] || ss[2] != bs[1])
-    ctx.fail(fmt::format("boxes must be [B, n, 4] and scores [B, C, n], got {} and {}", bs.to_string(),
-                         ss.to_string()));
+    ctx.fail(
+        fmt::format("boxes must be [B, n, 4] and scores [B, C, n], got {} and {}", bs.to_string(), ss.to_string()));
   if (bs[1] > 4096) ctx.fail(fmt::format("{} boxes is above the 4096 this operator compares pairwise", bs[1]));
   const int64_t max_out = ctx.has_input(2) ? ctx.ints(2).at(0) : 0;
   // Thresholds stay tensors on the device (compared there), in the scores' dtype.
@@ -77,10 +77,9 @@ Outs nms(OpContext& ctx) {
   std::vector<int64_t> selected;  // rows of (batch, class, box)
   if (max_out > 0 && n > 0) {
     const std::vector<int64_t> over = host_ints(overlaps(boxes, center_point, threshold(3)));  // [B, n, n]
-    const std::vector<int64_t> order = host_ints(capi::argsort(scores, 2, true));        // [B, C, n]
+    const std::vector<int64_t> order = host_ints(capi::argsort(scores, 2, true));              // [B, C, n]
     std::vector<int64_t> passing(static_cast<std::size_t>(batches * classes * n), 1);
-    if (ctx.has_input(4))
-      passing = host_ints(capi::compare(scores, threshold(4), CompareOp::Gt));
+    if (ctx.has_input(4)) passing = host_ints(capi::compare(scores, threshold(4), CompareOp::Gt));
     for (int64_t b = 0; b < batches; ++b)
       for (int64_t c = 0; c < classes; ++c) {
         std::vector<int64_t> kept;

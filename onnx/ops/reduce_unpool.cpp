@@ -25,8 +25,8 @@ math::Outs max_unpool(OpContext& ctx) {
     inferred[i + 2] = (xs[i + 2] - 1) * strides[i] + kernel[i] - pads[i] - pads[i + spatial];
   const Shape is(inferred);
   const DynTensor zeros = capi::full(capi::device(x), capi::dtype(x), Shape{is.num_elements()}, 0.0);
-  const DynTensor flat = capi::scatter_add(zeros, 0, capi::reshape(indices, {xs.num_elements()}),
-                                           capi::reshape(x, {xs.num_elements()}));
+  const DynTensor flat =
+      capi::scatter_add(zeros, 0, capi::reshape(indices, {xs.num_elements()}), capi::reshape(x, {xs.num_elements()}));
   const DynTensor y = capi::reshape(flat, inferred);
   if (!ctx.has_input(2)) return math::one(y);
   // An explicit output_shape (at least the inferred one) extends it with zeros at the end of each spatial dim.

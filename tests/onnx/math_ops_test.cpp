@@ -45,8 +45,10 @@ void expect_floats(const TensorData& d, const std::vector<double>& want, const S
   EXPECT_EQ(d.shape, shape);
   ASSERT_EQ(d.num_elements(), want.size());
   for (std::size_t i = 0; i < want.size(); ++i) {
-    if (std::isinf(want[i])) EXPECT_EQ(d.get<double>(i), want[i]) << "element " << i;
-    else EXPECT_NEAR(d.get<double>(i), want[i], tol * std::max(1.0, std::abs(want[i]))) << "element " << i;
+    if (std::isinf(want[i]))
+      EXPECT_EQ(d.get<double>(i), want[i]) << "element " << i;
+    else
+      EXPECT_NEAR(d.get<double>(i), want[i], tol * std::max(1.0, std::abs(want[i]))) << "element " << i;
   }
 }
 void expect_ints(const TensorData& d, const std::vector<int64_t>& want, const Shape& shape) {
@@ -66,8 +68,8 @@ void expect_bools(const TensorData& d, const std::vector<int>& want) {
 TEST(OnnxMathOps, UnaryMathIncludingComposedTanAndHalfToEvenRound) {
   expect_floats(run1(make_node("Tan", 1, 1), 13, {f32({0.5f, -1.0f})}), {0.54630249, -1.557407725}, Shape{2});
   // The spec's Round example: halves go to the even neighbour.
-  expect_floats(run1(make_node("Round", 1, 1), 11, {f32({0.5f, 1.5f, 2.5f, -2.5f, 2.3f, -1.5f})}),
-                {0, 2, 2, -2, 2, -2}, Shape{6});
+  expect_floats(run1(make_node("Round", 1, 1), 11, {f32({0.5f, 1.5f, 2.5f, -2.5f, 2.3f, -1.5f})}), {0, 2, 2, -2, 2, -2},
+                Shape{6});
   expect_floats(run1(make_node("Reciprocal", 1, 1), 13, {f32({-4.0f, 2.0f})}), {-0.25, 0.5}, Shape{2});
   expect_ints(run1(make_node("Abs", 1, 1), 13, {i64({-3, 0, 4})}), {3, 0, 4}, Shape{3});
   expect_bools(run1(make_node("Not", 1, 1), 1, {bools({1, 0})}), {0, 1});
@@ -76,8 +78,8 @@ TEST(OnnxMathOps, UnaryMathIncludingComposedTanAndHalfToEvenRound) {
 TEST(OnnxMathOps, BinaryArithmeticBroadcasts) {
   expect_floats(run1(make_node("Add", 2, 1), 14, {f32({1, 2, 3, 4, 5, 6}, Shape{2, 3}), f32({10, 20, 30})}),
                 {11, 22, 33, 14, 25, 36}, Shape{2, 3});
-  expect_floats(run1(make_node("Sub", 2, 1), 14, {f32({1, 2}, Shape{2, 1}), f32({1, 2, 3})}),
-                {0, -1, -2, 1, 0, -1}, Shape{2, 3});
+  expect_floats(run1(make_node("Sub", 2, 1), 14, {f32({1, 2}, Shape{2, 1}), f32({1, 2, 3})}), {0, -1, -2, 1, 0, -1},
+                Shape{2, 3});
   expect_ints(run1(make_node("Div", 2, 1), 14, {i64({7, 9}), i64({2, 3})}), {3, 3}, Shape{2});
 }
 
@@ -121,10 +123,12 @@ TEST(OnnxMathOps, ComparisonsLogicAndClassTests) {
 }
 
 TEST(OnnxMathOps, BitShiftMultipliesOrDividesByPowersOfTwo) {
-  expect_ints(run1(make_node("BitShift", 2, 1, {{"direction", string_attr("LEFT")}}), 11, {i64({16, 4, 1}), i64({1, 2, 3})}),
-              {32, 16, 8}, Shape{3});
-  expect_ints(run1(make_node("BitShift", 2, 1, {{"direction", string_attr("RIGHT")}}), 11, {i64({16, 4, 1}), i64({1, 2, 3})}),
-              {8, 1, 0}, Shape{3});
+  expect_ints(
+      run1(make_node("BitShift", 2, 1, {{"direction", string_attr("LEFT")}}), 11, {i64({16, 4, 1}), i64({1, 2, 3})}),
+      {32, 16, 8}, Shape{3});
+  expect_ints(
+      run1(make_node("BitShift", 2, 1, {{"direction", string_attr("RIGHT")}}), 11, {i64({16, 4, 1}), i64({1, 2, 3})}),
+      {8, 1, 0}, Shape{3});
   EXPECT_THROW(run_op(make_node("BitShift", 2, 1), 11, {i64({1}), i64({1})}), OnnxError);
 }
 
@@ -201,8 +205,8 @@ TEST(OnnxMathOps, SoftmaxFlattensBeforeOpset13) {
   expect_floats(run1(n, 11, {x}), {0.004269779, 0.011606461, 0.031549633, 0.085760795, 0.23312201, 0.633691323},
                 Shape{1, 2, 3});
   const TensorData ls = run1(make_node("LogSoftmax", 1, 1), 13, {f32({1, 2, 3, 4, 5, 6}, Shape{2, 3})});
-  expect_floats(ls, {1 - 3.407605964, 2 - 3.407605964, 3 - 3.407605964, 4 - 6.407605964, 5 - 6.407605964,
-                     6 - 6.407605964},
+  expect_floats(ls,
+                {1 - 3.407605964, 2 - 3.407605964, 3 - 3.407605964, 4 - 6.407605964, 5 - 6.407605964, 6 - 6.407605964},
                 Shape{2, 3});
 }
 
@@ -219,8 +223,7 @@ TEST(OnnxMathOps, CumSumExclusiveAndReverse) {
                 Shape{5});
   expect_floats(run1(make_node("CumSum", 2, 1, {{"reverse", int_attr(1)}}), 14, {x, axis}), {15, 14, 12, 9, 5},
                 Shape{5});
-  expect_floats(run1(make_node("CumSum", 2, 1, {{"reverse", int_attr(1)}, {"exclusive", int_attr(1)}}), 14,
-                     {x, axis}),
+  expect_floats(run1(make_node("CumSum", 2, 1, {{"reverse", int_attr(1)}, {"exclusive", int_attr(1)}}), 14, {x, axis}),
                 {14, 12, 9, 5, 0}, Shape{5});
   expect_ints(run1(make_node("CumSum", 2, 1), 14, {i64({1, 2, 3, 4}, Shape{2, 2}), i64({-1}, Shape{})}), {1, 3, 3, 7},
               Shape{2, 2});
@@ -268,8 +271,8 @@ TEST(OnnxMathOps, ReduceFamilyOverSeveralAxes) {
 TEST(OnnxMathOps, ArgMaxArgMinKeepdimsAndLastIndex) {
   const auto x = f32({2, 5, 5, 1, 1, 0}, Shape{2, 3});
   expect_ints(run1(make_node("ArgMax", 1, 1, {{"axis", int_attr(1)}}), 13, {x}), {1, 0}, Shape{2, 1});
-  expect_ints(run1(make_node("ArgMax", 1, 1, {{"axis", int_attr(-1)}, {"keepdims", int_attr(0)},
-                                               {"select_last_index", int_attr(1)}}),
+  expect_ints(run1(make_node("ArgMax", 1, 1,
+                             {{"axis", int_attr(-1)}, {"keepdims", int_attr(0)}, {"select_last_index", int_attr(1)}}),
                    13, {x}),
               {2, 1}, Shape{2});
   expect_ints(run1(make_node("ArgMin", 1, 1, {{"keepdims", int_attr(0)}}), 13, {x}), {1, 1, 1}, Shape{3});
@@ -289,9 +292,9 @@ TEST(OnnxMathOps, SoftmaxCrossEntropyWeightsAndIgnoresLikeTorch) {
   expect_floats(*out[0], {2.138400670778164}, Shape{}, 1e-9);
   expect_floats(*out[1], {-1.038400671, -0.638400671, -2.138400671, -0.276129706, -1.976129706, -2.276129706},
                 Shape{2, 3});
-  expect_floats(run1(make_node("SoftmaxCrossEntropyLoss", 2, 1, {{"reduction", string_attr("none")}}), 13,
-                     {x, i64({2, 0})}),
-                {2.138400671, 0.276129706}, Shape{2});
+  expect_floats(
+      run1(make_node("SoftmaxCrossEntropyLoss", 2, 1, {{"reduction", string_attr("none")}}), 13, {x, i64({2, 0})}),
+      {2.138400671, 0.276129706}, Shape{2});
   const Node nll_sum = make_node("NegativeLogLikelihoodLoss", 2, 1, {{"reduction", string_attr("sum")}});
   expect_floats(run1(nll_sum, 13, {x, i64({1, 0})}), {-2.5}, Shape{});
   expect_floats(run1(make_node("NegativeLogLikelihoodLoss", 3, 1), 13, {x, i64({1, 0}), w}), {-1.1}, Shape{});
@@ -338,8 +341,9 @@ TEST(OnnxMathOps, GridSampleInterpolatesAndPadsLikeTorch) {
   // torch.nn.functional.grid_sample of [[1, 2], [3, 4]] at (0, 0), (-1, -1), (1.4, -0.3).
   const auto x = f32({1, 2, 3, 4}, Shape{1, 1, 2, 2}), grid = f32({0, 0, -1, -1, 1.4f, -0.3f}, Shape{1, 1, 3, 2});
   const auto node = [](const char* mode, const char* padding, int64_t align) {
-    return make_node("GridSample", 2, 1,
-                     {{"mode", string_attr(mode)}, {"padding_mode", string_attr(padding)}, {"align_corners", int_attr(align)}});
+    return make_node(
+        "GridSample", 2, 1,
+        {{"mode", string_attr(mode)}, {"padding_mode", string_attr(padding)}, {"align_corners", int_attr(align)}});
   };
   const Shape s{1, 1, 1, 3};
   expect_floats(run1(node("bilinear", "zeros", 0), 16, {x, grid}), {2.5, 0.25, 0.24}, s);
@@ -354,8 +358,9 @@ TEST(OnnxMathOps, GridSampleInterpolatesAndPadsLikeTorch) {
 
 TEST(OnnxMathOps, NonMaxSuppressionKeepsTheBestOfOverlappingBoxes) {
   // The ONNX spec's suppress_by_IOU example: boxes 0-2 overlap, 3-4 overlap, 5 stands alone.
-  const auto boxes = f32({0, 0, 1, 1, 0, 0.1f, 1, 1.1f, 0, -0.1f, 1, 0.9f, 0, 10, 1, 11, 0, 10.1f, 1, 11.1f, 0, 100, 1, 101},
-                         Shape{1, 6, 4});
+  const auto boxes =
+      f32({0, 0, 1, 1, 0, 0.1f, 1, 1.1f, 0, -0.1f, 1, 0.9f, 0, 10, 1, 11, 0, 10.1f, 1, 11.1f, 0, 100, 1, 101},
+          Shape{1, 6, 4});
   const auto scores = f32({0.9f, 0.75f, 0.6f, 0.95f, 0.5f, 0.3f}, Shape{1, 1, 6});
   const Node n = make_node("NonMaxSuppression", 5, 1);
   expect_ints(run1(n, 11, {boxes, scores, i64({3}), f32({0.5f}), f32({0})}), {0, 0, 3, 0, 0, 0, 0, 0, 5}, Shape{3, 3});
@@ -370,7 +375,8 @@ TEST(OnnxMathOps, MaxUnpoolScattersAtFlatIndices) {
   const auto idx = i64({5, 7, 13, 15}, Shape{1, 1, 2, 2});
   const Node n = make_node("MaxUnpool", 2, 1, {{"kernel_shape", ints_attr({2, 2})}, {"strides", ints_attr({2, 2})}});
   expect_floats(run1(n, 11, {x, idx}), {0, 0, 0, 0, 0, 6, 0, 8, 0, 0, 0, 0, 0, 14, 0, 16}, Shape{1, 1, 4, 4});
-  const Node with_shape = make_node("MaxUnpool", 3, 1, {{"kernel_shape", ints_attr({2, 2})}, {"strides", ints_attr({2, 2})}});
+  const Node with_shape =
+      make_node("MaxUnpool", 3, 1, {{"kernel_shape", ints_attr({2, 2})}, {"strides", ints_attr({2, 2})}});
   const TensorData y = run1(with_shape, 11, {x, idx, i64({1, 1, 5, 5})});
   EXPECT_EQ(y.shape, (Shape{1, 1, 5, 5}));
   expect_floats(y, {0, 0, 0, 0, 0, 0, 6, 0, 8, 0, 0, 0, 0, 0, 0, 0, 14, 0, 16, 0, 0, 0, 0, 0, 0}, Shape{1, 1, 5, 5});
@@ -381,17 +387,31 @@ TEST(OnnxMathOps, RoiAlignAveragesBilinearSamplesPerBin) {
   const auto x = f32({1, 2, 3, 4, 11, 12, 13, 14}, Shape{2, 1, 2, 2});
   const auto node = [](const char* ctm) {
     return make_node("RoiAlign", 3, 1,
-                     {{"coordinate_transformation_mode", string_attr(ctm)}, {"output_height", int_attr(1)},
-                      {"output_width", int_attr(1)}, {"sampling_ratio", int_attr(2)}});
+                     {{"coordinate_transformation_mode", string_attr(ctm)},
+                      {"output_height", int_attr(1)},
+                      {"output_width", int_attr(1)},
+                      {"sampling_ratio", int_attr(2)}});
   };
   // half_pixel: samples land on the four pixel centres of each roi's image.
-  expect_floats(run1(node("half_pixel"), 16, {x, f32({0, 0, 2, 2, 0, 0, 2, 2}, Shape{2, 4}), i64({0, 1})}),
-                {2.5, 12.5}, Shape{2, 1, 1, 1});
+  expect_floats(run1(node("half_pixel"), 16, {x, f32({0, 0, 2, 2, 0, 0, 2, 2}, Shape{2, 4}), i64({0, 1})}), {2.5, 12.5},
+                Shape{2, 1, 1, 1});
   // output_half_pixel: samples at 0.5 and 1.5, the latter clamped to the last pixel: (2.5 + 3 + 3.5 + 4) / 4.
   expect_floats(run1(node("output_half_pixel"), 16, {x, f32({0, 0, 2, 2}, Shape{1, 4}), i64({0})}), {3.25},
                 Shape{1, 1, 1, 1});
   const Node adaptive = make_node("RoiAlign", 3, 1);
   EXPECT_THROW(run_op(adaptive, 16, {x, f32({0, 0, 2, 2}, Shape{1, 4}), i64({0})}), OnnxError);
+}
+
+TEST(OnnxMathOps, MelWeightMatrixMatchesTheReference) {
+  // ONNX's example: 8 mel bins of a 16-point DFT at 8192 Hz over [0, 4096] Hz; its rows 0..5 are a staircase.
+  const auto out =
+      run1(make_node("MelWeightMatrix", 5, 1), 17,
+           {i64({8}, Shape{}), i64({16}, Shape{}), i64({8192}, Shape{}), f32({0}, Shape{}), f32({4096}, Shape{})});
+  std::vector<double> want(9 * 8, 0.0);
+  for (auto [row, col] :
+       std::vector<std::pair<int, int>>{{0, 0}, {0, 1}, {1, 2}, {1, 3}, {2, 4}, {3, 5}, {4, 6}, {5, 7}})
+    want[static_cast<std::size_t>(row * 8 + col)] = 1.0;
+  expect_floats(out, want, Shape{9, 8});
 }
 
 // ---------------------------------------------------------------- uint8 quantization
@@ -405,10 +425,10 @@ TEST(OnnxMathOps, QuantizeSaturatesAndRoundsHalfToEvenPerAxis) {
               {128, 130, 0, 255}, Shape{4});
   // Per channel (axis 1) of [1, 2, 2]: scales 1 and 10, zero points 0 and 5.
   const auto x3 = f32({4, 5, 40, 50}, Shape{1, 2, 2});
-  expect_ints(run1(make_node("QuantizeLinear", 3, 1), 13, {x3, f32({1, 10}), u8({0, 5}, Shape{2})}),
-              {4, 5, 9, 10}, Shape{1, 2, 2});
-  expect_floats(run1(make_node("DequantizeLinear", 3, 1), 13, {u8({4, 5, 9, 10}, Shape{1, 2, 2}), f32({1, 10}),
-                                                               u8({0, 5}, Shape{2})}),
+  expect_ints(run1(make_node("QuantizeLinear", 3, 1), 13, {x3, f32({1, 10}), u8({0, 5}, Shape{2})}), {4, 5, 9, 10},
+              Shape{1, 2, 2});
+  expect_floats(run1(make_node("DequantizeLinear", 3, 1), 13,
+                     {u8({4, 5, 9, 10}, Shape{1, 2, 2}), f32({1, 10}), u8({0, 5}, Shape{2})}),
                 {4, 5, 40, 50}, Shape{1, 2, 2});
 }
 
