@@ -121,6 +121,7 @@ void register_reduce_ops(OpRegistry& r) {
   math::register_det_ops(r);
   math::register_nms_ops(r);
   math::register_unpool_ops(r);
+  math::register_unique_ops(r);
 }
 
 }  // namespace ember::onnx_import

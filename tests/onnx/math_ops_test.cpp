@@ -414,6 +414,27 @@ TEST(OnnxMathOps, MelWeightMatrixMatchesTheReference) {
   expect_floats(out, want, Shape{9, 8});
 }
 
+TEST(OnnxMathOps, UniqueElementsAndSlicesSortedOrByFirstOccurrence) {
+  // The spec's examples: [2, 1, 1, 3, 4, 3] unsorted, and the rows of [[1, 0, 0], [1, 0, 0], [2, 3, 4]].
+  const auto x = f32({2, 1, 1, 3, 4, 3});
+  const auto out = run_op(make_node("Unique", 1, 4, {{"sorted", int_attr(0)}}), 11, {x});
+  ASSERT_EQ(out.size(), 4u);
+  expect_floats(*out[0], {2, 1, 3, 4}, Shape{4});
+  expect_ints(*out[1], {0, 1, 3, 4}, Shape{4});
+  expect_ints(*out[2], {0, 1, 1, 2, 3, 2}, Shape{6});
+  expect_ints(*out[3], {1, 2, 2, 1}, Shape{4});
+  const auto sorted = run_op(make_node("Unique", 1, 4), 11, {x});
+  expect_floats(*sorted[0], {1, 2, 3, 4}, Shape{4});
+  expect_ints(*sorted[1], {1, 0, 3, 4}, Shape{4});
+  expect_ints(*sorted[2], {1, 0, 0, 2, 3, 2}, Shape{6});
+  const auto m = f32({2, 3, 4, 1, 0, 0, 1, 0, 0}, Shape{3, 3});
+  const auto rows = run_op(make_node("Unique", 1, 4, {{"axis", int_attr(0)}}), 11, {m});
+  expect_floats(*rows[0], {1, 0, 0, 2, 3, 4}, Shape{2, 3});
+  expect_ints(*rows[1], {1, 0}, Shape{2});
+  expect_ints(*rows[2], {1, 0, 0}, Shape{3});
+  expect_ints(*rows[3], {2, 1}, Shape{2});
+}
+
 // ---------------------------------------------------------------- uint8 quantization
 
 TensorData u8(std::vector<uint8_t> v, Shape s) { return TensorData::from_vec<uint8_t>(v, std::move(s)); }
