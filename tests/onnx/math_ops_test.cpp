@@ -435,6 +435,22 @@ TEST(OnnxMathOps, UniqueElementsAndSlicesSortedOrByFirstOccurrence) {
   expect_ints(*rows[3], {2, 1}, Shape{2});
 }
 
+TEST(OnnxMathOps, TfIdfVectorizerCountsAndWeighs) {
+  Attribute weights;
+  weights.type = Attribute::Type::Floats;
+  weights.floats = {0.5, 2.0, 4.0};
+  const auto node = [&](const char* mode) {
+    return make_node("TfIdfVectorizer", 1, 1,
+                     {{"mode", string_attr(mode)}, {"min_gram_length", int_attr(1)}, {"max_gram_length", int_attr(1)},
+                      {"ngram_counts", ints_attr({0})}, {"ngram_indexes", ints_attr({0, 1, 2})},
+                      {"pool_int64s", ints_attr({1, 2, 9})}, {"weights", weights}});
+  };
+  const auto tokens = i64({1, 2, 1, 3});
+  expect_floats(run1(node("TF"), 9, {tokens}), {2, 1, 0}, Shape{3});
+  expect_floats(run1(node("IDF"), 9, {tokens}), {0.5, 2, 0}, Shape{3});
+  expect_floats(run1(node("TFIDF"), 9, {tokens}), {1, 2, 0}, Shape{3});
+}
+
 // ---------------------------------------------------------------- uint8 quantization
 
 TensorData u8(std::vector<uint8_t> v, Shape s) { return TensorData::from_vec<uint8_t>(v, std::move(s)); }
