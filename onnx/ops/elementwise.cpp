@@ -136,7 +136,6 @@ void register_elementwise_ops(OpRegistry& r) {
   math::register_quant_ops(r);
   math::register_fft_ops(r);
   math::register_grid_sample_ops(r);
-  math::register_roi_align_ops(r);
 }
 
 }  // namespace ember::onnx_import

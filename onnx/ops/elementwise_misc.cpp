@@ -1,8 +1,7 @@
 // ONNX tensor-math operators that are not plain elementwise maps (h-onnx-math): Cast / CastLike, Where, Softmax /
 // LogSoftmax / Hardmax (opset < 13 flattens to 2-D at `axis`), CumSum (exclusive / reverse), Einsum and the
-// generators (the Hann / Hamming / Blackman windows, MelWeightMatrix).
+// window generators (Hann / Hamming / Blackman).
 #include <algorithm>
-#include <cmath>
 #include <numbers>
 
 #include "onnx/ops/math_util.hpp"
@@ -116,51 +115,6 @@ Converter cosine_window(std::vector<double> coeffs) {
   };
 }
 
-// One value of a scalar parameter input read to the host (works for any dtype on any backend).
-double host_scalar(const OpContext& ctx, std::size_t i) {
-  const DynTensor& t = ctx.input(i);
-  if (capi::shape(t).num_elements() != 1) ctx.fail(fmt::format("input {} must hold exactly one value", i));
-  return capi::to_data(t).get<double>(0);
-}
-
-// MelWeightMatrix: the [dft_length / 2 + 1, num_mel_bins] triangular filter bank, made on the host from its five
-// scalar parameters exactly as ONNX's reference does (including its mel step over num_mel_bins + 2 points and its
-// integer bin edges), then uploaded: a constant, with nothing to differentiate.
-Outs mel_weight_matrix(OpContext& ctx) {
-  const int64_t mels = ctx.ints(0).at(0), dft = ctx.ints(1).at(0), rate = ctx.ints(2).at(0);
-  const double lo = host_scalar(ctx, 3), hi = host_scalar(ctx, 4);
-  if (mels < 1 || mels > 4096 || dft < 1 || dft > (int64_t{1} << 20) || rate < 1)
-    ctx.fail("num_mel_bins, dft_length and sample_rate must be positive (and at most 4096 / 2^20 bins)");
-  const int64_t spectrum = dft / 2 + 1;
-  const auto mel = [](double hz) { return 2595.0 * std::log10(1.0 + hz / 700.0); };
-  const double low_mel = mel(lo), step = (mel(hi) - low_mel) / static_cast<double>(mels + 2);
-  std::vector<int64_t> edges(static_cast<std::size_t>(mels + 2));
-  for (std::size_t i = 0; i < edges.size(); ++i) {
-    const double hz = 700.0 * (std::pow(10.0, (static_cast<double>(i) * step + low_mel) / 2595.0) - 1.0);
-    edges[i] = static_cast<int64_t>(std::floor(static_cast<double>(dft + 1) * hz / static_cast<double>(rate)));
-  }
-  std::vector<float> out(static_cast<std::size_t>(spectrum * mels), 0.0f);
-  const auto set = [&](int64_t j, int64_t i, double v) {
-    if (j < 0 || j >= spectrum)
-      ctx.fail(fmt::format("a filter edge ({}) falls outside the {} spectrum bins", j, spectrum));
-    out[static_cast<std::size_t>(j * mels + i)] = static_cast<float>(v);
-  };
-  for (int64_t i = 0; i < mels; ++i) {
-    const int64_t left = edges[static_cast<std::size_t>(i)], centre = edges[static_cast<std::size_t>(i + 1)],
-                  right = edges[static_cast<std::size_t>(i + 2)];
-    if (centre == left)
-      set(centre, i, 1.0);
-    else
-      for (int64_t j = left; j <= centre; ++j)
-        set(j, i, static_cast<double>(j - left) / static_cast<double>(centre - left));
-    if (right > centre)
-      for (int64_t j = centre; j < right; ++j)
-        set(j, i, static_cast<double>(right - j) / static_cast<double>(right - centre));
-  }
-  const DynTensor y = capi::from_data(ctx.device, TensorData::from_vec<float>(out, Shape{spectrum, mels}));
-  return one(capi::cast(y, onnx_elem_dtype(ctx, ctx.node.attr_int("output_datatype", 1))));
-}
-
 }  // namespace
 
 void register_tensor_math_ops(OpRegistry& r) {
@@ -175,7 +129,6 @@ void register_tensor_math_ops(OpRegistry& r) {
   r.add("HannWindow", cosine_window({0.5, -0.5}), 17);
   r.add("HammingWindow", cosine_window({25.0 / 46.0, -21.0 / 46.0}), 17);
   r.add("BlackmanWindow", cosine_window({0.42, -0.5, 0.08}), 17);
-  r.add("MelWeightMatrix", mel_weight_matrix, 17);
 }
 
 }  // namespace ember::onnx_import::math

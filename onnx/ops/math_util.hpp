@@ -62,9 +62,6 @@ void register_fft_ops(OpRegistry& r);          // onnx/ops/elementwise_fft.cpp: 
 void register_grid_sample_ops(OpRegistry& r);  // onnx/ops/elementwise_grid_sample.cpp
 void register_nms_ops(OpRegistry& r);          // onnx/ops/reduce_nms.cpp (called by register_reduce_ops)
 void register_unpool_ops(OpRegistry& r);       // onnx/ops/reduce_unpool.cpp (called by register_reduce_ops)
-void register_roi_align_ops(OpRegistry& r);    // onnx/ops/elementwise_roi_align.cpp
-void register_unique_ops(OpRegistry& r);       // onnx/ops/reduce_unique.cpp (called by register_reduce_ops)
-void register_tfidf_ops(OpRegistry& r);        // onnx/ops/reduce_tfidf.cpp (called by register_reduce_ops)
 void register_det_ops(OpRegistry& r);          // onnx/ops/reduce_det.cpp (called by register_reduce_ops)
 void register_loss_ops(OpRegistry& r);         // onnx/ops/reduce_loss.cpp (called by register_reduce_ops)
 

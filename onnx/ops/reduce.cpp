@@ -121,8 +121,6 @@ void register_reduce_ops(OpRegistry& r) {
   math::register_det_ops(r);
   math::register_nms_ops(r);
   math::register_unpool_ops(r);
-  math::register_unique_ops(r);
-  math::register_tfidf_ops(r);
 }
 
 }  // namespace ember::onnx_import
