@@ -33,7 +33,7 @@ inline int64_t norm_axis(const OpContext& ctx, int64_t axis, std::size_t rank, c
   return axis < 0 ? axis + r : axis;
 }
 
-// ONNX's TensorProto.DataType as Ember's DType; an OnnxError naming the type where Ember has none.
+// ONNX's TensorProto.DataType as Ember's DType; an UnsupportedDTypeError naming the type where Ember has none.
 inline DType onnx_elem_dtype(const OpContext& ctx, int64_t elem) {
   switch (elem) {
     case 1: return DType::F32;
@@ -50,7 +50,9 @@ inline DType onnx_elem_dtype(const OpContext& ctx, int64_t elem) {
                                       "int32",     "int64",  "string",    "bool",       "float16", "double",
                                       "uint32",    "uint64", "complex64", "complex128", "bfloat16"};
   const char* name = elem >= 0 && elem <= 16 ? names[elem] : "unknown";
-  ctx.fail(fmt::format("element type {} ({}) is not supported by Ember", elem, name));
+  // UnsupportedDTypeError (not a plain OnnxError): the model asks for a type Ember lacks, it is not malformed.
+  throw UnsupportedDTypeError(
+      fmt::format("{}: element type {} ({}) is not supported by Ember", ctx.node.describe(), elem, name));
 }
 
 // Sub-registers of the elementwise and reduce families (called once by register_elementwise_ops /

@@ -185,7 +185,7 @@ TEST(OnnxMathOps, CastTruncatesAndNamesUnsupportedTypes) {
   try {
     run_op(make_node("Cast", 1, 1, {{"to", int_attr(16)}}), 13, {x});
     FAIL() << "bfloat16 was accepted";
-  } catch (const OnnxError& e) {
+  } catch (const UnsupportedDTypeError& e) {
     EXPECT_NE(std::string(e.what()).find("bfloat16"), std::string::npos) << e.what();
   }
 }
