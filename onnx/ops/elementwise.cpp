@@ -8,8 +8,8 @@
 namespace ember::onnx_import {
 namespace {
 
-using math::Outs;
 using math::one;
+using math::Outs;
 
 Converter unary(UnaryOp op) {
   return [op](OpContext& ctx) { return one(capi::unary(ctx.input(0), op)); };
@@ -74,9 +74,8 @@ Outs mod_op(OpContext& ctx) {
   const DynTensor r = capi::binary(a, b, BinaryOp::Remainder);
   if (ctx.node.attr_int("fmod", 0) == 0) return one(r);
   const DynTensor nonzero = capi::compare_scalar(r, CompareOp::Ne, 0.0);
-  const DynTensor signs_differ =
-      capi::logical(capi::compare_scalar(r, CompareOp::Lt, 0.0), capi::compare_scalar(a, CompareOp::Lt, 0.0),
-                    LogicOp::Xor);
+  const DynTensor signs_differ = capi::logical(capi::compare_scalar(r, CompareOp::Lt, 0.0),
+                                               capi::compare_scalar(a, CompareOp::Lt, 0.0), LogicOp::Xor);
   const DynTensor fix = capi::logical(nonzero, signs_differ, LogicOp::And);
   return one(capi::where(fix, capi::binary(r, b, BinaryOp::Sub), r));
 }
@@ -97,12 +96,14 @@ Outs bit_shift(OpContext& ctx) {
 
 void register_elementwise_ops(OpRegistry& r) {
   const std::pair<const char*, UnaryOp> unaries[] = {
-      {"Abs", UnaryOp::Abs},     {"Neg", UnaryOp::Neg},     {"Exp", UnaryOp::Exp},     {"Log", UnaryOp::Log},
-      {"Sqrt", UnaryOp::Sqrt},   {"Reciprocal", UnaryOp::Recip}, {"Floor", UnaryOp::Floor}, {"Ceil", UnaryOp::Ceil},
-      {"Round", UnaryOp::Round}, {"Sign", UnaryOp::Sign},   {"Sin", UnaryOp::Sin},     {"Cos", UnaryOp::Cos},
-      {"Asin", UnaryOp::Asin},   {"Acos", UnaryOp::Acos},   {"Atan", UnaryOp::Atan},   {"Sinh", UnaryOp::Sinh},
-      {"Cosh", UnaryOp::Cosh},   {"Asinh", UnaryOp::Asinh}, {"Acosh", UnaryOp::Acosh}, {"Atanh", UnaryOp::Atanh},
-      {"Erf", UnaryOp::Erf},     {"Tanh", UnaryOp::Tanh},   {"Sigmoid", UnaryOp::Sigmoid}};
+      {"Abs", UnaryOp::Abs},     {"Neg", UnaryOp::Neg},        {"Exp", UnaryOp::Exp},
+      {"Log", UnaryOp::Log},     {"Sqrt", UnaryOp::Sqrt},      {"Reciprocal", UnaryOp::Recip},
+      {"Floor", UnaryOp::Floor}, {"Ceil", UnaryOp::Ceil},      {"Round", UnaryOp::Round},
+      {"Sign", UnaryOp::Sign},   {"Sin", UnaryOp::Sin},        {"Cos", UnaryOp::Cos},
+      {"Asin", UnaryOp::Asin},   {"Acos", UnaryOp::Acos},      {"Atan", UnaryOp::Atan},
+      {"Sinh", UnaryOp::Sinh},   {"Cosh", UnaryOp::Cosh},      {"Asinh", UnaryOp::Asinh},
+      {"Acosh", UnaryOp::Acosh}, {"Atanh", UnaryOp::Atanh},    {"Erf", UnaryOp::Erf},
+      {"Tanh", UnaryOp::Tanh},   {"Sigmoid", UnaryOp::Sigmoid}};
   for (const auto& [name, op] : unaries) r.add(name, unary(op));
   r.add("Tan", tan_op);
   r.add("Not", [](OpContext& ctx) { return one(capi::logical_not(ctx.input(0))); });
@@ -132,6 +133,9 @@ void register_elementwise_ops(OpRegistry& r) {
 
   math::register_activation_ops(r);
   math::register_tensor_math_ops(r);
+  math::register_quant_ops(r);
+  math::register_fft_ops(r);
+  math::register_grid_sample_ops(r);
 }
 
 }  // namespace ember::onnx_import

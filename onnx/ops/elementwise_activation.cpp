@@ -76,8 +76,8 @@ Outs hard_swish(OpContext& ctx) {
 
 // log(1 + exp(x)) as relu(x) + log1p(exp(-|x|)): no overflow for large x.
 DynTensor softplus_of(const DynTensor& x) {
-  const DynTensor tail = capi::unary(capi::unary(capi::unary(capi::unary(x, UnaryOp::Abs), UnaryOp::Neg), UnaryOp::Exp),
-                                     UnaryOp::Log1p);
+  const DynTensor tail =
+      capi::unary(capi::unary(capi::unary(capi::unary(x, UnaryOp::Abs), UnaryOp::Neg), UnaryOp::Exp), UnaryOp::Log1p);
   return capi::binary(capi::unary(x, UnaryOp::Relu), tail, BinaryOp::Add);
 }
 
@@ -103,8 +103,8 @@ Outs mish(OpContext& ctx) {
 Outs shrink(OpContext& ctx) {
   const DynTensor& x = ctx.input(0);
   const double bias = ctx.node.attr_float("bias", 0.0), lambd = ctx.node.attr_float("lambd", 0.5);
-  const DynTensor above = capi::where(capi::compare_scalar(x, CompareOp::Gt, lambd),
-                                      capi::scalar(x, ScalarOp::Sub, bias), zeros_like(x));
+  const DynTensor above =
+      capi::where(capi::compare_scalar(x, CompareOp::Gt, lambd), capi::scalar(x, ScalarOp::Sub, bias), zeros_like(x));
   return one(capi::where(capi::compare_scalar(x, CompareOp::Lt, -lambd), capi::scalar(x, ScalarOp::Add, bias), above));
 }
 

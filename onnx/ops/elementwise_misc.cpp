@@ -9,12 +9,19 @@
 namespace ember::onnx_import::math {
 namespace {
 
-Outs cast_op(OpContext& ctx) {
-  if (!ctx.node.has_attr("to")) ctx.fail("attribute 'to' is required");
-  return one(capi::cast(ctx.input(0), onnx_elem_dtype(ctx, ctx.node.attr_int("to", 0))));
+// GPU backends compute in float32 only: a cast to double keeps float32 there (as a float16 tensor is float32 in
+// every backend), so a graph that widens for precision still runs instead of failing at its Cast.
+DynTensor cast_to(const DynTensor& x, DType to) {
+  if (to == DType::F64 && capi::device(x).backend != BackendId::Cpu) to = DType::F32;
+  return capi::cast(x, to);
 }
 
-Outs cast_like(OpContext& ctx) { return one(capi::cast(ctx.input(0), capi::dtype(ctx.input(1)))); }
+Outs cast_op(OpContext& ctx) {
+  if (!ctx.node.has_attr("to")) ctx.fail("attribute 'to' is required");
+  return one(cast_to(ctx.input(0), onnx_elem_dtype(ctx, ctx.node.attr_int("to", 0))));
+}
+
+Outs cast_like(OpContext& ctx) { return one(cast_to(ctx.input(0), capi::dtype(ctx.input(1)))); }
 
 // Where: a and b of one kind broadcast with the condition. A cond given as numbers (some exporters) is != 0.
 Outs where_op(OpContext& ctx) {
@@ -51,8 +58,8 @@ Outs hardmax(OpContext& ctx) {
     const DynTensor idx = capi::arg_reduce(x, ArgReduceOp::ArgMax, axis, true);
     std::vector<int64_t> pos_shape(s.rank(), 1);
     pos_shape[static_cast<std::size_t>(axis)] = s[static_cast<std::size_t>(axis)];
-    const DynTensor pos = capi::reshape(capi::arange(capi::device(idx), capi::dtype(idx), 0,
-                                                  s[static_cast<std::size_t>(axis)], 1), pos_shape);
+    const DynTensor pos = capi::reshape(
+        capi::arange(capi::device(idx), capi::dtype(idx), 0, s[static_cast<std::size_t>(axis)], 1), pos_shape);
     return capi::cast(capi::compare(pos, idx, CompareOp::Eq), capi::dtype(x));
   });
 }
@@ -100,8 +107,8 @@ Converter cosine_window(std::vector<double> coeffs) {
     DynTensor y = capi::full(ctx.device, DType::F32, Shape{n}, coeffs[0]);
     for (std::size_t k = 1; k < coeffs.size() && denom > 0; ++k) {
       const double w = 2.0 * std::numbers::pi * static_cast<double>(k) / denom;
-      const DynTensor term = capi::scalar(capi::unary(capi::scalar(pos, ScalarOp::Mul, w), UnaryOp::Cos), ScalarOp::Mul,
-                                          coeffs[k]);
+      const DynTensor term =
+          capi::scalar(capi::unary(capi::scalar(pos, ScalarOp::Mul, w), UnaryOp::Cos), ScalarOp::Mul, coeffs[k]);
       y = capi::binary(y, term, BinaryOp::Add);
     }
     return one(capi::cast(y, onnx_elem_dtype(ctx, ctx.node.attr_int("output_datatype", 1))));

@@ -33,7 +33,7 @@ inline int64_t norm_axis(const OpContext& ctx, int64_t axis, std::size_t rank, c
   return axis < 0 ? axis + r : axis;
 }
 
-// ONNX's TensorProto.DataType as Ember's DType; an OnnxError naming the type where Ember has none.
+// ONNX's TensorProto.DataType as Ember's DType; an UnsupportedDTypeError naming the type where Ember has none.
 inline DType onnx_elem_dtype(const OpContext& ctx, int64_t elem) {
   switch (elem) {
     case 1: return DType::F32;
@@ -46,17 +46,25 @@ inline DType onnx_elem_dtype(const OpContext& ctx, int64_t elem) {
     case 11: return DType::F64;
     default: break;
   }
-  static const char* const names[] = {"undefined", "float",  "uint8",  "int8",    "uint16",    "int16",
-                                      "int32",     "int64",  "string", "bool",    "float16",   "double",
+  static const char* const names[] = {"undefined", "float",  "uint8",     "int8",       "uint16",  "int16",
+                                      "int32",     "int64",  "string",    "bool",       "float16", "double",
                                       "uint32",    "uint64", "complex64", "complex128", "bfloat16"};
   const char* name = elem >= 0 && elem <= 16 ? names[elem] : "unknown";
-  ctx.fail(fmt::format("element type {} ({}) is not supported by Ember", elem, name));
+  // UnsupportedDTypeError (not a plain OnnxError): the model asks for a type Ember lacks, it is not malformed.
+  throw UnsupportedDTypeError(
+      fmt::format("{}: element type {} ({}) is not supported by Ember", ctx.node.describe(), elem, name));
 }
 
 // Sub-registers of the elementwise and reduce families (called once by register_elementwise_ops /
 // register_reduce_ops).
-void register_activation_ops(OpRegistry& r);  // onnx/ops/elementwise_activation.cpp
+void register_activation_ops(OpRegistry& r);   // onnx/ops/elementwise_activation.cpp
 void register_tensor_math_ops(OpRegistry& r);  // onnx/ops/elementwise_misc.cpp: Cast, Where, Softmax, CumSum, ...
+void register_quant_ops(OpRegistry& r);        // onnx/ops/elementwise_quant.cpp: uint8 (de)quantization
+void register_fft_ops(OpRegistry& r);          // onnx/ops/elementwise_fft.cpp: DFT, STFT
+void register_grid_sample_ops(OpRegistry& r);  // onnx/ops/elementwise_grid_sample.cpp
+void register_nms_ops(OpRegistry& r);          // onnx/ops/reduce_nms.cpp (called by register_reduce_ops)
+void register_unpool_ops(OpRegistry& r);       // onnx/ops/reduce_unpool.cpp (called by register_reduce_ops)
+void register_det_ops(OpRegistry& r);          // onnx/ops/reduce_det.cpp (called by register_reduce_ops)
 void register_loss_ops(OpRegistry& r);         // onnx/ops/reduce_loss.cpp (called by register_reduce_ops)
 
 }  // namespace ember::onnx_import::math

@@ -9,8 +9,8 @@
 namespace ember::onnx_import {
 namespace {
 
-using math::Outs;
 using math::one;
+using math::Outs;
 
 // The axes a Reduce* node reduces, normalised and sorted; empty when it reduces nothing (noop_with_empty_axes).
 std::vector<int64_t> reduce_axes(const OpContext& ctx, std::size_t rank, bool axes_from_input) {
@@ -118,6 +118,9 @@ void register_reduce_ops(OpRegistry& r) {
   r.add("ArgMax", arg_reduce(ArgReduceOp::ArgMax));
   r.add("ArgMin", arg_reduce(ArgReduceOp::ArgMin));
   math::register_loss_ops(r);
+  math::register_det_ops(r);
+  math::register_nms_ops(r);
+  math::register_unpool_ops(r);
 }
 
 }  // namespace ember::onnx_import

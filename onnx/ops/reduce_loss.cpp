@@ -13,8 +13,8 @@ using math::Outs;
 DynTensor nll(const OpContext& ctx, const DynTensor& logp, const DynTensor& target, const DynTensor* weight) {
   const Shape s = capi::shape(logp), ts = capi::shape(target);
   if (s.rank() < 2 || ts.rank() + 1 != s.rank() || ts[0] != s[0])
-    ctx.fail(fmt::format("input {} and target {} do not match ([N, C, d...] and [N, d...])", s.to_string(),
-                         ts.to_string()));
+    ctx.fail(
+        fmt::format("input {} and target {} do not match ([N, C, d...] and [N, d...])", s.to_string(), ts.to_string()));
   if (math::is_float(target)) ctx.fail("target must be an integer tensor");
   const std::string reduction = ctx.node.attr_string("reduction", "mean");
   if (reduction != "none" && reduction != "sum" && reduction != "mean")

@@ -195,3 +195,42 @@ TEST(OnnxExecutor, SubgraphSeesOuterScope) {
 
 }  // namespace
 }  // namespace ember::onnx_import
+
+// The conformance runner's comparison (tests/onnx/conformance/compare.hpp), like ONNX's backend tests.
+#include "tests/onnx/conformance/compare.hpp"
+
+namespace ember::onnx_import {
+namespace {
+
+TEST(OnnxConformanceCompare, FloatsWithinToleranceIntsExactShapesEqual) {
+  bool shape_error = false;
+  const TensorData want = TensorData::from_vec<float>({1000.f, 0.f, NAN, INFINITY}, Shape{4});
+  // within rtol 1e-3 of 1000 (0.9 off), 0 exact, NaN vs NaN, inf vs inf; computed in float64 by the CPU runtime
+  EXPECT_EQ(conformance::compare_output(TensorData::from_vec<double>({1000.9, 0.0, NAN, INFINITY}, Shape{4}), want,
+                                        shape_error),
+            "");
+  EXPECT_NE(conformance::compare_output(TensorData::from_vec<float>({1001.1f, 0.f, NAN, INFINITY}, Shape{4}), want,
+                                        shape_error),
+            "");
+  EXPECT_FALSE(shape_error);
+  EXPECT_NE(conformance::compare_output(TensorData::from_vec<float>({1000.f, 1e-6f, NAN, INFINITY}, Shape{4}), want,
+                                        shape_error),
+            "");
+  EXPECT_NE(conformance::compare_output(TensorData::from_vec<float>({1000.f, 0.f, 1.f, INFINITY}, Shape{4}), want,
+                                        shape_error),
+            "");
+  EXPECT_NE(conformance::compare_output(TensorData::from_vec<float>({1000.f, 0.f, NAN, -INFINITY}, Shape{4}), want,
+                                        shape_error),
+            "");
+  EXPECT_NE(conformance::compare_output(TensorData::from_vec<float>({1000.f, 0.f}, Shape{2}), want, shape_error), "");
+  EXPECT_TRUE(shape_error);
+  // ints: exact after converting the output (the runtime's int64) to the expected int32
+  const TensorData ints = TensorData::from_vec<int32_t>({3, -4}, Shape{2});
+  EXPECT_EQ(conformance::compare_output(TensorData::from_vec<int64_t>({3, -4}, Shape{2}), ints, shape_error), "");
+  EXPECT_NE(conformance::compare_output(TensorData::from_vec<int64_t>({3, -5}, Shape{2}), ints, shape_error), "");
+  const TensorData scalar = TensorData::from_vec<float>({1.f}, Shape{});
+  EXPECT_NE(conformance::compare_output(TensorData::from_vec<float>({1.f}, Shape{1}), scalar, shape_error), "");
+}
+
+}  // namespace
+}  // namespace ember::onnx_import

@@ -106,6 +106,9 @@ std::vector<TensorData> read_tensors(const fs::path& dir, const char* prefix) {
   return out;
 }
 
+// Outputs compared over the whole run (printed in the summary, so a run that compares nothing cannot pass unseen).
+int64_t g_outputs_compared = 0;
+
 Outcome run_case(const fs::path& dir, const DynDevice& device, std::set<std::string>& ops) {
   Model model;
   try {
@@ -147,6 +150,7 @@ Outcome run_case(const fs::path& dir, const DynDevice& device, std::set<std::str
     } catch (const std::exception& e) {
       return {Category::UnsupportedDType, std::string("test data: ") + e.what()};  // sequences / optionals
     }
+    if (want.empty()) return {Category::Bug, fmt::format("{}: no output_0.pb", set.filename().string())};
     std::vector<TensorData> got;
     try {
       std::vector<DynTensor> inputs;
@@ -173,6 +177,7 @@ Outcome run_case(const fs::path& dir, const DynDevice& device, std::set<std::str
       if (!diff.empty())
         return {shape_error ? Category::Bug : Category::Numerical,
                 fmt::format("{}: output {}: {}", set.filename().string(), i, diff)};
+      ++g_outputs_compared;
     }
   }
   return {Category::Passed, {}};
@@ -317,10 +322,11 @@ int main(int argc, char** argv) {
   const int unsupported = counts[Category::UnsupportedOp] + counts[Category::UnsupportedDType];
   const std::string summary = fmt::format(
       "onnx conformance ({}): {} cases: {} passed ({:.1f}%), {} failed ({:.1f}%: {} numerical, {} bug), {} "
-      "unsupported ({:.1f}%: {} operator, {} dtype); {} unlisted failure(s), {} listed case(s) now pass; {:.1f} s",
+      "unsupported ({:.1f}%: {} operator, {} dtype); {} unlisted failure(s), {} listed case(s) now pass; {} outputs "
+      "matched; {:.1f} s",
       opt.backend, total, counts[Category::Passed], pct(counts[Category::Passed]), failed, pct(failed),
       counts[Category::Numerical], counts[Category::Bug], unsupported, pct(unsupported),
-      counts[Category::UnsupportedOp], counts[Category::UnsupportedDType], unlisted, stale, secs);
+      counts[Category::UnsupportedOp], counts[Category::UnsupportedDType], unlisted, stale, g_outputs_compared, secs);
   std::printf("%s\n", summary.c_str());
   if (!opt.table.empty()) {
     std::ofstream t(opt.table);
