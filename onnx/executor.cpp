@@ -107,9 +107,9 @@ void Executor::run_node(const Node& node, Scope& scope) {
   if (table_) {
     auto it = table_->find(&node);
     if (it != table_->end()) fn = it->second;
-  } else if (node.domain.empty() || node.domain == "ai.onnx") {
-    fn = op_registry().find(node.op_type, opset_);
   }
+  // Not in the table: a graph a converter made itself, or no table given.
+  if (!fn && (node.domain.empty() || node.domain == "ai.onnx")) fn = op_registry().find(node.op_type, opset_);
   if (!fn)
     throw UnsupportedOperatorError(fmt::format("{} has no Ember converter at opset {}", node.describe(), opset_));
   OpContext ctx{node, opset_, device_, training_, {}, this};

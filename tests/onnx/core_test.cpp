@@ -191,6 +191,14 @@ TEST(OnnxExecutor, SubgraphSeesOuterScope) {
   g.nodes.push_back(outer);
   const DynTensor x = capi::from_data(capi::cpu_device(), TensorData::from_vec<float>({3.f}, Shape{1}));
   EXPECT_EQ(values(exec.run(g, {x})[0]), (std::vector<float>{3.f}));
+  // With a converter table that lacks the graph's nodes (a graph a converter built), the registry still serves.
+  const ConverterTable empty;
+  exec.use_converters(&empty);
+  EXPECT_EQ(values(exec.run(g, {x})[0]), (std::vector<float>{3.f}));
+  const ConverterTable table = converter_table(g, 13);
+  EXPECT_EQ(table.size(), 1u);
+  g.nodes[0].op_type = "NoSuchOp";
+  EXPECT_THROW(exec.run(g, {x}), UnsupportedOperatorError);
 }
 
 }  // namespace
