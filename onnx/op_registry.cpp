@@ -58,12 +58,9 @@ std::vector<int64_t> OpContext::ints(std::size_t i) const {
 double OpContext::scalar(std::size_t i) const {
   const DynTensor& t = input(i);
   if (capi::shape(t).num_elements() != 1) fail(fmt::format("input {} must hold exactly one value", i));
-  // Detached: a scalar read to the host is no op of the graph, and a trainable F32 initializer (Dropout's ratio)
-  // could not be cast to F64 while it requires grad.
-  const TensorData d = capi::to_data(capi::cast(capi::detach(t), DType::F64));
-  double v;
-  std::memcpy(&v, d.bytes.data(), sizeof v);
-  return v;
+  // Read to the host and converted there: no op of the graph (so a trainable F32 initializer such as Dropout's
+  // ratio reads while it requires grad), and no float64 on the device (GPU backends compute in float32 only).
+  return capi::to_data(capi::detach(t)).get<double>(0);
 }
 
 void OpContext::fail(const std::string& what) const { throw OnnxError(node.describe() + ": " + what); }
