@@ -1,0 +1,209 @@
+// Scaled-dot-product attention for short sequences on the CPU: each (batch, head) is a few whole-head GEMMs on
+// OpenBLAS around one [l, s] score matrix held in a thread's scratch (attention_geometry.hpp says when this path is
+// taken). At sequence 64 / head dim 32 the flash kernel (attention.cpp) spends most of its time in per-row online
+// softmax bookkeeping and 64-wide axpys that load and store their accumulator every step; here the products run in
+// BLAS's register-blocked kernels and the softmax is one pass per row.
+//
+//   forward:  S = scale q k^T (+ bias, causal -inf), lse = logsumexp rows, P = exp(S - lse), out = P v
+//   backward: P recomputed from lse, dv = P^T dout, dP = dout v^T, ds = P (dP - rowsum(dout * out)) scale,
+//             dq = ds k, dk = ds^T q        (FlashAttention-2's formulas, on whole heads)
+// Same results as the flash path up to rounding: the same exp, the same masking (a fully masked row gives output
+// 0, lse +inf and no gradient).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <type_traits>
+
+#include "backends/cpu/allocator.hpp"
+#include "backends/cpu/attention.hpp"
+#include "backends/cpu/attention_geometry.hpp"
+#include "backends/cpu/kernels.hpp"
+#include "backends/cpu/parallel.hpp"
+#include "backends/cpu/vec_math.hpp"
+
+namespace ember::cpu {
+namespace {
+
+using sdpa_detail::Geometry;
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
+#define EMBER_SDPA_MM_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define EMBER_SDPA_MM_CLONES
+#endif
+
+template <class T>
+inline T fexp(T x) {
+  if constexpr (std::is_same_v<T, float>) return vm::exp(x);
+  else return std::exp(x);
+}
+
+// The scores of one head: s[i * g.s + j] = scale q_i . k_j + bias. Causal masking (key j > row i) is left to the
+// readers, which stop at visible(g, i).
+template <class T>
+void scores(const Geometry& g, const T* q, const T* k, const T* bias_bh, T* s) {
+  gemm<T>(false, true, g.l, g.s, g.e, static_cast<T>(g.scale), q, g.e, k, g.e, T(0), s, g.s);
+  for (int64_t i = 0; i < g.l; ++i) {
+    T* row = s + i * g.s;
+    if (bias_bh) {
+      const T* br = bias_bh + i * g.bias_l;
+      for (int64_t j = 0; j < g.s; ++j) row[j] += br[j * g.bias_s];
+    }
+  }
+}
+
+// The keys row i can see: causal masks those after it. Only these are exponentiated: exp of a masked -inf is
+// computed from the clamped argument, whose product with 2^-126 is subnormal, and every subnormal result costs a
+// microcode assist (~150 cycles) before the select turns it into 0; half of a causal matrix is masked.
+inline int64_t visible(const Geometry& g, int64_t i) { return g.causal ? std::min(g.s, i + 1) : g.s; }
+
+// Sum of n values in kLanes independent partial sums, so that GCC vectorizes it (a single accumulator is a serial
+// chain: floating-point addition is not reassociated without -ffast-math).
+constexpr int64_t kLanes = 16;
+template <class T>
+[[gnu::always_inline]] inline T lane_sum(const T* __restrict x, int64_t n) {
+  T part[kLanes] = {};
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes)
+    for (int64_t t = 0; t < kLanes; ++t) part[t] += x[j + t];
+  T sum = 0;
+  for (; j < n; ++j) sum += x[j];
+  for (int64_t t = 0; t < kLanes; ++t) sum += part[t];
+  return sum;
+}
+template <class T>
+[[gnu::always_inline]] inline T lane_max(const T* __restrict x, int64_t n) {
+  T part[kLanes];
+  for (int64_t t = 0; t < kLanes; ++t) part[t] = -std::numeric_limits<T>::infinity();
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes)
+    for (int64_t t = 0; t < kLanes; ++t) part[t] = part[t] > x[j + t] ? part[t] : x[j + t];
+  T mx = -std::numeric_limits<T>::infinity();
+  for (; j < n; ++j) mx = mx > x[j] ? mx : x[j];
+  for (int64_t t = 0; t < kLanes; ++t) mx = mx > part[t] ? mx : part[t];
+  return mx;
+}
+
+// Rows of s become P = exp(s - lse) in place; lse is +inf for a fully masked row (whose P is then 0).
+template <class T>
+EMBER_SDPA_MM_CLONES void softmax_rows(const Geometry& g, T* __restrict s, T* __restrict lse) {
+  constexpr T kInf = std::numeric_limits<T>::infinity();
+  for (int64_t i = 0; i < g.l; ++i) {
+    T* __restrict row = s + i * g.s;
+    const int64_t n = visible(g, i);
+    for (int64_t j = n; j < g.s; ++j) row[j] = 0;
+    const T mx = lane_max(row, n);
+    if (mx == -kInf) {
+      for (int64_t j = 0; j < n; ++j) row[j] = 0;
+      lse[i] = kInf;
+      continue;
+    }
+    for (int64_t j = 0; j < n; ++j) row[j] = fexp(row[j] - mx);
+    const T sum = lane_sum(row, n);
+    const T inv = T(1) / sum;
+    for (int64_t j = 0; j < n; ++j) row[j] *= inv;
+    lse[i] = mx + std::log(sum);
+  }
+}
+
+// P = exp(s - lse) from the saved logsumexp, then ds = P (dP - di) scale into dp; p keeps P.
+template <class T>
+EMBER_SDPA_MM_CLONES void score_grads(const Geometry& g, const T* __restrict lse, const T* __restrict di,
+                                      T* __restrict p, T* __restrict dp) {
+  const T scale = static_cast<T>(g.scale);
+  for (int64_t i = 0; i < g.l; ++i) {
+    T* __restrict prow = p + i * g.s;
+    T* __restrict dprow = dp + i * g.s;
+    const int64_t n = lse[i] == std::numeric_limits<T>::infinity() ? 0 : visible(g, i);
+    const T li = lse[i], d = di[i];
+    for (int64_t j = 0; j < n; ++j) prow[j] = fexp(prow[j] - li);  // 0 for keys masked by the bias
+    for (int64_t j = 0; j < n; ++j) dprow[j] = prow[j] * (dprow[j] - d) * scale;
+    for (int64_t j = n; j < g.s; ++j) prow[j] = 0, dprow[j] = 0;
+  }
+}
+
+template <class T>
+std::shared_ptr<Buffer> scratch(int64_t n) {
+  return allocate(static_cast<std::size_t>(n) * sizeof(T));
+}
+
+}  // namespace
+
+template <class T>
+SdpaForward<CpuTensor<T>> sdpa_forward_matmul(const CpuTensor<T>& q, const CpuTensor<T>& k, const CpuTensor<T>& v,
+                                              const CpuTensor<T>* bias, const SdpaOptions& o) {
+  const Geometry g = sdpa_detail::geometry(q.shape, k.shape, v.shape, bias ? &bias->shape : nullptr, o);
+  SdpaForward<CpuTensor<T>> r{CpuTensor<T>(Shape{g.b, g.h, g.l, g.ev}), CpuTensor<T>(Shape{g.b, g.h, g.l})};
+  const T *pq = q.data(), *pk = k.data(), *pv = v.data(), *pb = bias ? bias->data() : nullptr;
+  T *po = r.out.data(), *pl = r.lse.data();
+  const int64_t work = g.l * g.s * (g.e + g.ev);
+  parallel_for(g.b * g.h, std::max<int64_t>(1, kParallelThreshold / std::max<int64_t>(1, work)), [&](int64_t lo, int64_t hi) {
+    const auto buf = scratch<T>(g.l * g.s);
+    T* s = static_cast<T*>(buf->ptr);
+    for (int64_t bh = lo; bh < hi; ++bh) {
+      const T* bias_bh = pb ? pb + (bh / g.h) * g.bias_b + (bh % g.h) * g.bias_h : nullptr;
+      scores<T>(g, pq + bh * g.l * g.e, pk + bh * g.s * g.e, bias_bh, s);
+      softmax_rows<T>(g, s, pl + bh * g.l);
+      gemm<T>(false, false, g.l, g.ev, g.s, T(1), s, g.s, pv + bh * g.s * g.ev, g.ev, T(0), po + bh * g.l * g.ev, g.ev);
+    }
+  });
+  return r;
+}
+
+template <class T>
+SdpaGrads<CpuTensor<T>> sdpa_backward_matmul(const CpuTensor<T>& q, const CpuTensor<T>& k, const CpuTensor<T>& v,
+                                             const CpuTensor<T>* bias, const CpuTensor<T>& out,
+                                             const CpuTensor<T>& lse, const CpuTensor<T>& dout,
+                                             const SdpaOptions& o) {
+  const Geometry g = sdpa_detail::geometry(q.shape, k.shape, v.shape, bias ? &bias->shape : nullptr, o);
+  SdpaGrads<CpuTensor<T>> r{CpuTensor<T>(q.shape), CpuTensor<T>(k.shape), CpuTensor<T>(v.shape), std::nullopt};
+  const T *pq = q.data(), *pk = k.data(), *pv = v.data(), *pb = bias ? bias->data() : nullptr;
+  const T *po = out.data(), *pl = lse.data(), *pdo = dout.data();
+  T *dq = r.q.data(), *dk = r.k.data(), *dv = r.v.data();
+  const int64_t work = g.l * g.s * (2 * g.e + 3 * g.ev);
+  parallel_for(g.b * g.h, std::max<int64_t>(1, kParallelThreshold / std::max<int64_t>(1, work)), [&](int64_t lo, int64_t hi) {
+    const auto buf = scratch<T>(2 * g.l * g.s + g.l);
+    T* p = static_cast<T*>(buf->ptr);
+    T* dp = p + g.l * g.s;
+    T* di = dp + g.l * g.s;
+    for (int64_t bh = lo; bh < hi; ++bh) {
+      const T* bias_bh = pb ? pb + (bh / g.h) * g.bias_b + (bh % g.h) * g.bias_h : nullptr;
+      const T *qh = pq + bh * g.l * g.e, *kh = pk + bh * g.s * g.e, *vh = pv + bh * g.s * g.ev;
+      const T *oh = po + bh * g.l * g.ev, *doh = pdo + bh * g.l * g.ev;
+      for (int64_t i = 0; i < g.l; ++i) {
+        T d = 0;
+        for (int64_t x = 0; x < g.ev; ++x) d += doh[i * g.ev + x] * oh[i * g.ev + x];
+        di[i] = d;
+      }
+      scores<T>(g, qh, kh, bias_bh, p);
+      gemm<T>(false, true, g.l, g.s, g.ev, T(1), doh, g.ev, vh, g.ev, T(0), dp, g.s);
+      score_grads<T>(g, pl + bh * g.l, di, p, dp);
+      gemm<T>(true, false, g.s, g.ev, g.l, T(1), p, g.s, doh, g.ev, T(0), dv + bh * g.s * g.ev, g.ev);
+      gemm<T>(false, false, g.l, g.e, g.s, T(1), dp, g.s, kh, g.e, T(0), dq + bh * g.l * g.e, g.e);
+      gemm<T>(true, false, g.s, g.e, g.l, T(1), dp, g.s, qh, g.e, T(0), dk + bh * g.s * g.e, g.e);
+    }
+  });
+  return r;
+}
+
+template SdpaForward<CpuTensor<float>> sdpa_forward_matmul<float>(const CpuTensor<float>&, const CpuTensor<float>&,
+                                                                  const CpuTensor<float>&, const CpuTensor<float>*,
+                                                                  const SdpaOptions&);
+template SdpaForward<CpuTensor<double>> sdpa_forward_matmul<double>(const CpuTensor<double>&,
+                                                                    const CpuTensor<double>&,
+                                                                    const CpuTensor<double>&,
+                                                                    const CpuTensor<double>*, const SdpaOptions&);
+template SdpaGrads<CpuTensor<float>> sdpa_backward_matmul<float>(const CpuTensor<float>&, const CpuTensor<float>&,
+                                                                 const CpuTensor<float>&, const CpuTensor<float>*,
+                                                                 const CpuTensor<float>&, const CpuTensor<float>&,
+                                                                 const CpuTensor<float>&, const SdpaOptions&);
+template SdpaGrads<CpuTensor<double>> sdpa_backward_matmul<double>(const CpuTensor<double>&,
+                                                                   const CpuTensor<double>&,
+                                                                   const CpuTensor<double>&,
+                                                                   const CpuTensor<double>*,
+                                                                   const CpuTensor<double>&,
+                                                                   const CpuTensor<double>&,
+                                                                   const CpuTensor<double>&, const SdpaOptions&);
+
+}  // namespace ember::cpu
