@@ -32,4 +32,14 @@ SdpaGrads<CpuTensor<T>> sdpa_backward_matmul(const CpuTensor<T>& q, const CpuTen
                                              const CpuTensor<T>& lse, const CpuTensor<T>& dout,
                                              const SdpaOptions& o);
 
+// Attention on the rows of one qkv Linear's output, qkv [N, T, 3 d] (d = heads * E; q, k, v the column blocks [0, d),
+// [d, 2d), [2d, 3d), head h at columns h * E of each), without a bias: out [N, T, d] with the heads merged the same
+// way and lse [N, heads, T]; the backward returns dqkv [N, T, 3 d]. The GEMM path only (callers check
+// sdpa_detail::uses_matmul_path(T, T) first): the heads are read and written in place, no permute copies.
+template <class T>
+SdpaForward<CpuTensor<T>> sdpa_packed_forward(const CpuTensor<T>& qkv, int64_t heads, const SdpaOptions& o);
+template <class T>
+CpuTensor<T> sdpa_packed_backward(const CpuTensor<T>& qkv, const CpuTensor<T>& out, const CpuTensor<T>& lse,
+                                  const CpuTensor<T>& dout, int64_t heads, const SdpaOptions& o);
+
 }  // namespace ember::cpu

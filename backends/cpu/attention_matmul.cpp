@@ -9,6 +9,9 @@
 //             dq = ds k, dk = ds^T q        (FlashAttention-2's formulas, on whole heads)
 // Same results as the flash path up to rounding: the same exp, the same masking (a fully masked row gives output
 // 0, lse +inf and no gradient).
+//
+// A head is read and written through row strides (HeadView), so the same kernels serve q, k, v as [B, H, L, E]
+// tensors and as the column blocks of one qkv Linear's output [N, T, 3 H E] (sdpa_packed_*: no head permutes).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -39,17 +42,24 @@ inline T fexp(T x) {
   else return std::exp(x);
 }
 
+// One head's operands: row i of q at q + i * ldq, and so on; lse and di are contiguous.
+template <class T>
+struct HeadView {
+  const T *q, *k, *v;
+  int64_t ldq, ldk, ldv;
+  const T* bias;  // null, or the bias of this (batch, head) with g's strides
+};
+
 // The scores of one head: s[i * g.s + j] = scale q_i . k_j + bias. Causal masking (key j > row i) is left to the
 // readers, which stop at visible(g, i).
 template <class T>
-void scores(const Geometry& g, const T* q, const T* k, const T* bias_bh, T* s) {
-  gemm<T>(false, true, g.l, g.s, g.e, static_cast<T>(g.scale), q, g.e, k, g.e, T(0), s, g.s);
+void scores(const Geometry& g, const HeadView<T>& h, T* s) {
+  gemm<T>(false, true, g.l, g.s, g.e, static_cast<T>(g.scale), h.q, h.ldq, h.k, h.ldk, T(0), s, g.s);
+  if (!h.bias) return;
   for (int64_t i = 0; i < g.l; ++i) {
     T* row = s + i * g.s;
-    if (bias_bh) {
-      const T* br = bias_bh + i * g.bias_l;
-      for (int64_t j = 0; j < g.s; ++j) row[j] += br[j * g.bias_s];
-    }
+    const T* br = h.bias + i * g.bias_l;
+    for (int64_t j = 0; j < g.s; ++j) row[j] += br[j * g.bias_s];
   }
 }
 
@@ -128,6 +138,37 @@ std::shared_ptr<Buffer> scratch(int64_t n) {
   return allocate(static_cast<std::size_t>(n) * sizeof(T));
 }
 
+// One head forward: out (row stride ldo) and lse [l]; s is an [l, s] scratch.
+template <class T>
+void forward_head(const Geometry& g, const HeadView<T>& h, T* out, int64_t ldo, T* lse, T* s) {
+  scores<T>(g, h, s);
+  softmax_rows<T>(g, s, lse);
+  gemm<T>(false, false, g.l, g.ev, g.s, T(1), s, g.s, h.v, h.ldv, T(0), out, ldo);
+}
+
+// One head backward from out, lse and dout (out and dout with row stride ldo); dq, dk, dv with the strides of q, k,
+// v. p and dp are [l, s] scratches, di [l].
+template <class T>
+void backward_head(const Geometry& g, const HeadView<T>& h, const T* out, const T* dout, int64_t ldo, const T* lse,
+                   T* dq, T* dk, T* dv, T* p, T* dp, T* di) {
+  for (int64_t i = 0; i < g.l; ++i) {
+    T d = 0;
+    for (int64_t x = 0; x < g.ev; ++x) d += dout[i * ldo + x] * out[i * ldo + x];
+    di[i] = d;
+  }
+  scores<T>(g, h, p);
+  gemm<T>(false, true, g.l, g.s, g.ev, T(1), dout, ldo, h.v, h.ldv, T(0), dp, g.s);
+  score_grads<T>(g, lse, di, p, dp);
+  gemm<T>(true, false, g.s, g.ev, g.l, T(1), p, g.s, dout, ldo, T(0), dv, h.ldv);
+  gemm<T>(false, false, g.l, g.e, g.s, T(1), dp, g.s, h.k, h.ldk, T(0), dq, h.ldq);
+  gemm<T>(true, false, g.s, g.e, g.l, T(1), dp, g.s, h.q, h.ldq, T(0), dk, h.ldk);
+}
+
+// Heads per thread: one head is ~l * s * (e + ev) multiply-adds forward, about twice that backward.
+inline int64_t heads_grain(const Geometry& g, int64_t factor) {
+  return std::max<int64_t>(1, kParallelThreshold / std::max<int64_t>(1, factor * g.l * g.s * (g.e + g.ev)));
+}
+
 }  // namespace
 
 template <class T>
@@ -137,15 +178,12 @@ SdpaForward<CpuTensor<T>> sdpa_forward_matmul(const CpuTensor<T>& q, const CpuTe
   SdpaForward<CpuTensor<T>> r{CpuTensor<T>(Shape{g.b, g.h, g.l, g.ev}), CpuTensor<T>(Shape{g.b, g.h, g.l})};
   const T *pq = q.data(), *pk = k.data(), *pv = v.data(), *pb = bias ? bias->data() : nullptr;
   T *po = r.out.data(), *pl = r.lse.data();
-  const int64_t work = g.l * g.s * (g.e + g.ev);
-  parallel_for(g.b * g.h, std::max<int64_t>(1, kParallelThreshold / std::max<int64_t>(1, work)), [&](int64_t lo, int64_t hi) {
+  parallel_for(g.b * g.h, heads_grain(g, 1), [&](int64_t lo, int64_t hi) {
     const auto buf = scratch<T>(g.l * g.s);
-    T* s = static_cast<T*>(buf->ptr);
     for (int64_t bh = lo; bh < hi; ++bh) {
-      const T* bias_bh = pb ? pb + (bh / g.h) * g.bias_b + (bh % g.h) * g.bias_h : nullptr;
-      scores<T>(g, pq + bh * g.l * g.e, pk + bh * g.s * g.e, bias_bh, s);
-      softmax_rows<T>(g, s, pl + bh * g.l);
-      gemm<T>(false, false, g.l, g.ev, g.s, T(1), s, g.s, pv + bh * g.s * g.ev, g.ev, T(0), po + bh * g.l * g.ev, g.ev);
+      const HeadView<T> h{pq + bh * g.l * g.e, pk + bh * g.s * g.e, pv + bh * g.s * g.ev, g.e, g.e, g.ev,
+                          pb ? pb + (bh / g.h) * g.bias_b + (bh % g.h) * g.bias_h : nullptr};
+      forward_head<T>(g, h, po + bh * g.l * g.ev, g.ev, pl + bh * g.l, static_cast<T*>(buf->ptr));
     }
   });
   return r;
@@ -161,30 +199,67 @@ SdpaGrads<CpuTensor<T>> sdpa_backward_matmul(const CpuTensor<T>& q, const CpuTen
   const T *pq = q.data(), *pk = k.data(), *pv = v.data(), *pb = bias ? bias->data() : nullptr;
   const T *po = out.data(), *pl = lse.data(), *pdo = dout.data();
   T *dq = r.q.data(), *dk = r.k.data(), *dv = r.v.data();
-  const int64_t work = g.l * g.s * (2 * g.e + 3 * g.ev);
-  parallel_for(g.b * g.h, std::max<int64_t>(1, kParallelThreshold / std::max<int64_t>(1, work)), [&](int64_t lo, int64_t hi) {
+  parallel_for(g.b * g.h, heads_grain(g, 2), [&](int64_t lo, int64_t hi) {
     const auto buf = scratch<T>(2 * g.l * g.s + g.l);
     T* p = static_cast<T*>(buf->ptr);
-    T* dp = p + g.l * g.s;
-    T* di = dp + g.l * g.s;
     for (int64_t bh = lo; bh < hi; ++bh) {
-      const T* bias_bh = pb ? pb + (bh / g.h) * g.bias_b + (bh % g.h) * g.bias_h : nullptr;
-      const T *qh = pq + bh * g.l * g.e, *kh = pk + bh * g.s * g.e, *vh = pv + bh * g.s * g.ev;
-      const T *oh = po + bh * g.l * g.ev, *doh = pdo + bh * g.l * g.ev;
-      for (int64_t i = 0; i < g.l; ++i) {
-        T d = 0;
-        for (int64_t x = 0; x < g.ev; ++x) d += doh[i * g.ev + x] * oh[i * g.ev + x];
-        di[i] = d;
-      }
-      scores<T>(g, qh, kh, bias_bh, p);
-      gemm<T>(false, true, g.l, g.s, g.ev, T(1), doh, g.ev, vh, g.ev, T(0), dp, g.s);
-      score_grads<T>(g, pl + bh * g.l, di, p, dp);
-      gemm<T>(true, false, g.s, g.ev, g.l, T(1), p, g.s, doh, g.ev, T(0), dv + bh * g.s * g.ev, g.ev);
-      gemm<T>(false, false, g.l, g.e, g.s, T(1), dp, g.s, kh, g.e, T(0), dq + bh * g.l * g.e, g.e);
-      gemm<T>(true, false, g.s, g.e, g.l, T(1), dp, g.s, qh, g.e, T(0), dk + bh * g.s * g.e, g.e);
+      const HeadView<T> h{pq + bh * g.l * g.e, pk + bh * g.s * g.e, pv + bh * g.s * g.ev, g.e, g.e, g.ev,
+                          pb ? pb + (bh / g.h) * g.bias_b + (bh % g.h) * g.bias_h : nullptr};
+      backward_head<T>(g, h, po + bh * g.l * g.ev, pdo + bh * g.l * g.ev, g.ev, pl + bh * g.l, dq + bh * g.l * g.e,
+                       dk + bh * g.s * g.e, dv + bh * g.s * g.ev, p, p + g.l * g.s, p + 2 * g.l * g.s);
     }
   });
   return r;
+}
+
+// qkv [N, T, 3 d] with d = heads * E: head h of q at columns h * E, of k at d + h * E, of v at 2 d + h * E.
+namespace {
+Geometry packed_geometry(const Shape& qkv, int64_t heads, const SdpaOptions& o) {
+  const int64_t n = qkv[0], t = qkv[1], e = qkv[2] / 3 / heads;
+  return sdpa_detail::geometry(Shape{n, heads, t, e}, Shape{n, heads, t, e}, Shape{n, heads, t, e}, nullptr, o);
+}
+}  // namespace
+
+template <class T>
+SdpaForward<CpuTensor<T>> sdpa_packed_forward(const CpuTensor<T>& qkv, int64_t heads, const SdpaOptions& o) {
+  const Geometry g = packed_geometry(qkv.shape, heads, o);
+  const int64_t d = heads * g.e, t = g.l;
+  SdpaForward<CpuTensor<T>> r{CpuTensor<T>(Shape{g.b, t, d}), CpuTensor<T>(Shape{g.b, heads, t})};
+  const T* px = qkv.data();
+  T *po = r.out.data(), *pl = r.lse.data();
+  parallel_for(g.b * heads, heads_grain(g, 1), [&](int64_t lo, int64_t hi) {
+    const auto buf = scratch<T>(g.l * g.s);
+    for (int64_t bh = lo; bh < hi; ++bh) {
+      const T* q = px + (bh / heads) * t * 3 * d + (bh % heads) * g.e;
+      const HeadView<T> h{q, q + d, q + 2 * d, 3 * d, 3 * d, 3 * d, nullptr};
+      forward_head<T>(g, h, po + (bh / heads) * t * d + (bh % heads) * g.e, d, pl + bh * t, static_cast<T*>(buf->ptr));
+    }
+  });
+  return r;
+}
+
+template <class T>
+CpuTensor<T> sdpa_packed_backward(const CpuTensor<T>& qkv, const CpuTensor<T>& out, const CpuTensor<T>& lse,
+                                  const CpuTensor<T>& dout, int64_t heads, const SdpaOptions& o) {
+  const Geometry g = packed_geometry(qkv.shape, heads, o);
+  const int64_t d = heads * g.e, t = g.l;
+  CpuTensor<T> dqkv(qkv.shape);
+  const T *px = qkv.data(), *po = out.data(), *pl = lse.data(), *pdo = dout.data();
+  T* dx = dqkv.data();
+  parallel_for(g.b * heads, heads_grain(g, 2), [&](int64_t lo, int64_t hi) {
+    const auto buf = scratch<T>(2 * g.l * g.s + g.l);
+    T* p = static_cast<T*>(buf->ptr);
+    for (int64_t bh = lo; bh < hi; ++bh) {
+      const int64_t in_off = (bh / heads) * t * 3 * d + (bh % heads) * g.e;
+      const int64_t out_off = (bh / heads) * t * d + (bh % heads) * g.e;
+      const T* q = px + in_off;
+      const HeadView<T> h{q, q + d, q + 2 * d, 3 * d, 3 * d, 3 * d, nullptr};
+      T* dq = dx + in_off;
+      backward_head<T>(g, h, po + out_off, pdo + out_off, d, pl + bh * t, dq, dq + d, dq + 2 * d, p,
+                       p + g.l * g.s, p + 2 * g.l * g.s);
+    }
+  });
+  return dqkv;
 }
 
 template SdpaForward<CpuTensor<float>> sdpa_forward_matmul<float>(const CpuTensor<float>&, const CpuTensor<float>&,
@@ -205,5 +280,16 @@ template SdpaGrads<CpuTensor<double>> sdpa_backward_matmul<double>(const CpuTens
                                                                    const CpuTensor<double>&,
                                                                    const CpuTensor<double>&,
                                                                    const CpuTensor<double>&, const SdpaOptions&);
+
+template SdpaForward<CpuTensor<float>> sdpa_packed_forward<float>(const CpuTensor<float>&, int64_t,
+                                                                  const SdpaOptions&);
+template SdpaForward<CpuTensor<double>> sdpa_packed_forward<double>(const CpuTensor<double>&, int64_t,
+                                                                    const SdpaOptions&);
+template CpuTensor<float> sdpa_packed_backward<float>(const CpuTensor<float>&, const CpuTensor<float>&,
+                                                      const CpuTensor<float>&, const CpuTensor<float>&, int64_t,
+                                                      const SdpaOptions&);
+template CpuTensor<double> sdpa_packed_backward<double>(const CpuTensor<double>&, const CpuTensor<double>&,
+                                                        const CpuTensor<double>&, const CpuTensor<double>&, int64_t,
+                                                        const SdpaOptions&);
 
 }  // namespace ember::cpu
