@@ -50,11 +50,35 @@ struct HeadView {
   const T* bias;  // null, or the bias of this (batch, head) with g's strides
 };
 
-// The scores of one head: s[i * g.s + j] = scale q_i . k_j + bias. Causal masking (key j > row i) is left to the
-// readers, which stop at visible(g, i).
+// Causal attention splits a head's rows in two blocks: rows [0, r) see only keys [0, r), so their products stop
+// there, a quarter of each GEMM's work (P is zero past a row's visible keys; the products are those of the full
+// matrices minus zero terms). Without causal masking one block holds every row and key.
+struct RowBlock {
+  int64_t r0, r1;  // rows [r0, r1)
+  int64_t keys;    // keys [0, keys) visible to some row of the block
+};
+inline int64_t row_blocks(const Geometry& g, RowBlock (&b)[2]) {
+  if (!g.causal) {
+    b[0] = {0, g.l, g.s};
+    return 1;
+  }
+  const int64_t r = g.l / 2;
+  b[0] = {0, r, std::min(g.s, r)};
+  b[1] = {r, g.l, std::min(g.s, g.l)};
+  return 2;
+}
+
+// The scores of one head: s[i * g.s + j] = scale q_i . k_j + bias, for the keys of row i's block (entries past them
+// are left as they are). Causal masking (key j > row i) is left to the readers, which stop at visible(g, i).
 template <class T>
 void scores(const Geometry& g, const HeadView<T>& h, T* s) {
-  gemm<T>(false, true, g.l, g.s, g.e, static_cast<T>(g.scale), h.q, h.ldq, h.k, h.ldk, T(0), s, g.s);
+  RowBlock blocks[2];
+  const int64_t nb = row_blocks(g, blocks);
+  for (int64_t b = 0; b < nb; ++b) {
+    const RowBlock& rb = blocks[b];
+    gemm<T>(false, true, rb.r1 - rb.r0, rb.keys, g.e, static_cast<T>(g.scale), h.q + rb.r0 * h.ldq, h.ldq, h.k,
+            h.ldk, T(0), s + rb.r0 * g.s, g.s);
+  }
   if (!h.bias) return;
   for (int64_t i = 0; i < g.l; ++i) {
     T* row = s + i * g.s;
@@ -143,7 +167,13 @@ template <class T>
 void forward_head(const Geometry& g, const HeadView<T>& h, T* out, int64_t ldo, T* lse, T* s) {
   scores<T>(g, h, s);
   softmax_rows<T>(g, s, lse);
-  gemm<T>(false, false, g.l, g.ev, g.s, T(1), s, g.s, h.v, h.ldv, T(0), out, ldo);
+  RowBlock blocks[2];
+  const int64_t nb = row_blocks(g, blocks);
+  for (int64_t b = 0; b < nb; ++b) {
+    const RowBlock& rb = blocks[b];
+    gemm<T>(false, false, rb.r1 - rb.r0, g.ev, rb.keys, T(1), s + rb.r0 * g.s, g.s, h.v, h.ldv, T(0),
+            out + rb.r0 * ldo, ldo);
+  }
 }
 
 // One head backward from out, lse and dout (out and dout with row stride ldo); dq, dk, dv with the strides of q, k,
@@ -156,12 +186,37 @@ void backward_head(const Geometry& g, const HeadView<T>& h, const T* out, const 
     for (int64_t x = 0; x < g.ev; ++x) d += dout[i * ldo + x] * out[i * ldo + x];
     di[i] = d;
   }
+  RowBlock blocks[2];
+  const int64_t nb = row_blocks(g, blocks);
   scores<T>(g, h, p);
-  gemm<T>(false, true, g.l, g.s, g.ev, T(1), dout, ldo, h.v, h.ldv, T(0), dp, g.s);
-  score_grads<T>(g, lse, di, p, dp);
-  gemm<T>(true, false, g.s, g.ev, g.l, T(1), p, g.s, dout, ldo, T(0), dv, h.ldv);
-  gemm<T>(false, false, g.l, g.e, g.s, T(1), dp, g.s, h.k, h.ldk, T(0), dq, h.ldq);
-  gemm<T>(true, false, g.s, g.e, g.l, T(1), dp, g.s, h.q, h.ldq, T(0), dk, h.ldk);
+  for (int64_t b = 0; b < nb; ++b) {
+    const RowBlock& rb = blocks[b];
+    gemm<T>(false, true, rb.r1 - rb.r0, rb.keys, g.ev, T(1), dout + rb.r0 * ldo, ldo, h.v, h.ldv, T(0),
+            dp + rb.r0 * g.s, g.s);
+  }
+  score_grads<T>(g, lse, di, p, dp);  // zero past each row's visible keys
+  for (int64_t b = 0; b < nb; ++b) {
+    const RowBlock& rb = blocks[b];
+    gemm<T>(false, false, rb.r1 - rb.r0, g.e, rb.keys, T(1), dp + rb.r0 * g.s, g.s, h.k, h.ldk, T(0),
+            dq + rb.r0 * h.ldq, h.ldq);
+  }
+  // dv and dk by key blocks: keys [k0, k1) are seen by rows [r0, l) only (causal: row i sees keys <= i), and keys
+  // no row sees (causal with s > l) get zero gradients.
+  int64_t k0 = 0;
+  for (int64_t b = 0; b < nb; ++b) {
+    const int64_t k1 = blocks[b].keys, r0 = blocks[b].r0;
+    if (k1 <= k0) continue;
+    const T* pb = p + r0 * g.s + k0;
+    const T* dpb = dp + r0 * g.s + k0;
+    gemm<T>(true, false, k1 - k0, g.ev, g.l - r0, T(1), pb, g.s, dout + r0 * ldo, ldo, T(0), dv + k0 * h.ldv, h.ldv);
+    gemm<T>(true, false, k1 - k0, g.e, g.l - r0, T(1), dpb, g.s, h.q + r0 * h.ldq, h.ldq, T(0), dk + k0 * h.ldk,
+            h.ldk);
+    k0 = k1;
+  }
+  for (int64_t j = k0; j < g.s; ++j) {
+    std::fill(dv + j * h.ldv, dv + j * h.ldv + g.ev, T(0));
+    std::fill(dk + j * h.ldk, dk + j * h.ldk + g.e, T(0));
+  }
 }
 
 // Heads per thread: one head is ~l * s * (e + ev) multiply-adds forward, about twice that backward.
