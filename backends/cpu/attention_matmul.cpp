@@ -4,7 +4,8 @@
 // softmax bookkeeping and 64-wide axpys that load and store their accumulator every step; here the products run in
 // BLAS's register-blocked kernels and the softmax is one pass per row.
 //
-//   forward:  S = scale q k^T (+ bias, causal -inf), lse = logsumexp rows, P = exp(S - lse), out = P v
+//   forward:  S = scale q k^T (+ bias; keys a causal row cannot see are skipped, not set to -inf),
+//             lse = logsumexp rows, P = exp(S - lse), out = P v
 //   backward: P recomputed from lse, dv = P^T dout, dP = dout v^T, ds = P (dP - rowsum(dout * out)) scale,
 //             dq = ds k, dk = ds^T q        (FlashAttention-2's formulas, on whole heads)
 // Same results as the flash path up to rounding: the same exp, the same masking (a fully masked row gives output
@@ -83,7 +84,8 @@ void scores(const Geometry& g, const HeadView<T>& h, T* s) {
   for (int64_t i = 0; i < g.l; ++i) {
     T* row = s + i * g.s;
     const T* br = h.bias + i * g.bias_l;
-    for (int64_t j = 0; j < g.s; ++j) row[j] += br[j * g.bias_s];
+    const int64_t n = g.causal ? std::min(g.s, i + 1) : g.s;  // the keys row i sees (visible() below)
+    for (int64_t j = 0; j < n; ++j) row[j] += br[j * g.bias_s];
   }
 }
 
