@@ -1,4 +1,5 @@
-// Flash attention on the CPU. The forward walks the keys in tiles of kBc for a tile of kBr query rows, keeping a
+// Flash attention on the CPU, for sequences past attention_geometry.hpp's bound (shorter ones take
+// attention_matmul.cpp). The forward walks the keys in tiles of kBc for a tile of kBr query rows, keeping a
 // running row max m, denominator l and unnormalized output (online softmax): extra memory is O(kBr * kBc + kBr *
 // Ev) per thread and the [L, S] score matrix never exists. It saves the row logsumexp lse = m + log l. The
 // backward recomputes each score tile from q, k and lse (p = exp(s - lse)) and accumulates dq, dk, dv tile by
@@ -19,6 +20,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "backends/cpu/attention_geometry.hpp"
 #include "backends/cpu/parallel.hpp"
 #include "backends/cpu/vec_math.hpp"
 
@@ -61,30 +63,8 @@ inline T fexp(T x) {
   else return std::exp(x);
 }
 
-// The problem's sizes and the bias's strides (0 along its broadcast dims).
-struct Geometry {
-  int64_t b, h, l, s, e, ev;
-  int64_t bias_b = 0, bias_h = 0, bias_l = 0, bias_s = 0;
-  bool has_bias = false;
-  bool causal = false;
-  double scale = 1;
-};
-
-Geometry geometry(const Shape& q, const Shape& k, const Shape& v, const Shape* bias, const SdpaOptions& o) {
-  Geometry g{q[0], q[1], q[2], k[2], q[3], v[3]};
-  g.causal = o.is_causal;
-  g.scale = o.scale;
-  if (bias) {
-    g.has_bias = true;
-    const Shape& bs = *bias;
-    const int64_t st3 = 1, st2 = bs[3], st1 = bs[2] * st2, st0 = bs[1] * st1;
-    g.bias_s = bs[3] == 1 ? 0 : st3;
-    g.bias_l = bs[2] == 1 ? 0 : st2;
-    g.bias_h = bs[1] == 1 ? 0 : st1;
-    g.bias_b = bs[0] == 1 ? 0 : st0;
-  }
-  return g;
-}
+using sdpa_detail::Geometry;
+using sdpa_detail::geometry;
 
 // The helpers are inlined into the cloned loops below, so they are compiled for each clone's instruction set.
 
@@ -223,8 +203,8 @@ EMBER_SDPA_CLONES void backward_head(const Geometry& g, const T* __restrict q, c
 }  // namespace
 
 template <class T>
-SdpaForward<CpuTensor<T>> sdpa_forward(const CpuTensor<T>& q, const CpuTensor<T>& k, const CpuTensor<T>& v,
-                                       const CpuTensor<T>* bias, const SdpaOptions& o) {
+SdpaForward<CpuTensor<T>> sdpa_forward_flash(const CpuTensor<T>& q, const CpuTensor<T>& k, const CpuTensor<T>& v,
+                                             const CpuTensor<T>* bias, const SdpaOptions& o) {
   const Geometry g = geometry(q.shape, k.shape, v.shape, bias ? &bias->shape : nullptr, o);
   SdpaForward<CpuTensor<T>> r{CpuTensor<T>(Shape{g.b, g.h, g.l, g.ev}), CpuTensor<T>(Shape{g.b, g.h, g.l})};
   const int64_t q_tiles = (g.l + kBr - 1) / kBr;
@@ -246,9 +226,10 @@ SdpaForward<CpuTensor<T>> sdpa_forward(const CpuTensor<T>& q, const CpuTensor<T>
 }
 
 template <class T>
-SdpaGrads<CpuTensor<T>> sdpa_backward(const CpuTensor<T>& q, const CpuTensor<T>& k, const CpuTensor<T>& v,
-                                      const CpuTensor<T>* bias, const CpuTensor<T>& out, const CpuTensor<T>& lse,
-                                      const CpuTensor<T>& dout, const SdpaOptions& o) {
+SdpaGrads<CpuTensor<T>> sdpa_backward_flash(const CpuTensor<T>& q, const CpuTensor<T>& k, const CpuTensor<T>& v,
+                                            const CpuTensor<T>* bias, const CpuTensor<T>& out,
+                                            const CpuTensor<T>& lse, const CpuTensor<T>& dout,
+                                            const SdpaOptions& o) {
   const Geometry g = geometry(q.shape, k.shape, v.shape, bias ? &bias->shape : nullptr, o);
   SdpaGrads<CpuTensor<T>> r{CpuTensor<T>(q.shape), CpuTensor<T>(k.shape), CpuTensor<T>(v.shape), std::nullopt};
   const T *pq = q.data(), *pk = k.data(), *pv = v.data(), *pb = bias ? bias->data() : nullptr;
@@ -268,6 +249,23 @@ SdpaGrads<CpuTensor<T>> sdpa_backward(const CpuTensor<T>& q, const CpuTensor<T>&
   return r;
 }
 
+// The path by the score matrix's size (attention_geometry.hpp).
+template <class T>
+SdpaForward<CpuTensor<T>> sdpa_forward(const CpuTensor<T>& q, const CpuTensor<T>& k, const CpuTensor<T>& v,
+                                       const CpuTensor<T>* bias, const SdpaOptions& o) {
+  if (sdpa_detail::uses_matmul_path(q.shape[2], k.shape[2])) return sdpa_forward_matmul(q, k, v, bias, o);
+  return sdpa_forward_flash(q, k, v, bias, o);
+}
+
+template <class T>
+SdpaGrads<CpuTensor<T>> sdpa_backward(const CpuTensor<T>& q, const CpuTensor<T>& k, const CpuTensor<T>& v,
+                                      const CpuTensor<T>* bias, const CpuTensor<T>& out, const CpuTensor<T>& lse,
+                                      const CpuTensor<T>& dout, const SdpaOptions& o) {
+  if (sdpa_detail::uses_matmul_path(q.shape[2], k.shape[2]))
+    return sdpa_backward_matmul(q, k, v, bias, out, lse, dout, o);
+  return sdpa_backward_flash(q, k, v, bias, out, lse, dout, o);
+}
+
 template SdpaForward<CpuTensor<float>> sdpa_forward<float>(const CpuTensor<float>&, const CpuTensor<float>&,
                                                            const CpuTensor<float>&, const CpuTensor<float>*,
                                                            const SdpaOptions&);
@@ -279,6 +277,21 @@ template SdpaGrads<CpuTensor<float>> sdpa_backward<float>(const CpuTensor<float>
                                                           const CpuTensor<float>&, const CpuTensor<float>&,
                                                           const CpuTensor<float>&, const SdpaOptions&);
 template SdpaGrads<CpuTensor<double>> sdpa_backward<double>(const CpuTensor<double>&, const CpuTensor<double>&,
+                                                            const CpuTensor<double>&, const CpuTensor<double>*,
+                                                            const CpuTensor<double>&, const CpuTensor<double>&,
+                                                            const CpuTensor<double>&, const SdpaOptions&);
+
+template SdpaForward<CpuTensor<float>> sdpa_forward_flash<float>(const CpuTensor<float>&, const CpuTensor<float>&,
+                                                           const CpuTensor<float>&, const CpuTensor<float>*,
+                                                           const SdpaOptions&);
+template SdpaForward<CpuTensor<double>> sdpa_forward_flash<double>(const CpuTensor<double>&, const CpuTensor<double>&,
+                                                             const CpuTensor<double>&, const CpuTensor<double>*,
+                                                             const SdpaOptions&);
+template SdpaGrads<CpuTensor<float>> sdpa_backward_flash<float>(const CpuTensor<float>&, const CpuTensor<float>&,
+                                                          const CpuTensor<float>&, const CpuTensor<float>*,
+                                                          const CpuTensor<float>&, const CpuTensor<float>&,
+                                                          const CpuTensor<float>&, const SdpaOptions&);
+template SdpaGrads<CpuTensor<double>> sdpa_backward_flash<double>(const CpuTensor<double>&, const CpuTensor<double>&,
                                                             const CpuTensor<double>&, const CpuTensor<double>*,
                                                             const CpuTensor<double>&, const CpuTensor<double>&,
                                                             const CpuTensor<double>&, const SdpaOptions&);

@@ -1,9 +1,11 @@
 #pragma once
 // Cpu<E>: the embedded default backend. E is the float element (float or double); Int tensors hold int64_t and
 // Bool tensors uint8_t. Every op is a thin forward to a kernel in kernels.hpp.
+#include <optional>
 #include <type_traits>
 
 #include "backends/cpu/attention.hpp"
+#include "backends/cpu/attention_geometry.hpp"
 #include "backends/cpu/layer_norm.hpp"
 #include "backends/cpu/linear.hpp"
 #include "backends/cpu/kernels.hpp"
@@ -151,6 +153,19 @@ struct Cpu {
                                                        const FloatPrimitive& out, const FloatPrimitive& lse,
                                                        const FloatPrimitive& dout, const SdpaOptions& o) {
     return cpu::sdpa_backward(q, k, v, bias, out, lse, dout, o);
+  }
+  // Optional op (engine/backend/optional_ops.hpp, HasPackedSdpa): the GEMM attention path reading the heads in
+  // place from the qkv rows (backends/cpu/attention_matmul.cpp); long sequences take the default (flash tiles).
+  static std::optional<SdpaForward<FloatPrimitive>> float_sdpa_packed(const FloatPrimitive& qkv, int64_t heads,
+                                                                      const SdpaOptions& o) {
+    if (!cpu::sdpa_detail::uses_matmul_path(qkv.shape[1], qkv.shape[1])) return std::nullopt;
+    return cpu::sdpa_packed_forward(qkv, heads, o);
+  }
+  static std::optional<FloatPrimitive> float_sdpa_packed_backward(const FloatPrimitive& qkv, const FloatPrimitive& out,
+                                                                  const FloatPrimitive& lse, const FloatPrimitive& dout,
+                                                                  int64_t heads, const SdpaOptions& o) {
+    if (!cpu::sdpa_detail::uses_matmul_path(qkv.shape[1], qkv.shape[1])) return std::nullopt;
+    return cpu::sdpa_packed_backward(qkv, out, lse, dout, heads, o);
   }
   // Optional op (engine/backend/optional_ops.hpp, HasFusedLinear): the GEMM accumulates onto the bias rows.
   static FloatPrimitive float_linear(const FloatPrimitive& x, const FloatPrimitive& w, const FloatPrimitive* bias) {

@@ -90,6 +90,24 @@ T reduce_contig(const T* x, int64_t n, ReduceOp op) {
   return T(0);
 }
 
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
+#define EMBER_REDUCE_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define EMBER_REDUCE_CLONES
+#endif
+
+// acc[j] += rows[r * inner + j] for r < len: the sums over a leading dim (every Linear's bias gradient is one).
+// Multi-versioned like elementwise.cpp: the baseline build converts and adds two doubles per instruction. Additions
+// only, each element's in the same order, so every clone gives the same bits.
+EMBER_REDUCE_CLONES void add_rows(const float* __restrict rows, int64_t len, int64_t inner, double* __restrict acc) {
+  for (int64_t r = 0; r < len; ++r)
+    for (int64_t j = 0; j < inner; ++j) acc[j] += rows[r * inner + j];
+}
+EMBER_REDUCE_CLONES void add_rows(const double* __restrict rows, int64_t len, int64_t inner, double* __restrict acc) {
+  for (int64_t r = 0; r < len; ++r)
+    for (int64_t j = 0; j < inner; ++j) acc[j] += rows[r * inner + j];
+}
+
 }  // namespace
 
 template <class T>
@@ -117,9 +135,13 @@ CpuTensor<T> reduce(const CpuTensor<T>& x, ReduceOp op, std::size_t dim) {
                    T* out = py + o * v.inner;
                    if (op == ReduceOp::Sum || op == ReduceOp::Mean) {
                      std::fill(acc.begin(), acc.end(), Wide<T>(0));
-                     for (int64_t r = 0; r < v.len; ++r) {
-                       const T* row = base + r * v.inner;
-                       for (int64_t j = 0; j < v.inner; ++j) acc[j] = wrap_add(acc[j], row[j]);
+                     if constexpr (is_float<T>) {
+                       add_rows(base, v.len, v.inner, acc.data());
+                     } else {
+                       for (int64_t r = 0; r < v.len; ++r) {
+                         const T* row = base + r * v.inner;
+                         for (int64_t j = 0; j < v.inner; ++j) acc[j] = wrap_add(acc[j], row[j]);
+                       }
                      }
                      for (int64_t j = 0; j < v.inner; ++j) {
                        if (op == ReduceOp::Sum) out[j] = static_cast<T>(acc[j]);

@@ -449,6 +449,25 @@ struct Autodiff : B {
     return {{r.q, nullptr}, {r.k, nullptr}, {r.v, nullptr}, std::nullopt};
   }
 
+  // ---- attention on one qkv Linear's rows (optional_ops.hpp HasPackedSdpa): one node whatever B has; the
+  // backward recomputes from the saved output and logsumexp and returns dqkv in qkv's layout.
+  static std::optional<SdpaForward<FloatPrimitive>> float_sdpa_packed(const FloatPrimitive& qkv, int64_t heads,
+                                                                      const SdpaOptions& o) {
+    auto r = optional_ops::float_sdpa_packed<B>(qkv.value, heads, o);
+    auto out = autodiff::record(r.out, {&qkv},
+                                [xv = qkv.value, ov = r.out, lse = r.lse, heads, o](const IFP& g, Ctx& c) {
+                                  c.grads[0] = optional_ops::float_sdpa_packed_backward<B>(xv, ov, lse, g, heads, o);
+                                });
+    return SdpaForward<FloatPrimitive>{std::move(out), FloatPrimitive{std::move(r.lse), nullptr}};
+  }
+  static std::optional<FloatPrimitive> float_sdpa_packed_backward(const FloatPrimitive& qkv, const FloatPrimitive& out,
+                                                                  const FloatPrimitive& lse, const FloatPrimitive& g,
+                                                                  int64_t heads, const SdpaOptions& o) {
+    // Not differentiable twice.
+    return FloatPrimitive{
+        optional_ops::float_sdpa_packed_backward<B>(qkv.value, out.value, lse.value, g.value, heads, o), nullptr};
+  }
+
   // ---- x [M, K] @ w [K, N] + bias [N]: one node whatever B has (optional_ops.hpp picks B's fused GEMM or the
   // composed matmul + add). dx and dw as float_matmul's backward, dbias the column sums of g.
   static FloatPrimitive float_linear(const FloatPrimitive& x, const FloatPrimitive& w, const FloatPrimitive* bias) {

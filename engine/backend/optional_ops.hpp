@@ -82,6 +82,20 @@ concept HasFusedSdpa = requires(const typename B::FloatPrimitive& x, const SdpaO
   { B::float_sdpa_backward(x, x, x, &x, x, x, x, o) } -> std::same_as<SdpaGrads<typename B::FloatPrimitive>>;
 };
 
+// ---------------------------------------------------------------- float_sdpa_packed (attention on qkv rows)
+// B::float_sdpa_packed(qkv, heads, opts) -> std::optional<SdpaForward>: attention without a bias on the output of one
+// qkv Linear, qkv [N, T, 3 d] (d = heads * E; q, k, v the column blocks [0, d), [d, 2d), [2d, 3d), head h at
+// columns h * E of each), out [N, T, d] with the heads merged the same way, lse [N, heads, T].
+// B::float_sdpa_packed_backward(qkv, out, lse, dout, heads, opts) -> std::optional<FloatPrimitive>: dqkv [N, T, 3 d].
+// Return nullopt where the backend has no kernel for the size (the composed default then runs). Provide them when
+// the attention kernel can read and write heads through row strides: the default splits the heads with permute
+// copies (three forward and one for the output; four backward) and concatenates the three gradients.
+template <class B>
+concept HasPackedSdpa = requires(const typename B::FloatPrimitive& x, const SdpaOptions& o) {
+  { B::float_sdpa_packed(x, int64_t{}, o) } -> std::same_as<std::optional<SdpaForward<typename B::FloatPrimitive>>>;
+  { B::float_sdpa_packed_backward(x, x, x, x, int64_t{}, o) } -> std::same_as<std::optional<typename B::FloatPrimitive>>;
+};
+
 // ---------------------------------------------------------------- float_layer_norm (fused LayerNorm)
 // B::float_layer_norm(x, gamma, beta, eps) -> LayerNormForward: LayerNorm over x's last dim (gamma, beta [d]) with
 // each row's mean and rstd; B::float_layer_norm_backward(x, gamma, mean, rstd, dout) -> LayerNormGrads. Provide them
@@ -107,7 +121,7 @@ concept HasFusedLinear = requires(const typename B::FloatPrimitive& x) {
 template <class B>
 concept HasAnyOptionalOp =
     HasFusedUnaryBackward<B> || HasMatmulTransposed<B> || HasFusedAdamStep<B> || HasSelect<B> || HasFusedSdpa<B> ||
-    HasFusedLayerNorm<B> || HasFusedLinear<B>;
+    HasFusedLayerNorm<B> || HasFusedLinear<B> || HasPackedSdpa<B>;
 
 // ---------------------------------------------------------------- the composed defaults
 namespace composed {
@@ -336,6 +350,85 @@ typename B::FloatPrimitive float_linear(const typename B::FloatPrimitive& x, con
                                         const typename B::FloatPrimitive* bias) {
   if constexpr (HasFusedLinear<B>) return B::float_linear(x, w, bias);
   else return composed::float_linear<B>(x, w, bias);
+}
+
+// ---------------------------------------------------------------- float_sdpa_packed: default and dispatcher
+// The default is written with the float_sdpa dispatchers above (B's fused attention where it has one).
+namespace composed {
+namespace packed_detail {
+
+// Column block i (0 q, 1 k, 2 v) of qkv [N, T, 3 d] as heads [N, H, T, E].
+template <Backend B>
+typename B::FloatPrimitive block_heads(const typename B::FloatPrimitive& qkv, int64_t heads, int64_t i) {
+  const Shape s = B::template shape<Float>(qkv);
+  const int64_t d = s[2] / 3;
+  const auto block = B::template slice<Float>(qkv, std::vector<Range>{{0, s[0]}, {0, s[1]}, {i * d, (i + 1) * d}});
+  return B::template permute<Float>(B::template reshape<Float>(block, Shape{s[0], s[1], heads, d / heads}),
+                                    std::vector<std::size_t>{0, 2, 1, 3});
+}
+
+// [N, T, d] -> [N, H, T, E]
+template <Backend B>
+typename B::FloatPrimitive split_heads(const typename B::FloatPrimitive& x, int64_t heads) {
+  const Shape s = B::template shape<Float>(x);
+  return B::template permute<Float>(B::template reshape<Float>(x, Shape{s[0], s[1], heads, s[2] / heads}),
+                                    std::vector<std::size_t>{0, 2, 1, 3});
+}
+
+// [N, H, T, E] -> [N, T, H * E]
+template <Backend B>
+typename B::FloatPrimitive merge_heads(const typename B::FloatPrimitive& x) {
+  const Shape s = B::template shape<Float>(x);
+  return B::template reshape<Float>(B::template permute<Float>(x, std::vector<std::size_t>{0, 2, 1, 3}),
+                                    Shape{s[0], s[2], s[1] * s[3]});
+}
+
+}  // namespace packed_detail
+
+template <Backend B>
+SdpaForward<typename B::FloatPrimitive> float_sdpa_packed(const typename B::FloatPrimitive& qkv, int64_t heads,
+                                                          const SdpaOptions& o) {
+  using namespace packed_detail;
+  auto r = optional_ops::float_sdpa<B>(block_heads<B>(qkv, heads, 0), block_heads<B>(qkv, heads, 1),
+                                       block_heads<B>(qkv, heads, 2), nullptr, o);
+  return {merge_heads<B>(r.out), std::move(r.lse)};
+}
+
+template <Backend B>
+typename B::FloatPrimitive float_sdpa_packed_backward(const typename B::FloatPrimitive& qkv,
+                                                      const typename B::FloatPrimitive& out,
+                                                      const typename B::FloatPrimitive& lse,
+                                                      const typename B::FloatPrimitive& dout, int64_t heads,
+                                                      const SdpaOptions& o) {
+  using namespace packed_detail;
+  auto g = optional_ops::float_sdpa_backward<B>(block_heads<B>(qkv, heads, 0), block_heads<B>(qkv, heads, 1),
+                                                block_heads<B>(qkv, heads, 2), nullptr, split_heads<B>(out, heads),
+                                                lse, split_heads<B>(dout, heads), o, false);
+  return B::template cat<Float>(
+      std::vector<typename B::FloatPrimitive>{merge_heads<B>(g.q), merge_heads<B>(g.k), merge_heads<B>(g.v)}, 2);
+}
+
+}  // namespace composed
+
+template <Backend B>
+SdpaForward<typename B::FloatPrimitive> float_sdpa_packed(const typename B::FloatPrimitive& qkv, int64_t heads,
+                                                          const SdpaOptions& o) {
+  if constexpr (HasPackedSdpa<B>) {
+    if (auto r = B::float_sdpa_packed(qkv, heads, o)) return std::move(*r);
+  }
+  return composed::float_sdpa_packed<B>(qkv, heads, o);
+}
+
+template <Backend B>
+typename B::FloatPrimitive float_sdpa_packed_backward(const typename B::FloatPrimitive& qkv,
+                                                      const typename B::FloatPrimitive& out,
+                                                      const typename B::FloatPrimitive& lse,
+                                                      const typename B::FloatPrimitive& dout, int64_t heads,
+                                                      const SdpaOptions& o) {
+  if constexpr (HasPackedSdpa<B>) {
+    if (auto r = B::float_sdpa_packed_backward(qkv, out, lse, dout, heads, o)) return std::move(*r);
+  }
+  return composed::float_sdpa_packed_backward<B>(qkv, out, lse, dout, heads, o);
 }
 
 }  // namespace ember::optional_ops

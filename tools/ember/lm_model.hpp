@@ -2,21 +2,20 @@
 // The language model of `ember train --model transformer`: a small decoder-only (GPT-style) character transformer.
 //
 //   ids [N, T] -> tok_emb + pos_emb -> blocks (pre-norm: x += attn(ln1(x)); x += mlp(ln2(x))) -> ln_f -> head
-//   attention: qkv = Linear(d, 3d), split into heads [N, H, T, d/H], causal scaled-dot-product attention
-//              (ember::nn::scaled_dot_product_attention with is_causal), heads merged, proj = Linear(d, d)
+//   attention: qkv = Linear(d, 3d), split into heads [N, H, T, d/H], causal scaled-dot-product attention, heads
+//              merged (ember::nn::packed_scaled_dot_product_attention does the three at once), proj = Linear(d, d)
 //   mlp:       fc1 = Linear(d, 4d), GELU (exact), fc2 = Linear(4d, d)
 //
 // The member names are those of the PyTorch twin (tests/reference/gen_lm_fixture.py), so records/torch_names maps a
 // PyTorch state_dict onto this module with no extra table (Linear weights transposed, LayerNorm weight/bias ->
 // gamma/beta, `blocks` as nn.ModuleList).
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
-#include "engine/nn/functional/scaled_dot_product_attention.hpp"
+#include "engine/nn/functional/packed_attention.hpp"
 #include "engine/nn/nn.hpp"
 
 namespace ember::tools {
@@ -62,24 +61,12 @@ struct LmBlock {
     return b;
   }
 
-  // x [N, T, d] -> [N, T, d]: each position attends to itself and the positions before it.
+  // x [N, T, d] -> [N, T, d]: each position attends to itself and the positions before it. One GEMM makes qkv
+  // [N, T, 3d]; the attention reads its heads in place where the backend can (optional_ops.hpp HasPackedSdpa: no
+  // permute copies of q, k, v or of the output, and the gradient lands in qkv's layout for one backward GEMM).
   Tensor<B, 3> attention(const Tensor<B, 3>& x) const {
-    const int64_t n = x.dim(0), t = x.dim(1), d = x.dim(2), h = num_heads, e = d / h;
-    // q, k, v: [N, H, T, e] each, from the columns [i*d, (i+1)*d) of qkv's weight and bias. Three GEMMs on weight
-    // slices rather than one GEMM chunked afterwards: the chunks of [N*T, 3d] were strided copies forward, and
-    // backward each chunk's gradient was a zero [N*T, 3d] tensor with the chunk assigned into it, three of them
-    // summed; a weight slice's gradient is only [d, d].
-    const auto rows = x.reshape(std::array<int64_t, 2>{n * t, d});
-    auto heads = [&](int64_t i) {
-      const auto w = qkv.weight.val().narrow(1, i * d, d);
-      const std::optional<Tensor<B, 1>> b =
-          qkv.bias ? std::optional<Tensor<B, 1>>(qkv.bias->val().narrow(0, i * d, d)) : std::nullopt;
-      const auto* pb = b ? &b->primitive() : nullptr;
-      const Tensor<B, 2> p(optional_ops::float_linear<B>(rows.primitive(), w.primitive(), pb));
-      return p.reshape(std::array<int64_t, 4>{n, t, h, e}).swap_dims(1, 2);
-    };
-    const auto y = nn::scaled_dot_product_attention(heads(0), heads(1), heads(2), std::nullopt, /*is_causal=*/true);
-    return per_token(proj, y.swap_dims(1, 2).reshape(std::array<int64_t, 3>{n, t, d}));
+    const auto y = nn::packed_scaled_dot_product_attention(per_token(qkv, x), num_heads, /*is_causal=*/true);
+    return per_token(proj, y);
   }
 
   Tensor<B, 3> forward(const Tensor<B, 3>& x) const {
