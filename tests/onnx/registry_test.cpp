@@ -47,5 +47,18 @@ TEST(OnnxOpContext, ReadsIntegerInputsAndNamesMissingOnes) {
   EXPECT_THROW(ctx.input(5), OnnxError);
 }
 
+TEST(OnnxOpContext, ScalarReadsAnyDtypeOnTheHost) {
+  const Node n = test::make_node("Clip", 3, 1);
+  OpContext ctx{n, 13, capi::cpu_device(), false, {}, nullptr};
+  ctx.inputs.emplace_back(capi::from_data(capi::cpu_device(), TensorData::from_vec<int64_t>({-7}, Shape{})));
+  // A trainable F32 value (an initializer that requires grad) reads without becoming an op of the graph.
+  ctx.inputs.emplace_back(capi::set_requires_grad(
+      capi::from_data(capi::cpu_device(), TensorData::from_vec<float>({0.25f}, Shape{1})), true));
+  ctx.inputs.emplace_back(capi::from_data(capi::cpu_device(), TensorData::from_vec<float>({1.f, 2.f}, Shape{2})));
+  EXPECT_EQ(ctx.scalar(0), -7.0);
+  EXPECT_EQ(ctx.scalar(1), 0.25);
+  EXPECT_THROW(ctx.scalar(2), OnnxError);  // two values
+}
+
 }  // namespace
 }  // namespace ember::onnx_import
