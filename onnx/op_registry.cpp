@@ -63,6 +63,27 @@ double OpContext::scalar(std::size_t i) const {
   return capi::to_data(capi::detach(t)).get<double>(0);
 }
 
+DType onnx_elem_dtype(const OpContext& ctx, int64_t elem) {
+  switch (elem) {
+    case 1: return DType::F32;
+    case 2: return DType::U8;
+    case 5: return DType::I16;
+    case 6: return DType::I32;
+    case 7: return DType::I64;
+    case 9: return DType::Bool;
+    case 10: return DType::F16;
+    case 11: return DType::F64;
+    default: break;
+  }
+  static const char* const names[] = {"undefined", "float",  "uint8",     "int8",       "uint16",  "int16",
+                                      "int32",     "int64",  "string",    "bool",       "float16", "double",
+                                      "uint32",    "uint64", "complex64", "complex128", "bfloat16"};
+  const char* name = elem >= 0 && elem <= 16 ? names[elem] : "unknown";
+  // UnsupportedDTypeError (not a plain OnnxError): the model asks for a type Ember lacks, it is not malformed.
+  throw UnsupportedDTypeError(
+      fmt::format("{}: element type {} ({}) is not supported by Ember", ctx.node.describe(), elem, name));
+}
+
 void OpContext::fail(const std::string& what) const { throw OnnxError(node.describe() + ": " + what); }
 
 void OpRegistry::add(std::string op_type, Converter fn, int64_t since, int64_t until) {

@@ -49,6 +49,10 @@ struct OpContext {
 // a GPU in single precision rather than not at all; on the CPU it stays float64.
 DynTensor upload(const DynDevice& device, const TensorData& data);
 
+// ONNX's TensorProto.DataType (a Cast's `to`, EyeLike's `dtype`, ...) as Ember's DType; an UnsupportedDTypeError
+// naming the type where Ember has none (int8, uint16/32/64, bfloat16, string, complex).
+DType onnx_elem_dtype(const OpContext& ctx, int64_t elem);
+
 // Returns one value per node output, in order; nullopt for an omitted optional output that was not computed.
 using Converter = std::function<std::vector<std::optional<DynTensor>>(OpContext&)>;
 

@@ -33,28 +33,6 @@ inline int64_t norm_axis(const OpContext& ctx, int64_t axis, std::size_t rank, c
   return axis < 0 ? axis + r : axis;
 }
 
-// ONNX's TensorProto.DataType as Ember's DType; an UnsupportedDTypeError naming the type where Ember has none.
-inline DType onnx_elem_dtype(const OpContext& ctx, int64_t elem) {
-  switch (elem) {
-    case 1: return DType::F32;
-    case 2: return DType::U8;
-    case 5: return DType::I16;
-    case 6: return DType::I32;
-    case 7: return DType::I64;
-    case 9: return DType::Bool;
-    case 10: return DType::F16;
-    case 11: return DType::F64;
-    default: break;
-  }
-  static const char* const names[] = {"undefined", "float",  "uint8",     "int8",       "uint16",  "int16",
-                                      "int32",     "int64",  "string",    "bool",       "float16", "double",
-                                      "uint32",    "uint64", "complex64", "complex128", "bfloat16"};
-  const char* name = elem >= 0 && elem <= 16 ? names[elem] : "unknown";
-  // UnsupportedDTypeError (not a plain OnnxError): the model asks for a type Ember lacks, it is not malformed.
-  throw UnsupportedDTypeError(
-      fmt::format("{}: element type {} ({}) is not supported by Ember", ctx.node.describe(), elem, name));
-}
-
 // Sub-registers of the elementwise and reduce families (called once by register_elementwise_ops /
 // register_reduce_ops).
 void register_activation_ops(OpRegistry& r);   // onnx/ops/elementwise_activation.cpp

@@ -272,7 +272,7 @@ Outputs eye_like_op(OpContext& ctx) {
   const DynTensor& x = ctx.input(0);
   const std::vector<int64_t> s = capi::shape(x).dims;
   if (s.size() != 2) ctx.fail(fmt::format("input must be 2-D, got {}", text(s)));
-  const DType dtype = ctx.node.has_attr("dtype") ? onnx_dtype(ctx, ctx.node.attr_int("dtype", 1)) : capi::dtype(x);
+  const DType dtype = ctx.node.has_attr("dtype") ? onnx_elem_dtype(ctx, ctx.node.attr_int("dtype", 1)) : capi::dtype(x);
   const int64_t k = ctx.node.attr_int("k", 0);
   std::vector<double> v(static_cast<std::size_t>(s[0] * s[1]), 0.0);
   for (int64_t i = 0; i < s[0]; ++i)

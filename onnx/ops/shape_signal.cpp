@@ -17,7 +17,7 @@ Outputs mel_weight_matrix_op(OpContext& ctx) {
   if (bins <= 0 || bins > 4096 || dft_length <= 0 || dft_length > (int64_t{1} << 20) || rate <= 0 || !(lo >= 0) ||
       !(hi >= lo))
     ctx.fail("num_mel_bins, dft_length and sample_rate must be positive and 0 <= lower_edge <= upper_edge");
-  const DType dtype = onnx_dtype(ctx, ctx.node.attr_int("output_datatype", 1));
+  const DType dtype = onnx_elem_dtype(ctx, ctx.node.attr_int("output_datatype", 1));
   const int64_t spectrum = dft_length / 2 + 1;
   const auto mel = [](double hz) { return 2595.0 * std::log10(1.0 + hz / 700.0); };
   const double lo_mel = mel(lo), step = (mel(hi) - lo_mel) / double(bins + 2);

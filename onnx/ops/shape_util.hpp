@@ -82,21 +82,4 @@ inline double host_scalar(const OpContext& ctx, std::size_t i) {
   return capi::to_data(t).get<double>(0);
 }
 
-// ONNX's TensorProto.DataType as Ember's DType (the attributes dtype / to of EyeLike, RandomLike, ...).
-inline DType onnx_dtype(const OpContext& ctx, int64_t elem_type) {
-  switch (elem_type) {
-    case 1: return DType::F32;
-    case 2: return DType::U8;
-    case 5: return DType::I16;
-    case 6: return DType::I32;
-    case 7: return DType::I64;
-    case 9: return DType::Bool;
-    case 10: return DType::F16;
-    case 11: return DType::F64;
-    default: break;
-  }
-  ctx.fail(fmt::format("element type {} is not supported (int8, uint16/32/64, bfloat16, string and complex are not)",
-                       elem_type));
-}
-
 }  // namespace ember::onnx_import::shape_detail
