@@ -10,6 +10,10 @@
 namespace ember::onnx_import {
 namespace {
 
+using test::graph_attr;
+using test::node;
+using test::tensor_attr;
+
 ValueInfo info(std::string name, std::optional<DType> dtype = std::nullopt,
                std::optional<std::vector<int64_t>> dims = std::nullopt) {
   ValueInfo v;
@@ -17,30 +21,6 @@ ValueInfo info(std::string name, std::optional<DType> dtype = std::nullopt,
   v.dtype = dtype;
   v.dims = std::move(dims);
   return v;
-}
-
-Node node(std::string op, std::vector<std::string> ins, std::vector<std::string> outs,
-          std::map<std::string, Attribute, std::less<>> attrs = {}) {
-  Node n;
-  n.op_type = std::move(op);
-  n.inputs = std::move(ins);
-  n.outputs = std::move(outs);
-  n.attrs = std::move(attrs);
-  return n;
-}
-
-Attribute graph_attr(Graph g) {
-  Attribute a;
-  a.type = Attribute::Type::Graph;
-  a.g = std::make_shared<const Graph>(std::move(g));
-  return a;
-}
-
-Attribute tensor_attr(TensorData d) {
-  Attribute a;
-  a.type = Attribute::Type::Tensor;
-  a.t = std::make_shared<const TensorData>(std::move(d));
-  return a;
 }
 
 // A graph of one node whose inputs and outputs are the graph's.

@@ -9,6 +9,9 @@
 namespace ember::onnx_import {
 namespace {
 
+using test::node;
+using test::tensor_attr;
+
 ValueInfo tensor_info(std::string name, DType dtype, std::optional<std::vector<int64_t>> dims,
                       std::vector<std::string> params = {}) {
   ValueInfo v;
@@ -17,23 +20,6 @@ ValueInfo tensor_info(std::string name, DType dtype, std::optional<std::vector<i
   v.dims = std::move(dims);
   v.dim_params = std::move(params);
   return v;
-}
-
-Node node(std::string op, std::vector<std::string> ins, std::vector<std::string> outs,
-          std::map<std::string, Attribute, std::less<>> attrs = {}) {
-  Node n;
-  n.op_type = std::move(op);
-  n.inputs = std::move(ins);
-  n.outputs = std::move(outs);
-  n.attrs = std::move(attrs);
-  return n;
-}
-
-Attribute tensor_attr(TensorData d) {
-  Attribute a;
-  a.type = Attribute::Type::Tensor;
-  a.t = std::make_shared<const TensorData>(std::move(d));
-  return a;
 }
 
 // y = Identity(x), w2 = Identity(w): nodes given out of order, which the model sorts.

@@ -3,6 +3,8 @@
 // per-family converter tests (tests/onnx/*_ops_test.cpp) build on. Inputs and outputs are host TensorData.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -34,6 +36,29 @@ inline Attribute string_attr(std::string v) {
   Attribute a;
   a.type = Attribute::Type::String;
   a.s = std::move(v);
+  return a;
+}
+
+// A node with the given input / output names (for graphs built by hand: executor, OnnxModel, control flow).
+inline Node node(std::string op, std::vector<std::string> ins, std::vector<std::string> outs,
+                 std::map<std::string, Attribute, std::less<>> attrs = {}) {
+  Node n;
+  n.op_type = std::move(op);
+  n.inputs = std::move(ins);
+  n.outputs = std::move(outs);
+  n.attrs = std::move(attrs);
+  return n;
+}
+inline Attribute tensor_attr(TensorData d) {
+  Attribute a;
+  a.type = Attribute::Type::Tensor;
+  a.t = std::make_shared<const TensorData>(std::move(d));
+  return a;
+}
+inline Attribute graph_attr(Graph g) {
+  Attribute a;
+  a.type = Attribute::Type::Graph;
+  a.g = std::make_shared<const Graph>(std::move(g));
   return a;
 }
 
