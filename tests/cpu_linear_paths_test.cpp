@@ -1,7 +1,8 @@
 // The CPU's fused linear (optional_ops.hpp HasFusedLinearAct, backends/cpu/linear.cpp): oneDNN's matmul with the
 // weight read in place and bias + ReLU as post-ops, and the OpenBLAS path with its bias rows and ReLU pass (oneDNN
 // turned off), each against the composed default (permute + matmul + add + relu) computed in f64. Shapes on both
-// sides of onednn_linear.cpp's choice (one row, 10 output columns), rows split over two threads, empty problems.
+// sides of onednn_linear.cpp's choice (one row, 10 output columns), rows split over two threads, empty problems;
+// and matmul's transposed products through oneDNN's strided operands.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -56,7 +57,8 @@ void check(const Case& c, const char* path) {
         ASSERT_EQ(F::shape<Float>(got), (Shape{c.m, c.n}));
         const auto g = vec_of(F::into_data<Float>(got)), w = vec_of(Ref::into_data<Float>(want));
         double worst = 0;
-        for (std::size_t i = 0; i < g.size(); ++i) worst = std::max(worst, std::abs(g[i] - w[i]) / (1 + std::abs(w[i])));
+        for (std::size_t i = 0; i < g.size(); ++i)
+          worst = std::max(worst, std::abs(g[i] - w[i]) / (1 + std::abs(w[i])));
         EXPECT_LT(worst, 1e-5) << path << " m " << c.m << " k " << c.k << " n " << c.n << " trans_w " << trans_w
                                << " bias " << with_bias << " relu " << (act == LinearActivation::Relu);
       }
@@ -83,6 +85,39 @@ TEST(CpuLinearPaths, OneDnnAndBlasMatchTheComposedDefault) {
     cpu::onednn::set_enabled(before);
   }
   cpu::set_num_threads(threads);
+}
+
+// matmul.cpp's single-GEMM products through oneDNN (transposed operands read in place through strides, batch dims
+// folded into A's rows) against OpenBLAS's (oneDNN off), and against the f64 product.
+TEST(CpuLinearPaths, MatmulTransposedOneDnnMatchesBlas) {
+  struct MCase {
+    Shape a, b;
+    bool ta, tb;
+  };
+  const std::vector<MCase> cases = {
+      {{64, 256}, {256, 96}, false, false}, {{256, 64}, {256, 96}, true, false}, {{64, 256}, {96, 256}, false, true},
+      {{256, 64}, {96, 256}, true, true},   {{2, 32, 64}, {1, 64, 128}, false, false},  // batch folded into rows
+      {{64, 10}, {10, 256}, false, false},  // k = 10: the logits' backward
+  };
+  for (const MCase& c : cases) {
+    const auto av = uniform(c.a.num_elements(), 4), bv = uniform(c.b.num_elements(), 5);
+    const auto af = make<F>(av, c.a), bf = make<F>(bv, c.b);
+    const auto ar = make<Ref>(av, c.a), br = make<Ref>(bv, c.b);
+    const auto want = vec_of(
+        Ref::into_data<Float>(optional_ops::composed::float_matmul_transposed<Ref>(ar, br, c.ta, c.tb)));
+    for (bool onednn : {true, false}) {
+      const bool before = cpu::onednn::enabled();
+      cpu::onednn::set_enabled(onednn);
+      const auto got = vec_of(F::into_data<Float>(F::float_matmul_transposed(af, bf, c.ta, c.tb)));
+      cpu::onednn::set_enabled(before);
+      ASSERT_EQ(got.size(), want.size());
+      double worst = 0;
+      for (std::size_t i = 0; i < got.size(); ++i)
+        worst = std::max(worst, std::abs(got[i] - want[i]) / (1 + std::abs(want[i])));
+      EXPECT_LT(worst, 1e-5) << (onednn ? "onednn " : "blas ") << c.a.to_string() << " " << c.b.to_string() << " ta "
+                             << c.ta << " tb " << c.tb;
+    }
+  }
 }
 
 // NaN passes through the BLAS path's ReLU as through the ReLU op (max(0, NaN) is NaN in PyTorch).

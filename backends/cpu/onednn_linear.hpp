@@ -15,6 +15,12 @@ namespace ember::cpu::onednn {
 std::optional<CpuTensor<float>> linear(const CpuTensor<float>& x, const CpuTensor<float>& w,
                                        const CpuTensor<float>* bias, bool trans_w, bool relu);
 
+// C [m, n] = op(A) @ op(B), op transposing an operand stored [k, m] / [n, k] with leading dim lda / ldb, written to
+// a fresh row-major c (ldc n): matmul.cpp's single-GEMM products (autodiff's backward reads its transposes in place
+// this way). False: declined, c untouched.
+bool gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+          int64_t ldb, float* c);
+
 inline std::optional<CpuTensor<double>> linear(const CpuTensor<double>&, const CpuTensor<double>&,
                                                const CpuTensor<double>*, bool, bool) {
   return std::nullopt;

@@ -8,4 +8,6 @@ std::optional<CpuTensor<float>> linear(const CpuTensor<float>&, const CpuTensor<
   return std::nullopt;
 }
 
+bool gemm(bool, bool, int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*) { return false; }
+
 }  // namespace ember::cpu::onednn
