@@ -53,6 +53,18 @@ struct Linear {
       }
     }
   }
+
+  // relu(forward(x)) for x [rows, d_input] as one op (optional_ops.hpp float_linear_act): the ReLU in the GEMM's
+  // output pass when nothing is recorded (inference), the separate recorded ops otherwise (same gradients).
+  Tensor<B, 2> forward_relu(const Tensor<B, 2>& x) const {
+    if (x.dim(-1) != d_input())
+      throw ShapeError(fmt::format("Linear: input {} has last dim {}, expected d_input {}", x.shape().to_string(),
+                                   x.dim(-1), d_input()));
+    const auto& w = weight.val();
+    const auto* b = bias ? &bias->val().primitive() : nullptr;
+    return Tensor<B, 2>(optional_ops::float_linear_act<B>(x.primitive(), w.primitive(), b, false,
+                                                         LinearActivation::Relu));
+  }
 };
 
 struct LinearConfig {

@@ -1,8 +1,8 @@
 // linear(x, w, bias, trans_w, relu) on runtime tensors (issues 15/19, h-ortmlp): the ONNX importer's Gemm (and
-// Gemm + Relu) as one backend call. Under no_grad, or when no operand requires grad, the inner backend's fused op
-// runs (optional_ops.hpp float_linear_act: the CPU reads PyTorch's [N, K] weight in place and applies bias and ReLU
-// in the GEMM's output pass) and nothing is recorded. When a gradient is wanted it is composed from recorded ops
-// (the weight's permute, Autodiff's linear, ReLU), so fine-tuning an imported model gets the same gradients as before.
+// Gemm + Relu) as one backend call. Under no_grad, or when no operand requires grad, Autodiff runs the inner
+// backend's fused op (optional_ops.hpp float_linear_act: the CPU reads PyTorch's [N, K] weight in place and applies
+// bias and ReLU in the GEMM's output pass) and records nothing. When a gradient is wanted it composes recorded ops
+// (the weight's permute, its linear, ReLU), so fine-tuning an imported model gets the same gradients as before.
 #include <fmt/format.h>
 
 #include "c_api/src/runtime/backend_ops.hpp"
@@ -31,18 +31,9 @@ DynTensor linear(const DynTensor& x, const DynTensor& w, const DynTensor* bias, 
       if (!(tensor_shape(bt) == Shape{n}))
         throw ShapeError(fmt::format("linear: bias must be [{}], got {}", n, tensor_shape(bt).to_string()));
     }
-    const LinearActivation act = relu ? LinearActivation::Relu : LinearActivation::None;
-    if constexpr (AutodiffBackend<B>) {
-      using Inner = typename B::InnerBackend;
-      const bool record = !autodiff::no_grad_flag() && (B::float_is_require_grad(xp) || B::float_is_require_grad(wp) ||
-                                                         (bp && B::float_is_require_grad(*bp)));
-      if (record) return wrap<B, Float>(optional_ops::composed::float_linear_act<B>(xp, wp, bp, trans_w, act));
-      const auto ib = bp ? std::optional(B::inner(*bp)) : std::nullopt;
-      return wrap<B, Float>(B::from_inner(optional_ops::float_linear_act<Inner>(
-          B::inner(xp), B::inner(wp), ib ? &*ib : nullptr, trans_w, act)));
-    } else {
-      return wrap<B, Float>(optional_ops::float_linear_act<B>(xp, wp, bp, trans_w, act));
-    }
+    // Autodiff<B> runs B's fused op when nothing is recorded and composes recorded ops otherwise.
+    return wrap<B, Float>(optional_ops::float_linear_act<B>(
+        xp, wp, bp, trans_w, relu ? LinearActivation::Relu : LinearActivation::None));
   });
 }
 
