@@ -120,6 +120,29 @@ TEST(CpuLinearPaths, MatmulTransposedOneDnnMatchesBlas) {
   }
 }
 
+// Autodiff's float_linear_act: the inner fused op and no node under NoGrad or when no operand requires grad, the
+// recorded composition (a node, the same values) when one does.
+TEST(CpuLinearPaths, AutodiffRecordsOnlyWhenAGradientIsWanted) {
+  using A = Autodiff<F>;
+  static_assert(optional_ops::HasFusedLinearAct<A>);
+  const Case c{16, 32, 80};
+  const auto x = A::from_inner(make<F>(uniform(c.m * c.k, 6), Shape{c.m, c.k}));
+  const auto plain_w = A::from_inner(make<F>(uniform(c.n * c.k, 7), Shape{c.n, c.k}));
+  const auto w = A::float_require_grad(plain_w, true);
+  const auto recorded = A::float_linear_act(x, w, nullptr, true, LinearActivation::Relu);
+  EXPECT_TRUE(A::float_is_require_grad(recorded));
+  EXPECT_FALSE(A::float_is_require_grad(A::float_linear_act(x, plain_w, nullptr, true, LinearActivation::Relu)));
+  typename A::FloatPrimitive fused;
+  {
+    const autodiff::NoGrad no_grad;
+    fused = A::float_linear_act(x, w, nullptr, true, LinearActivation::Relu);
+  }
+  EXPECT_FALSE(A::float_is_require_grad(fused));
+  const auto a = vec_of(F::into_data<Float>(A::inner(recorded))), b = vec_of(F::into_data<Float>(A::inner(fused)));
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) ASSERT_NEAR(a[i], b[i], 1e-5 * (1 + std::abs(a[i])));
+}
+
 // NaN passes through the BLAS path's ReLU as through the ReLU op (max(0, NaN) is NaN in PyTorch).
 TEST(CpuLinearPaths, BlasReluKeepsNan) {
   const bool before = cpu::onednn::enabled();
