@@ -184,6 +184,11 @@
      const DynTensor* memory_key_padding_mask, bool train),                                                   \
     (m, tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask, memory_key_padding_mask, train), m)
 
+// ops_linear.cpp (issues 15/19, h-ortmlp): act(x @ op(w) + bias), op(w) = w^T when trans_w; fused under no_grad
+#define EMBER_RUNTIME_LINEAR_OPS(X)                                                                           \
+  X(DynTensor, linear, (const DynTensor& x, const DynTensor& w, const DynTensor* bias, bool trans_w, bool relu), \
+    (x, w, bias, trans_w, relu), x)
+
 #define EMBER_RUNTIME_OPS(X)        \
   EMBER_RUNTIME_ATTENTION_OPS(X)    \
   EMBER_RUNTIME_CREATION_OPS(X)     \
@@ -201,4 +206,5 @@
   EMBER_RUNTIME_RNN_OPS(X)          \
   EMBER_RUNTIME_SORT_OPS(X)         \
   EMBER_RUNTIME_SHAPE_OPS(X)         \
-  EMBER_RUNTIME_MHA_OPS(X)
+  EMBER_RUNTIME_MHA_OPS(X)          \
+  EMBER_RUNTIME_LINEAR_OPS(X)
