@@ -25,6 +25,8 @@
 // The composed attention is written with Tensor ops on the backend it is given (tensor.hpp needs only backend.hpp).
 #include "engine/backend/sdpa_composed.hpp"
 #include "engine/backend/layer_norm_types.hpp"
+// The op-by-op default of float_fused_chain (engine/fusion/, Fusion<B>).
+#include "engine/fusion/replay.hpp"
 
 namespace ember::optional_ops {
 
@@ -117,11 +119,20 @@ concept HasFusedLinear = requires(const typename B::FloatPrimitive& x) {
   { B::float_linear(x, x, &x) } -> std::same_as<typename B::FloatPrimitive>;
 };
 
+// ---------------------------------------------------------------- float_fused_chain (Fusion<B>'s kernels)
+// B::float_fused_chain(program, inputs) -> FloatPrimitive: a chain of elementwise ops recorded by Fusion<B>
+// (engine/fusion/program.hpp), inputs[k] the tensor of the program's input k. Provide it as one pass over the
+// output (each input read once, no intermediate tensor): the default runs the chain op by op (fusion::replay).
+template <class B>
+concept HasFusedChain = requires(const fusion::Program& p, const std::vector<fusion::OperandOf<B>>& in) {
+  { B::float_fused_chain(p, in) } -> std::same_as<typename B::FloatPrimitive>;
+};
+
 // True when B provides any optional op; a wrapper that hides them all must make this false.
 template <class B>
 concept HasAnyOptionalOp =
     HasFusedUnaryBackward<B> || HasMatmulTransposed<B> || HasFusedAdamStep<B> || HasSelect<B> || HasFusedSdpa<B> ||
-    HasFusedLayerNorm<B> || HasFusedLinear<B> || HasPackedSdpa<B>;
+    HasFusedLayerNorm<B> || HasFusedLinear<B> || HasPackedSdpa<B> || HasFusedChain<B>;
 
 // ---------------------------------------------------------------- the composed defaults
 namespace composed {
@@ -350,6 +361,13 @@ typename B::FloatPrimitive float_linear(const typename B::FloatPrimitive& x, con
                                         const typename B::FloatPrimitive* bias) {
   if constexpr (HasFusedLinear<B>) return B::float_linear(x, w, bias);
   else return composed::float_linear<B>(x, w, bias);
+}
+
+template <Backend B>
+typename B::FloatPrimitive float_fused_chain(const fusion::Program& p, const std::vector<fusion::OperandOf<B>>& in,
+                                             const typename B::Device& dev) {
+  if constexpr (HasFusedChain<B>) return B::float_fused_chain(p, in);
+  else return fusion::replay<B>(p, in, dev);
 }
 
 // ---------------------------------------------------------------- float_sdpa_packed: default and dispatcher
