@@ -5,10 +5,14 @@
 // (elementwise.cpp's *_span), and the last one is written to the output: each input is read once and nothing
 // between is stored in memory. Inputs with the output's shape are read in place; broadcast ones (a bias row, a
 // scalar) are gathered into their register; constants (Fill, a one-element input) are filled once per thread.
+// A trailing sum / mean (Program::reduce_all) adds up each tile instead of storing it, in the order of the eager
+// reduction (reduce.cpp's sum_contig: 16 lanes per block of 4096 elements, blocks and the tail in double), so on
+// one thread the fused loss is bit-identical to the eager one.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "backends/cpu/kernels.hpp"
@@ -39,6 +43,37 @@ struct InputView {
   std::vector<int64_t> strides;  // broadcast strides over the output's dims otherwise
 };
 
+// The eager sum's blocking (reduce.cpp sum_contig), kept across tiles: positions below `full` go through 16 lanes in
+// T per block of kSumBlock, each block's lanes folded into the double total; the tail adds to the total one by one.
+constexpr int64_t kSumBlock = 4096, kSumLanes = 16;
+static_assert(kSumBlock % kTile == 0 && kTile % kSumLanes == 0);
+
+template <class T>
+struct SumState {
+  int64_t full = 0;  // end of the last whole block of the whole output
+  double total = 0;
+  T acc[kSumLanes] = {};
+
+  void add(const T* v, int64_t s, int64_t len) {
+    for (int64_t j = 0; j < len; ++j) {
+      const int64_t p = s + j;
+      if (p >= full) {
+        total += v[j];
+        continue;
+      }
+      acc[p % kSumLanes] += v[j];
+      if ((p + 1) % kSumBlock == 0) {
+        T b = 0;
+        for (auto& a : acc) {
+          b += a;
+          a = 0;
+        }
+        total += b;
+      }
+    }
+  }
+};
+
 template <class T>
 class Chain {
  public:
@@ -55,8 +90,9 @@ class Chain {
     }
   }
 
-  // Output positions [begin, end), tile by tile, with this thread's registers.
-  void run(T* out, int64_t begin, int64_t end) const {
+  // Output positions [begin, end), tile by tile, with this thread's registers: stored at out + position, or, with
+  // out null, added into `sum` (begin a multiple of kSumBlock).
+  void run(T* out, int64_t begin, int64_t end, SumState<T>* sum = nullptr) const {
     const std::size_t n = p_.instrs.size();
     std::vector<T> scratch(n * kTile);
     std::vector<const T*> reg(n);
@@ -66,12 +102,13 @@ class Chain {
       for (std::size_t k = 0; k < n; ++k) {
         const fusion::Instr& i = p_.instrs[k];
         // The last instruction writes straight into the output.
-        T* dst = k + 1 == n ? out + s : scratch.data() + k * kTile;
+        const bool store = out && k + 1 == n;
+        T* dst = store ? out + s : scratch.data() + k * kTile;
         reg[k] = dst;
         switch (i.kind) {
-          case InstrKind::Input: load(views_[static_cast<std::size_t>(i.op)], s, len, dst, reg[k], filled, k); break;
+          case InstrKind::Input: load(views_[static_cast<std::size_t>(i.op)], s, len, dst, reg[k], filled, k, store); break;
           case InstrKind::Fill:
-            if (k + 1 == n || !filled[k]) std::fill(dst, dst + (k + 1 == n ? len : kTile), static_cast<T>(i.s));
+            if (store || !filled[k]) std::fill(dst, dst + (store ? len : kTile), static_cast<T>(i.s));
             filled[k] = true;
             break;
           case InstrKind::Unary: unary_span(static_cast<UnaryOp>(i.op), reg[i.a], dst, len); break;
@@ -90,11 +127,12 @@ class Chain {
           }
           case InstrKind::Cast:  // Int and Bool inputs are loaded as T already (Cpu's cast: static_cast, 0 / 1)
           case InstrKind::Expand:  // every register is read at the output's positions already
-            if (k + 1 == n) std::copy(reg[i.a], reg[i.a] + len, dst);
+            if (store) std::copy(reg[i.a], reg[i.a] + len, dst);
             else reg[k] = reg[i.a];
             break;
         }
       }
+      if (sum) sum->add(reg[n - 1], s, len);
     }
   }
 
@@ -125,8 +163,7 @@ class Chain {
 
   template <class From>
   void load_as(const From* src, const InputView& v, int64_t s, int64_t len, T* dst, const T*& reg,
-               std::vector<bool>& filled, std::size_t k) const {
-    const bool last = k + 1 == p_.instrs.size();
+               std::vector<bool>& filled, std::size_t k, bool last) const {
     if (v.same) {
       if constexpr (std::is_same_v<From, T>) {
         if (!last) {
@@ -144,11 +181,11 @@ class Chain {
   }
 
   void load(const InputView& v, int64_t s, int64_t len, T* dst, const T*& reg, std::vector<bool>& filled,
-            std::size_t k) const {
+            std::size_t k, bool last) const {
     switch (v.kind) {
-      case InputKind::Float: return load_as(static_cast<const T*>(v.data), v, s, len, dst, reg, filled, k);
-      case InputKind::Int: return load_as(static_cast<const int64_t*>(v.data), v, s, len, dst, reg, filled, k);
-      case InputKind::Bool: return load_as(static_cast<const uint8_t*>(v.data), v, s, len, dst, reg, filled, k);
+      case InputKind::Float: return load_as(static_cast<const T*>(v.data), v, s, len, dst, reg, filled, k, last);
+      case InputKind::Int: return load_as(static_cast<const int64_t*>(v.data), v, s, len, dst, reg, filled, k, last);
+      case InputKind::Bool: return load_as(static_cast<const uint8_t*>(v.data), v, s, len, dst, reg, filled, k, last);
     }
   }
 };
@@ -159,10 +196,31 @@ template <class T>
 CpuTensor<T> fused_chain(const Program& p, const std::vector<const void*>& inputs) {
   if (p.instrs.empty() || p.out != static_cast<int32_t>(p.instrs.size() - 1))
     throw ArgumentError(fmt::format("fused_chain: the output must be the last of {} instructions", p.instrs.size()));
+  const Chain<T> chain(p, inputs);
+  if (p.reduce_all) {
+    const ReduceOp op = *p.reduce_all;
+    if (op != ReduceOp::Sum && op != ReduceOp::Mean)
+      throw ArgumentError(fmt::format("fused_chain: no fused {} reduction", op_name(op)));
+    const int64_t n = p.shape.num_elements();
+    CpuTensor<T> r(Shape{1});
+    // Whole blocks per thread; partial totals combined in double like the eager reduction's threads.
+    const int64_t blocks = (n + kSumBlock - 1) / kSumBlock;
+    std::vector<double> totals(static_cast<std::size_t>(blocks), 0.0);
+    parallel_for(blocks, std::max<int64_t>(1, kParallelThreshold / kSumBlock), [&](int64_t b, int64_t e) {
+      SumState<T> sum;
+      sum.full = n / kSumBlock * kSumBlock;
+      chain.run(nullptr, b * kSumBlock, std::min(n, e * kSumBlock), &sum);
+      totals[static_cast<std::size_t>(b)] = sum.total;
+    });
+    double total = 0;
+    for (double t : totals) total += t;
+    if (op == ReduceOp::Mean) r.data()[0] = n == 0 ? std::numeric_limits<T>::quiet_NaN() : static_cast<T>(total / static_cast<double>(n));
+    else r.data()[0] = static_cast<T>(total);
+    return r;
+  }
   CpuTensor<T> y(p.shape);
   const int64_t n = y.numel();
   if (n == 0) return y;
-  const Chain<T> chain(p, inputs);
   T* out = y.data();
   // Whole tiles per thread; the grain keeps small chains on the calling thread like the eager ops.
   const int64_t tiles = (n + kTile - 1) / kTile;

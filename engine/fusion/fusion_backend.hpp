@@ -238,7 +238,9 @@ struct Fusion : B {
   static FloatPrimitive float_reduce(const FloatPrimitive& x, ReduceOp op, std::size_t dim) {
     return wrap(B::float_reduce(value(x), op, dim));
   }
+  // A sum or mean over everything (a loss) ends its operand's chain: one pass, the operand never stored.
   static FloatPrimitive float_reduce_all(const FloatPrimitive& x, ReduceOp op) {
+    if (op == ReduceOp::Sum || op == ReduceOp::Mean) return wrap(fusion::reduce_all<B>(x.node, op));
     return wrap(B::float_reduce_all(value(x), op));
   }
   static IntPrimitive float_arg_reduce(const FloatPrimitive& x, ArgReduceOp op, std::size_t dim) {

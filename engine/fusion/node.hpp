@@ -142,4 +142,17 @@ typename B::FloatPrimitive materialize(const NodePtr<B>& n) {
   return materialize_locked<B>(n);
 }
 
+// The Sum or Mean of all of n's elements ([1]). A pending n is reduced in the pass that computes it, without storing
+// it (n stays pending); a materialized one by B's reduction.
+template <class B>
+typename B::FloatPrimitive reduce_all(const NodePtr<B>& n, ReduceOp op) {
+  std::lock_guard lock(node_mutex());
+  if (n->value) return B::float_reduce_all(*n->value, op);
+  Builder<B> b;
+  b.program.out = b.visit(n);
+  b.program.shape = n->shape;
+  b.program.reduce_all = op;
+  return optional_ops::float_fused_chain<B>(b.program, b.inputs, n->device);
+}
+
 }  // namespace ember::fusion

@@ -7,6 +7,7 @@
 // run a program in one pass over the output (one read of each input, one write of the result); the generic
 // executor (replay.hpp) runs it op by op through the backend's own ops.
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "engine/backend/ops.hpp"
@@ -46,6 +47,9 @@ struct Program {
   std::vector<Instr> instrs;
   Shape shape;      // the output's shape
   int32_t out = 0;  // the register holding the output (the last instruction)
+  // A trailing reduction over all of the output's elements (Sum or Mean) in the same pass: the output is then never
+  // stored, and the program's result is its [1] reduction.
+  std::optional<ReduceOp> reduce_all;
 
   // Arithmetic instructions (what a fused kernel saves passes over memory for).
   std::size_t op_count() const {

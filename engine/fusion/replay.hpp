@@ -5,6 +5,8 @@
 // fused kernel is tested against (tests/fusion/).
 #include <optional>
 #include <stdexcept>
+
+#include "engine/backend/ops.hpp"
 #include <vector>
 
 #include "engine/backend/backend.hpp"
@@ -40,6 +42,7 @@ typename B::FloatPrimitive replay(const Program& p, const std::vector<OperandOf<
   }
   // The builder ends every program on a float value of the program's shape.
   if (!reg[p.out]) throw std::logic_error("fusion::replay: the output register is an Int or Bool input");
+  if (p.reduce_all) return B::float_reduce_all(*reg[p.out], *p.reduce_all);
   return *reg[p.out];
 }
 
