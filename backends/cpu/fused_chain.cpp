@@ -54,22 +54,21 @@ struct SumState {
   double total = 0;
   T acc[kSumLanes] = {};
 
+  // One tile at position s (a multiple of kTile): tiles never straddle `full`, a multiple of kSumBlock.
   void add(const T* v, int64_t s, int64_t len) {
-    for (int64_t j = 0; j < len; ++j) {
-      const int64_t p = s + j;
-      if (p >= full) {
-        total += v[j];
-        continue;
+    if (s >= full) {
+      for (int64_t j = 0; j < len; ++j) total += v[j];
+      return;
+    }
+    for (int64_t j = 0; j < len; j += kSumLanes)
+      for (int64_t l = 0; l < kSumLanes; ++l) acc[l] += v[j + l];
+    if ((s + len) % kSumBlock == 0) {
+      T b = 0;
+      for (auto& a : acc) {
+        b += a;
+        a = 0;
       }
-      acc[p % kSumLanes] += v[j];
-      if ((p + 1) % kSumBlock == 0) {
-        T b = 0;
-        for (auto& a : acc) {
-          b += a;
-          a = 0;
-        }
-        total += b;
-      }
+      total += b;
     }
   }
 };
@@ -125,6 +124,7 @@ class Chain {
             for (int64_t j = 0; j < len; ++j) dst[j] = m[j] != T(0) ? v : x[j];
             break;
           }
+          case InstrKind::GeluBackward: gelu_backward_span(reg[i.a], reg[i.b], dst, len); break;
           case InstrKind::Cast:  // Int and Bool inputs are loaded as T already (Cpu's cast: static_cast, 0 / 1)
           case InstrKind::Expand:  // every register is read at the output's positions already
             if (store) std::copy(reg[i.a], reg[i.a] + len, dst);
@@ -156,6 +156,7 @@ class Chain {
       const int64_t run = std::min(s + len - pos, last - pos % last);
       T* o = dst + (pos - s);
       if (st == 0) std::fill(o, o + run, static_cast<T>(src[off]));
+      else if (st == 1) convert(src + off, o, run);
       else for (int64_t j = 0; j < run; ++j) o[j] = static_cast<T>(src[off + j * st]);
       pos += run;
     }

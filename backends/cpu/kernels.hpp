@@ -65,6 +65,8 @@ template <class T> CpuTensor<T> fused_chain(const fusion::Program& p, const std:
 template <class T>
 std::optional<CpuTensor<T>> unary_backward(UnaryOp op, const CpuTensor<T>& x, const CpuTensor<T>& y,
                                            const CpuTensor<T>& g);
+// GELU's step g * GELU'(x) over flat arrays (the eager op and the fused chains run it).
+template <class T> void gelu_backward_span(const T* x, const T* g, T* out, int64_t n);
 
 // optim_kernels.cpp (float, double): one fused Adam/AdamW update; m and v null on the first step.
 template <class T>

@@ -259,9 +259,19 @@ struct Fusion : B {
     return wrap(B::float_fft(value(x), op, n));
   }
 
+  // ---- GELU's backward step, recorded as one instruction (autodiff calls this through optional_ops'
+  // float_unary_backward): it fuses with the ops around it (dropout's mask, the loss's gradient) and runs the
+  // backend's own one-pass formula inside the chain. Other ops return nullopt: their composed chain rule is
+  // elementwise, so it fuses as it is.
+  static std::optional<FloatPrimitive> float_unary_backward(UnaryOp op, const FloatPrimitive& x,
+                                                            const FloatPrimitive&, const FloatPrimitive& g) {
+    if (op != UnaryOp::Gelu) return std::nullopt;
+    const Shape s = x.node->shape == g.node->shape ? g.node->shape
+                                                   : broadcast_shapes("gelu backward", x.node->shape, g.node->shape);
+    return pending(instr(InstrKind::GeluBackward), s, g.node->device, {x.node, g.node});
+  }
+
   // ---- B's optional ops, where B has them (engine/backend/optional_ops.hpp): operands materialized, B's kernel.
-  // float_unary_backward is left out on purpose: the composed chain rule is elementwise, so under Autodiff it fuses
-  // with the ops around it (dropout's mask, the next activation's gradient) instead of being a pass of its own.
   static FloatPrimitive float_matmul_transposed(const FloatPrimitive& a, const FloatPrimitive& b, bool ta, bool tb)
     requires optional_ops::HasMatmulTransposed<B>
   {

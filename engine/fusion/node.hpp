@@ -69,6 +69,7 @@ class Builder {
         case InstrKind::Scalar:
         case InstrKind::Expand: i.a = visit(n->args[0]); break;
         case InstrKind::Binary:
+        case InstrKind::GeluBackward:
           i.a = visit(n->args[0]);
           i.b = visit(n->args[1]);
           break;

@@ -27,6 +27,8 @@ enum class InstrKind : uint8_t {
   MaskFill,  // register b (a Bool input) ? s : register a
   Cast,      // register a (an Int or Bool input) as the float element
   Expand,    // register a broadcast to this instruction's shape (no arithmetic)
+  GeluBackward,  // g * GELU'(x), x register a, g register b: autodiff's GELU step as one instruction (kernels run
+                 // the eager backend's own fused formula, so the result has the eager gradient's bits)
 };
 
 struct Instr {

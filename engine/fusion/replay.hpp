@@ -5,13 +5,21 @@
 // fused kernel is tested against (tests/fusion/).
 #include <optional>
 #include <stdexcept>
-
-#include "engine/backend/ops.hpp"
 #include <vector>
 
 #include "engine/backend/backend.hpp"
+#include "engine/backend/ops.hpp"
 #include "engine/fusion/operand.hpp"
 #include "engine/fusion/program.hpp"
+
+// optional_ops.hpp includes this file for its float_fused_chain default; its GELU-backward dispatcher (defined there)
+// is declared here so the GeluBackward instruction can run the backend's fused step.
+namespace ember::optional_ops {
+template <Backend B>
+typename B::FloatPrimitive float_unary_backward(UnaryOp op, const typename B::FloatPrimitive& x,
+                                                const typename B::FloatPrimitive& y,
+                                                const typename B::FloatPrimitive& g);
+}  // namespace ember::optional_ops
 
 namespace ember::fusion {
 
@@ -38,6 +46,9 @@ typename B::FloatPrimitive replay(const Program& p, const std::vector<OperandOf<
         else reg[k] = B::template cast<Bool, Float>(*input(i.a).b);
         break;
       case InstrKind::Expand: reg[k] = B::template expand<Float>(*reg[i.a], i.shape); break;
+      case InstrKind::GeluBackward:  // y is unused by GELU's rule: x stands in for it
+        reg[k] = optional_ops::float_unary_backward<B>(UnaryOp::Gelu, *reg[i.a], *reg[i.a], *reg[i.b]);
+        break;
     }
   }
   // The builder ends every program on a float value of the program's shape.
