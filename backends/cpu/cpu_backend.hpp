@@ -12,6 +12,7 @@
 #include "backends/cpu/parallel.hpp"
 #include "engine/backend/backend.hpp"
 #include "engine/backend/linear_types.hpp"
+#include "engine/fusion/operand.hpp"
 
 namespace ember {
 
@@ -112,6 +113,17 @@ struct Cpu {
   static std::optional<FloatPrimitive> float_unary_backward(UnaryOp op, const FloatPrimitive& x,
                                                             const FloatPrimitive& y, const FloatPrimitive& g) {
     return cpu::unary_backward(op, x, y, g);
+  }
+  // Optional op (engine/backend/optional_ops.hpp, HasFusedChain): Fusion<Cpu>'s elementwise chains in one pass over
+  // cache-sized tiles (backends/cpu/fused_chain.cpp).
+  static FloatPrimitive float_fused_chain(
+      const fusion::Program& p, const std::vector<fusion::Operand<FloatPrimitive, IntPrimitive, BoolPrimitive>>& in) {
+    std::vector<const void*> data;
+    data.reserve(in.size());
+    for (const auto& o : in)
+      data.push_back(o.f ? static_cast<const void*>(o.f->data())
+                         : o.i ? static_cast<const void*>(o.i->data()) : static_cast<const void*>(o.b->data()));
+    return cpu::fused_chain<E>(p, data);
   }
   static FloatPrimitive float_scalar(const FloatPrimitive& x, ScalarOp op, double s) { return cpu::scalar(x, op, s); }
   static FloatPrimitive float_binary(const FloatPrimitive& a, const FloatPrimitive& b, BinaryOp op) {

@@ -282,25 +282,12 @@ CpuTensor<T> unary(const CpuTensor<T>& x, UnaryOp op) {
 template <class T>
 CpuTensor<T> scalar(const CpuTensor<T>& x, ScalarOp op, double s) {
   if constexpr (is_float<T>) {
-    const T c = static_cast<T>(s);
-    switch (op) {  // one instantiation per op so each loop vectorizes
-      case ScalarOp::Add: return map_unary(x, [c](T v) { return v + c; });
-      case ScalarOp::Sub: return map_unary(x, [c](T v) { return v - c; });
-      case ScalarOp::Mul: return map_unary(x, [c](T v) { return v * c; });
-      case ScalarOp::Div: return map_unary(x, [c](T v) { return v / c; });
-      case ScalarOp::RSub: return map_unary(x, [c](T v) { return c - v; });
-      case ScalarOp::RDiv: return map_unary(x, [c](T v) { return c / v; });
-      case ScalarOp::ClampMin: return map_unary(x, [c](T v) { return v < c ? c : v; });
-      case ScalarOp::ClampMax: return map_unary(x, [c](T v) { return v > c ? c : v; });
-      case ScalarOp::Remainder: return map_unary(x, [c](T v) { return float_remainder(v, c); });
-      case ScalarOp::Pow:
-        if (s == 2.0) return map_unary(x, [](T v) { return v * v; });
-        if (s == 1.0) return x;
-        if (s == 0.5) return unary(x, UnaryOp::Sqrt);
-        if (s == -1.0) return map_unary(x, [](T v) { return T(1) / v; });
-        return map_unary(x, [c](T v) { return static_cast<T>(std::pow(v, c)); });
-    }
-    return x;
+    if (op == ScalarOp::Pow && s == 1.0) return x;  // buffers are immutable: share
+    CpuTensor<T> y(x.shape);
+    const T* px = x.data();
+    T* py = y.data();
+    flat(x.numel(), [&](int64_t b, int64_t e) { scalar_span(op, s, px + b, py + b, e - b); });
+    return y;
   } else {
     // An int tensor's scalar is truncated toward 0; NaN, inf and values beyond int64 have no such value (and
     // converting them is undefined behaviour).
@@ -398,6 +385,56 @@ Mask logical_not(const Mask& a) {
   return map_unary(a, [](uint8_t v) -> uint8_t { return v ^ 1u; });
 }
 
+// The float arithmetic over flat arrays (kernels.hpp). One loop per op so each vectorizes.
+template <class T>
+void unary_span(UnaryOp op, const T* x, T* y, int64_t n) {
+  if constexpr (std::is_same_v<T, float>) unary_f32(op, x, y, n);
+  else for (int64_t i = 0; i < n; ++i) y[i] = unary_scalar(op, x[i]);
+}
+
+template <class T>
+void scalar_span(ScalarOp op, double s, const T* __restrict x, T* __restrict y, int64_t n) {
+  const T c = static_cast<T>(s);
+  auto run = [&](auto f) {
+    for (int64_t i = 0; i < n; ++i) y[i] = f(x[i]);
+  };
+  switch (op) {
+    case ScalarOp::Add: return run([c](T v) { return v + c; });
+    case ScalarOp::Sub: return run([c](T v) { return v - c; });
+    case ScalarOp::Mul: return run([c](T v) { return v * c; });
+    case ScalarOp::Div: return run([c](T v) { return v / c; });
+    case ScalarOp::RSub: return run([c](T v) { return c - v; });
+    case ScalarOp::RDiv: return run([c](T v) { return c / v; });
+    case ScalarOp::ClampMin: return run([c](T v) { return v < c ? c : v; });
+    case ScalarOp::ClampMax: return run([c](T v) { return v > c ? c : v; });
+    case ScalarOp::Remainder: return run([c](T v) { return float_remainder(v, c); });
+    case ScalarOp::Pow:
+      if (s == 2.0) return run([](T v) { return v * v; });
+      if (s == 1.0) return run([](T v) { return v; });
+      if (s == 0.5) return unary_span(UnaryOp::Sqrt, x, y, n);
+      if (s == -1.0) return run([](T v) { return T(1) / v; });
+      return run([c](T v) { return static_cast<T>(std::pow(v, c)); });
+  }
+}
+
+template <class T>
+void binary_span(BinaryOp op, const T* __restrict a, const T* __restrict b, T* __restrict y, int64_t n) {
+  auto run = [&](auto f) {
+    for (int64_t i = 0; i < n; ++i) y[i] = f(a[i], b[i]);
+  };
+  switch (op) {
+    case BinaryOp::Add: return run([](T p, T q) { return add_of(p, q); });
+    case BinaryOp::Sub: return run([](T p, T q) { return sub_of(p, q); });
+    case BinaryOp::Mul: return run([](T p, T q) { return mul_of(p, q); });
+    case BinaryOp::Div: return run([](T p, T q) { return binary_apply(BinaryOp::Div, p, q); });
+    case BinaryOp::Pow: return run([](T p, T q) { return binary_apply(BinaryOp::Pow, p, q); });
+    case BinaryOp::Max: return run([](T p, T q) { return binary_apply(BinaryOp::Max, p, q); });
+    case BinaryOp::Min: return run([](T p, T q) { return binary_apply(BinaryOp::Min, p, q); });
+    case BinaryOp::Atan2: return run([](T p, T q) { return binary_apply(BinaryOp::Atan2, p, q); });
+    case BinaryOp::Remainder: return run([](T p, T q) { return binary_apply(BinaryOp::Remainder, p, q); });
+  }
+}
+
 #define EMBER_INSTANTIATE(T)                                                      \
   template CpuTensor<T> unary<T>(const CpuTensor<T>&, UnaryOp);                   \
   template CpuTensor<T> scalar<T>(const CpuTensor<T>&, ScalarOp, double);         \
@@ -408,6 +445,12 @@ EMBER_INSTANTIATE(float)
 EMBER_INSTANTIATE(double)
 EMBER_INSTANTIATE(int64_t)
 template Mask predicate<float>(const CpuTensor<float>&, PredicateOp);
+template void unary_span<float>(UnaryOp, const float*, float*, int64_t);
+template void unary_span<double>(UnaryOp, const double*, double*, int64_t);
+template void scalar_span<float>(ScalarOp, double, const float*, float*, int64_t);
+template void scalar_span<double>(ScalarOp, double, const double*, double*, int64_t);
+template void binary_span<float>(BinaryOp, const float*, const float*, float*, int64_t);
+template void binary_span<double>(BinaryOp, const double*, const double*, double*, int64_t);
 template Mask predicate<double>(const CpuTensor<double>&, PredicateOp);
 template Mask compare_scalar<uint8_t>(const Mask&, CompareOp, double);
 template Mask compare<uint8_t>(const Mask&, const Mask&, CompareOp);

@@ -8,6 +8,7 @@
 
 #include "backends/cpu/cpu_tensor.hpp"
 #include "engine/backend/ops.hpp"
+#include "engine/fusion/program.hpp"
 #include "engine/tensor/tensor_data.hpp"
 
 namespace ember::cpu {
@@ -50,11 +51,22 @@ template <class T> Mask compare_scalar(const CpuTensor<T>& a, CompareOp op, doub
 template <class T> Mask predicate(const CpuTensor<T>& x, PredicateOp op);
 Mask logic(const Mask& a, const Mask& b, LogicOp op);
 Mask logical_not(const Mask& a);
+// The float arithmetic of unary / scalar / binary over flat arrays of n elements (float, double): the fused chains
+// run their tiles through these, so a chain computes exactly what its ops one by one compute.
+template <class T> void unary_span(UnaryOp op, const T* x, T* y, int64_t n);
+template <class T> void scalar_span(ScalarOp op, double s, const T* x, T* y, int64_t n);
+template <class T> void binary_span(BinaryOp op, const T* a, const T* b, T* y, int64_t n);
+
+// fused_chain.cpp (float, double): a chain of elementwise ops (Fusion<Cpu>, engine/fusion/program.hpp) in one pass
+// over cache-sized tiles; inputs[k] is the data of the program's input k (T, int64_t or uint8_t by its kind).
+template <class T> CpuTensor<T> fused_chain(const fusion::Program& p, const std::vector<const void*>& inputs);
 
 // unary_backward.cpp (float, double): g * f'(x) in one pass for common activations; nullopt for other ops.
 template <class T>
 std::optional<CpuTensor<T>> unary_backward(UnaryOp op, const CpuTensor<T>& x, const CpuTensor<T>& y,
                                            const CpuTensor<T>& g);
+// GELU's step g * GELU'(x) over flat arrays (the eager op and the fused chains run it).
+template <class T> void gelu_backward_span(const T* x, const T* g, T* out, int64_t n);
 
 // optim_kernels.cpp (float, double): one fused Adam/AdamW update; m and v null on the first step.
 template <class T>

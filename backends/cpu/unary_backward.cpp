@@ -56,6 +56,24 @@ CpuTensor<T> map3(const CpuTensor<T>& x, const CpuTensor<T>& y, const CpuTensor<
 
 }  // namespace
 
+// The GELU step over flat arrays (kernels.hpp): the eager op below and Fusion's GeluBackward instruction
+// (fused_chain.cpp) both run it, so their gradients have the same bits.
+template <class T>
+void gelu_backward_span(const T* x, const T* g, T* out, int64_t n) {
+  if constexpr (std::is_same_v<T, float>) {
+    gelu_backward_f32(x, g, out, n);
+  } else {
+    for (int64_t i = 0; i < n; ++i) {
+      const T xv = x[i];
+      const T cdf = T(0.5) * (T(1) + MathD::erf(xv * T(0.70710678118654752440)));
+      const T pdf = MathD::exp(T(-0.5) * xv * xv) * T(0.39894228040143267794);
+      out[i] = g[i] * (cdf + xv * pdf);
+    }
+  }
+}
+template void gelu_backward_span<float>(const float*, const float*, float*, int64_t);
+template void gelu_backward_span<double>(const double*, const double*, double*, int64_t);
+
 template <class T>
 std::optional<CpuTensor<T>> unary_backward(UnaryOp op, const CpuTensor<T>& x, const CpuTensor<T>& y,
                                            const CpuTensor<T>& g) {
@@ -65,20 +83,14 @@ std::optional<CpuTensor<T>> unary_backward(UnaryOp op, const CpuTensor<T>& x, co
     case UnaryOp::Exp: return map3(x, y, g, [](T, T yv, T gv) { return gv * yv; });
     case UnaryOp::Tanh: return map3(x, y, g, [](T, T yv, T gv) { return gv * (T(1) - yv * yv); });
     case UnaryOp::Sigmoid: return map3(x, y, g, [](T, T yv, T gv) { return gv * yv * (T(1) - yv); });
-    case UnaryOp::Gelu:  // Phi(x) + x phi(x)
-      if constexpr (std::is_same_v<T, float>) {
-        CpuTensor<T> out(g.shape);
-        const float *px = x.data(), *pg = g.data();
-        float* po = out.data();
-        parallel_for(g.numel(), kParallelThreshold,
-                     [&](int64_t b, int64_t e) { gelu_backward_f32(px + b, pg + b, po + b, e - b); });
-        return out;
-      }
-      return map3(x, y, g, [](T xv, T, T gv) {
-        const T cdf = T(0.5) * (T(1) + M::erf(xv * T(0.70710678118654752440)));
-        const T pdf = M::exp(T(-0.5) * xv * xv) * T(0.39894228040143267794);
-        return gv * (cdf + xv * pdf);
-      });
+    case UnaryOp::Gelu: {  // Phi(x) + x phi(x)
+      CpuTensor<T> out(g.shape);
+      const T *px = x.data(), *pg = g.data();
+      T* po = out.data();
+      parallel_for(g.numel(), kParallelThreshold,
+                   [&](int64_t b, int64_t e) { gelu_backward_span(px + b, pg + b, po + b, e - b); });
+      return out;
+    }
     case UnaryOp::GeluTanh:  // 0.5 (1 + t) + 0.5 x (1 - t^2) c (1 + 3 a x^2), t = tanh(c (x + a x^3))
       return map3(x, y, g, [](T xv, T, T gv) {
         const T c = T(0.79788456080286535588), a = T(0.044715);

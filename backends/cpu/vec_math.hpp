@@ -17,7 +17,9 @@ inline float bits_to_float(uint32_t u) {
 // exp(x) = 2^n * exp(r), r = x - n ln2 in [-ln2/2, ln2/2]; degree-6 polynomial (Cephes expf coefficients).
 // 2^n is applied as two factors 2^(n/2) so that n up to 128 stays representable; results that would be subnormal
 // flush to 0 (absolute error below 1.2e-38).
-inline float exp(float x) {
+// Always inlined: called out of line, it is compiled for the baseline ISA (nearbyintf through the PLT) instead of
+// the caller's vector clone, and every exp of unary_f32 ran scalar.
+[[gnu::always_inline]] inline float exp(float x) {
   const float hi = 88.7228391f, lo = -87.3365448f;
   float xc = x > hi ? hi : x;
   xc = xc >= lo ? xc : lo;  // NaN too: n below must be finite (a NaN to int32 is UB); the result is x for NaN anyway

@@ -427,7 +427,8 @@ struct Autodiff : B {
     const IFP* ib = bias ? &bias->value : nullptr;
     auto r = optional_ops::float_sdpa<B>(q.value, k.value, v.value, ib, o);
     const FloatPrimitive none{};
-    std::optional<IFP> bv = bias ? std::optional<IFP>(bias->value) : std::nullopt;
+    std::optional<IFP> bv;  // not `bias ? optional(...) : nullopt`: GCC 12 warns maybe-uninitialized on that form
+    if (bias) bv = bias->value;
     auto out = autodiff::record(
         r.out, {&q, &k, &v, bias ? bias : &none},
         [qv = q.value, kv = k.value, vv = v.value, bv, ov = r.out, lse = r.lse, o](const IFP& g, Ctx& c) {

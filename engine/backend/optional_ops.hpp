@@ -26,6 +26,8 @@
 #include "engine/backend/sdpa_composed.hpp"
 #include "engine/backend/layer_norm_types.hpp"
 #include "engine/backend/linear_types.hpp"
+// The op-by-op default of float_fused_chain (engine/fusion/, Fusion<B>).
+#include "engine/fusion/replay.hpp"
 
 namespace ember::optional_ops {
 
@@ -130,11 +132,20 @@ concept HasFusedLinearAct = requires(const typename B::FloatPrimitive& x) {
   { B::float_linear_act(x, x, &x, true, LinearActivation::Relu) } -> std::same_as<typename B::FloatPrimitive>;
 };
 
+// ---------------------------------------------------------------- float_fused_chain (Fusion<B>'s kernels)
+// B::float_fused_chain(program, inputs) -> FloatPrimitive: a chain of elementwise ops recorded by Fusion<B>
+// (engine/fusion/program.hpp), inputs[k] the tensor of the program's input k. Provide it as one pass over the
+// output (each input read once, no intermediate tensor): the default runs the chain op by op (fusion::replay).
+template <class B>
+concept HasFusedChain = requires(const fusion::Program& p, const std::vector<fusion::OperandOf<B>>& in) {
+  { B::float_fused_chain(p, in) } -> std::same_as<typename B::FloatPrimitive>;
+};
+
 // True when B provides any optional op; a wrapper that hides them all must make this false.
 template <class B>
 concept HasAnyOptionalOp =
     HasFusedUnaryBackward<B> || HasMatmulTransposed<B> || HasFusedAdamStep<B> || HasSelect<B> || HasFusedSdpa<B> ||
-    HasFusedLayerNorm<B> || HasFusedLinear<B> || HasPackedSdpa<B> || HasFusedLinearAct<B>;
+    HasFusedLayerNorm<B> || HasFusedLinear<B> || HasPackedSdpa<B> || HasFusedLinearAct<B> || HasFusedChain<B>;
 
 // ---------------------------------------------------------------- the composed defaults
 namespace composed {
@@ -383,6 +394,13 @@ typename B::FloatPrimitive float_linear_act(const typename B::FloatPrimitive& x,
                                             LinearActivation act) {
   if constexpr (HasFusedLinearAct<B>) return B::float_linear_act(x, w, bias, trans_w, act);
   else return composed::float_linear_act<B>(x, w, bias, trans_w, act);
+}
+
+template <Backend B>
+typename B::FloatPrimitive float_fused_chain(const fusion::Program& p, const std::vector<fusion::OperandOf<B>>& in,
+                                             const typename B::Device& dev) {
+  if constexpr (HasFusedChain<B>) return B::float_fused_chain(p, in);
+  else return fusion::replay<B>(p, in, dev);
 }
 
 // ---------------------------------------------------------------- float_sdpa_packed: default and dispatcher

@@ -34,6 +34,8 @@ namespace ember::gradcheck {
 #if defined(EMBER_GRAD_CHECK_HIDE_OPTIONAL)
 using AD = Autodiff<test::HideOptional<Cpu<double>>>;
 static_assert(!optional_ops::HasAnyOptionalOp<AD::InnerBackend>, "grad_check_composed would check the fused ops");
+#elif defined(EMBER_GRAD_CHECK_FUSION)
+using AD = Autodiff<Fusion<Cpu<double>>>;  // grad_check_fusion (issue 14): the backward as fused chains
 #else
 using AD = Autodiff<Cpu<double>>;
 #endif

@@ -35,13 +35,24 @@ struct WithAutodiffOfDefault<TypeList<Bs...>> {
 };
 
 // Every op-suite case runs on each of these: the backend's element variants (registry.hpp) and its default under
-// Autodiff. A new backend gets the suite from its BackendEntry alone.
+// Autodiff. A new backend gets the suite from its BackendEntry alone. op_suite_fusion (EMBER_TEST_FUSION) runs the
+// default under Fusion instead, plain and under Autodiff (issue 14, engine/fusion/).
+#if defined(EMBER_TEST_FUSION)
+using TestBackends = ::testing::Types<Fusion<typename TestEntry::Default>, Autodiff<Fusion<typename TestEntry::Default>>>;
+#else
 using TestBackends = typename WithAutodiffOfDefault<typename TestEntry::Variants>::type;
+#endif
 
 template <class B>
 struct IsAutodiff : std::false_type {};
 template <class B>
 struct IsAutodiff<Autodiff<B>> : std::true_type {};
+template <class B>
+struct IsFusion : std::false_type {};
+template <class B>
+struct IsFusion<Fusion<B>> : std::true_type {};
+template <class B>
+struct IsFusion<Autodiff<B>> : IsFusion<B> {};
 
 // A readable name per backend in test output (TYPED_TEST_SUITE(..., BackendNames)): "Cpu", "CpuF64",
 // "AutodiffVulkan", ... from the list's name and the float element (gtest names allow letters and digits only).
@@ -51,6 +62,7 @@ struct BackendNames {
     using Plain = std::conditional_t<IsAutodiff<B>::value, typename TestEntry::Default, B>;
     std::string name(backend_info(kTestBackend)->name);
     name[0] = static_cast<char>(name[0] - 'a' + 'A');
+    if (IsFusion<B>::value) name = "Fusion" + name;
     if (IsAutodiff<B>::value) name = "Autodiff" + name;
     if (std::is_same_v<typename Plain::FloatElem, double>) name += "F64";
     else if (kTestBackend == BackendId::Cpu) name += "F32";
@@ -77,6 +89,8 @@ struct PlainOf {
 };
 template <class B>
 struct PlainOf<Autodiff<B>> : PlainOf<B> {};
+template <class B>
+struct PlainOf<Fusion<B>> : PlainOf<B> {};
 template <class B>
 bool gemm_f16() {
 #if EMBER_HAS_VULKAN
@@ -111,6 +125,8 @@ struct UlpBounds {
 };
 template <class B>
 struct UlpBounds<Autodiff<B>> : UlpBounds<B> {};
+template <class B>
+struct UlpBounds<Fusion<B>> : UlpBounds<B> {};
 #if EMBER_HAS_VULKAN
 // The Vulkan shaders have no libm. pow: 2^(y log2|x|) with the exponent's integer part split exactly
 // (shaders/math.glsl) measures up to 2.22 ulp over the test's range (lavapipe). trig: the shaders' own formulas

@@ -1,0 +1,237 @@
+// Fusion<Cpu>'s kernel: a chain of elementwise ops (engine/fusion/program.hpp) in one pass over the output.
+//
+// The output is cut into tiles of kTile elements. Per tile every instruction computes its register (kTile
+// elements, in L1) from the registers before it, through the same flat-array arithmetic the eager ops run
+// (elementwise.cpp's *_span), and the last one is written to the output: each input is read once and nothing
+// between is stored in memory. Inputs with the output's shape are read in place; broadcast ones (a bias row, a
+// scalar) are gathered into their register; constants (Fill, a one-element input) are filled once per thread.
+// A trailing sum / mean (Program::reduce_all) adds up each tile instead of storing it, in the order of the eager
+// reduction (reduce.cpp's sum_contig: 16 lanes per block of 4096 elements, blocks and the tail in double), so on
+// one thread the fused loss is bit-identical to the eager one.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "backends/cpu/kernels.hpp"
+#include "backends/cpu/parallel.hpp"
+#include "engine/tensor/error.hpp"
+
+namespace ember::cpu {
+namespace {
+
+using fusion::InputKind;
+using fusion::InstrKind;
+using fusion::Program;
+
+// 512 floats per register: a chain of ~30 live registers stays within L1 + L2 on any x86-64 of the last decade.
+constexpr int64_t kTile = 512;
+
+template <class T, class From>
+void convert(const From* src, T* dst, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<T>(src[i]);
+}
+
+// How one input is read at the output's flat positions.
+struct InputView {
+  InputKind kind = InputKind::Float;
+  const void* data = nullptr;
+  bool same = false;      // same shape as the output: positions map 1:1
+  bool constant = false;  // one element
+  std::vector<int64_t> strides;  // broadcast strides over the output's dims otherwise
+};
+
+// The eager sum's blocking (reduce.cpp sum_contig), kept across tiles: positions below `full` go through 16 lanes in
+// T per block of kSumBlock, each block's lanes folded into the double total; the tail adds to the total one by one.
+constexpr int64_t kSumBlock = 4096, kSumLanes = 16;
+static_assert(kSumBlock % kTile == 0 && kTile % kSumLanes == 0);
+
+template <class T>
+struct SumState {
+  int64_t full = 0;  // end of the last whole block of the whole output
+  double total = 0;
+  T acc[kSumLanes] = {};
+
+  // One tile at position s (a multiple of kTile): tiles never straddle `full`, a multiple of kSumBlock.
+  void add(const T* v, int64_t s, int64_t len) {
+    if (s >= full) {
+      for (int64_t j = 0; j < len; ++j) total += v[j];
+      return;
+    }
+    for (int64_t j = 0; j < len; j += kSumLanes)
+      for (int64_t l = 0; l < kSumLanes; ++l) acc[l] += v[j + l];
+    if ((s + len) % kSumBlock == 0) {
+      T b = 0;
+      for (auto& a : acc) {
+        b += a;
+        a = 0;
+      }
+      total += b;
+    }
+  }
+};
+
+template <class T>
+class Chain {
+ public:
+  Chain(const Program& p, const std::vector<const void*>& data) : p_(p) {
+    const Shape& out = p.shape;
+    for (std::size_t k = 0; k < p.inputs.size(); ++k) {
+      InputView v;
+      v.kind = p.inputs[k].kind;
+      v.data = data[k];
+      v.same = p.inputs[k].shape == out;
+      v.constant = !v.same && p.inputs[k].shape.num_elements() == 1;
+      if (!v.same && !v.constant) v.strides = broadcast_strides(p.inputs[k].shape, out);
+      views_.push_back(std::move(v));
+    }
+  }
+
+  // Output positions [begin, end), tile by tile, with this thread's registers: stored at out + position, or, with
+  // out null, added into `sum` (begin a multiple of kSumBlock).
+  void run(T* out, int64_t begin, int64_t end, SumState<T>* sum = nullptr) const {
+    const std::size_t n = p_.instrs.size();
+    std::vector<T> scratch(n * kTile);
+    std::vector<const T*> reg(n);
+    std::vector<bool> filled(n, false);  // constant registers, filled on the first tile
+    for (int64_t s = begin; s < end; s += kTile) {
+      const int64_t len = std::min(kTile, end - s);
+      for (std::size_t k = 0; k < n; ++k) {
+        const fusion::Instr& i = p_.instrs[k];
+        // The last instruction writes straight into the output.
+        const bool store = out && k + 1 == n;
+        T* dst = store ? out + s : scratch.data() + k * kTile;
+        reg[k] = dst;
+        switch (i.kind) {
+          case InstrKind::Input: load(views_[static_cast<std::size_t>(i.op)], s, len, dst, reg[k], filled, k, store); break;
+          case InstrKind::Fill:
+            if (store || !filled[k]) std::fill(dst, dst + (store ? len : kTile), static_cast<T>(i.s));
+            filled[k] = true;
+            break;
+          case InstrKind::Unary: unary_span(static_cast<UnaryOp>(i.op), reg[i.a], dst, len); break;
+          case InstrKind::Scalar: scalar_span(static_cast<ScalarOp>(i.op), i.s, reg[i.a], dst, len); break;
+          case InstrKind::Binary: binary_span(static_cast<BinaryOp>(i.op), reg[i.a], reg[i.b], dst, len); break;
+          case InstrKind::Where: {
+            const T *c = reg[i.a], *x = reg[i.b], *y = reg[i.c];
+            for (int64_t j = 0; j < len; ++j) dst[j] = c[j] != T(0) ? x[j] : y[j];
+            break;
+          }
+          case InstrKind::MaskFill: {
+            const T *x = reg[i.a], *m = reg[i.b];
+            const T v = static_cast<T>(i.s);
+            for (int64_t j = 0; j < len; ++j) dst[j] = m[j] != T(0) ? v : x[j];
+            break;
+          }
+          case InstrKind::GeluBackward: gelu_backward_span(reg[i.a], reg[i.b], dst, len); break;
+          case InstrKind::Cast:  // Int and Bool inputs are loaded as T already (Cpu's cast: static_cast, 0 / 1)
+          case InstrKind::Expand:  // every register is read at the output's positions already
+            if (store) std::copy(reg[i.a], reg[i.a] + len, dst);
+            else reg[k] = reg[i.a];
+            break;
+        }
+      }
+      if (sum) sum->add(reg[n - 1], s, len);
+    }
+  }
+
+ private:
+  const Program& p_;
+  std::vector<InputView> views_;
+
+  template <class From>
+  static void gather(const From* src, const InputView& v, const Shape& out, int64_t s, int64_t len, T* dst) {
+    const std::size_t r = out.rank();
+    const int64_t last = out.dims[r - 1];
+    const int64_t st = v.strides[r - 1];
+    int64_t pos = s;
+    while (pos < s + len) {
+      // The source offset of flat output position pos, then a run along the last dim.
+      int64_t rem = pos, off = 0;
+      for (std::size_t d = r; d-- > 0;) {
+        off += (rem % out.dims[d]) * v.strides[d];
+        rem /= out.dims[d];
+      }
+      const int64_t run = std::min(s + len - pos, last - pos % last);
+      T* o = dst + (pos - s);
+      if (st == 0) std::fill(o, o + run, static_cast<T>(src[off]));
+      else if (st == 1) convert(src + off, o, run);
+      else for (int64_t j = 0; j < run; ++j) o[j] = static_cast<T>(src[off + j * st]);
+      pos += run;
+    }
+  }
+
+  template <class From>
+  void load_as(const From* src, const InputView& v, int64_t s, int64_t len, T* dst, const T*& reg,
+               std::vector<bool>& filled, std::size_t k, bool last) const {
+    if (v.same) {
+      if constexpr (std::is_same_v<From, T>) {
+        if (!last) {
+          reg = src + s;  // read in place
+          return;
+        }
+      }
+      convert(src + s, dst, len);
+    } else if (v.constant) {
+      if (last || !filled[k]) std::fill(dst, dst + (last ? len : kTile), static_cast<T>(src[0]));
+      filled[k] = true;
+    } else {
+      gather(src, v, p_.shape, s, len, dst);
+    }
+  }
+
+  void load(const InputView& v, int64_t s, int64_t len, T* dst, const T*& reg, std::vector<bool>& filled,
+            std::size_t k, bool last) const {
+    switch (v.kind) {
+      case InputKind::Float: return load_as(static_cast<const T*>(v.data), v, s, len, dst, reg, filled, k, last);
+      case InputKind::Int: return load_as(static_cast<const int64_t*>(v.data), v, s, len, dst, reg, filled, k, last);
+      case InputKind::Bool: return load_as(static_cast<const uint8_t*>(v.data), v, s, len, dst, reg, filled, k, last);
+    }
+  }
+};
+
+}  // namespace
+
+template <class T>
+CpuTensor<T> fused_chain(const Program& p, const std::vector<const void*>& inputs) {
+  if (p.instrs.empty() || p.out != static_cast<int32_t>(p.instrs.size() - 1))
+    throw ArgumentError(fmt::format("fused_chain: the output must be the last of {} instructions", p.instrs.size()));
+  const Chain<T> chain(p, inputs);
+  if (p.reduce_all) {
+    const ReduceOp op = *p.reduce_all;
+    if (op != ReduceOp::Sum && op != ReduceOp::Mean)
+      throw ArgumentError(fmt::format("fused_chain: no fused {} reduction", op_name(op)));
+    const int64_t n = p.shape.num_elements();
+    CpuTensor<T> r(Shape{1});
+    // Whole blocks per thread; partial totals combined in double like the eager reduction's threads.
+    const int64_t blocks = (n + kSumBlock - 1) / kSumBlock;
+    std::vector<double> totals(static_cast<std::size_t>(blocks), 0.0);
+    parallel_for(blocks, std::max<int64_t>(1, kParallelThreshold / kSumBlock), [&](int64_t b, int64_t e) {
+      SumState<T> sum;
+      sum.full = n / kSumBlock * kSumBlock;
+      chain.run(nullptr, b * kSumBlock, std::min(n, e * kSumBlock), &sum);
+      totals[static_cast<std::size_t>(b)] = sum.total;
+    });
+    double total = 0;
+    for (double t : totals) total += t;
+    if (op == ReduceOp::Mean) r.data()[0] = n == 0 ? std::numeric_limits<T>::quiet_NaN() : static_cast<T>(total / static_cast<double>(n));
+    else r.data()[0] = static_cast<T>(total);
+    return r;
+  }
+  CpuTensor<T> y(p.shape);
+  const int64_t n = y.numel();
+  if (n == 0) return y;
+  T* out = y.data();
+  // Whole tiles per thread; the grain keeps small chains on the calling thread like the eager ops.
+  const int64_t tiles = (n + kTile - 1) / kTile;
+  parallel_for(tiles, std::max<int64_t>(1, kParallelThreshold / kTile), [&](int64_t b, int64_t e) {
+    chain.run(out, b * kTile, std::min(n, e * kTile));
+  });
+  return y;
+}
+
+template CpuTensor<float> fused_chain<float>(const Program&, const std::vector<const void*>&);
+template CpuTensor<double> fused_chain<double>(const Program&, const std::vector<const void*>&);
+
+}  // namespace ember::cpu

@@ -1,0 +1,186 @@
+// Fusion<B> (engine/fusion/): chains stay pending until read, run as one program, and compute exactly what the
+// ops one by one compute on B: the CPU's fused tile kernel against eager Cpu (bit for bit, sizes around the tile
+// length, broadcast operands, Int and Bool operands), against the op-by-op executor on the same program, the chain
+// cap, and Autodiff<Fusion<B>>'s gradients against Autodiff<B>'s.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <optional>
+#include <vector>
+
+#include "backends/cpu/cpu_backend.hpp"
+#include "engine/ember.hpp"
+
+namespace ember::test {
+namespace {
+
+using C = Cpu<float>;
+using F = Fusion<C>;
+
+std::vector<double> uniform(int64_t n, uint64_t seed, double lo = -3, double hi = 3) {
+  Rng rng(seed);
+  std::vector<double> v(static_cast<std::size_t>(n));
+  for (auto& x : v) x = lo + (hi - lo) * rng.uniform();
+  return v;
+}
+
+// A chain over every instruction kind: a broadcast bias row, a scalar tensor, an Int tensor cast to float, a Bool
+// mask (where and mask_fill), expand, full, unary, scalar and binary ops, on [rows, cols].
+template <class B>
+std::vector<float> chain(int64_t rows, int64_t cols) {
+  const auto x = Tensor<B, 2>::from_values(uniform(rows * cols, 1), {rows, cols});
+  const auto bias = Tensor<B, 1>::from_values(uniform(cols, 2), {cols});
+  const auto s = Tensor<B, 1>::from_values({0.75}, {1});
+  std::vector<int64_t> ints(static_cast<std::size_t>(rows));
+  for (int64_t i = 0; i < rows; ++i) ints[static_cast<std::size_t>(i)] = i % 7 - 3;
+  const auto idx = Tensor<B, 2, Int>::from_values(ints, {rows, 1});
+  std::vector<bool> keep(static_cast<std::size_t>(rows * cols));
+  for (std::size_t i = 0; i < keep.size(); ++i) keep[i] = (i * 2654435761u) % 5 < 3;
+  const auto mask = Tensor<B, 2, Bool>::from_values(keep, {rows, cols});
+
+  auto y = (x + bias.template unsqueeze<2>(0)).gelu();                 // linear's bias, GELU
+  y = y * s.template unsqueeze<2>(0) + idx.to_float();                 // broadcast scalar, Int column cast
+  y = y.mask_where(mask, Tensor<B, 2>::full({rows, cols}, -0.5)).exp().sub_scalar(1.0);  // where, full
+  y = y.mask_fill(mask.logical_not(), 2.0) * mask.to_float();          // mask_fill, Bool cast
+  y = y + bias.template unsqueeze<2>(0).expand(std::array<int64_t, 2>{rows, cols}).tanh().pow_scalar(2.0);
+  y = y.maximum(x.sigmoid()).div(x.abs().add_scalar(1.0));
+  return y.into_data().template to_vec<float>();
+}
+
+// The same bits (NaN where NaN): the fused kernel runs the eager ops' own arithmetic.
+void expect_same_bits(const std::vector<float>& got, const std::vector<float>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    uint32_t a, b;
+    std::memcpy(&a, &got[i], 4);
+    std::memcpy(&b, &want[i], 4);
+    ASSERT_EQ(a, b) << "element " << i << ": " << got[i] << " vs " << want[i];
+  }
+}
+
+TEST(Fusion, ChainMatchesEagerBitForBit) {
+  // Around the CPU kernel's tile (512): one element, less than a tile, exactly one, one more, many with a ragged end;
+  // a row length that does not divide the tile, so broadcast runs cross tile boundaries.
+  for (auto [rows, cols] : std::vector<std::array<int64_t, 2>>{{1, 1}, {3, 170}, {1, 512}, {1, 513}, {37, 61}, {8, 300}}) {
+    SCOPED_TRACE(::testing::Message() << rows << " x " << cols);
+    expect_same_bits(chain<F>(rows, cols), chain<C>(rows, cols));
+  }
+}
+
+TEST(Fusion, OpsStayPendingUntilRead) {
+  const auto x = Tensor<F, 1>::from_values(uniform(1000, 3), {1000});
+  EXPECT_FALSE(F::is_pending(x.primitive()));
+  const auto y = x.mul_scalar(2.0).relu();
+  const auto z = y.add(x).exp();
+  EXPECT_TRUE(F::is_pending(y.primitive()));
+  EXPECT_TRUE(F::is_pending(z.primitive()));
+  const auto got = z.into_data().to_vec<float>();
+  EXPECT_FALSE(F::is_pending(z.primitive()));
+  // The intermediate was computed inside z's pass, never written: it is still pending (and recomputed if read).
+  EXPECT_TRUE(F::is_pending(y.primitive()));
+  const auto want =
+      Tensor<C, 1>::from_values(uniform(1000, 3), {1000}).mul_scalar(2.0).relu().add(Tensor<C, 1>::from_values(uniform(1000, 3), {1000})).exp();
+  expect_same_bits(got, want.into_data().to_vec<float>());
+  // A non-elementwise op materializes its operand.
+  const auto m = y.reshape<2>({10, 100}).matmul(Tensor<F, 2>::ones({100, 3}));
+  EXPECT_FALSE(F::is_pending(y.primitive()));
+  EXPECT_EQ(m.dims(), (std::array<int64_t, 2>{10, 3}));
+}
+
+TEST(Fusion, LongChainIsCutAndStillExact) {
+  // 3 * kMaxChain ops: the pending operand is materialized each time the chain would pass the cap.
+  auto run = [](auto x) {
+    for (int i = 0; i < 3 * fusion::kMaxChain; ++i) x = (i % 2 ? x.mul_scalar(1.01) : x.sin().add_scalar(0.5));
+    return x;
+  };
+  const auto v = uniform(777, 4);
+  const auto fused = run(Tensor<F, 1>::from_values(v, {777}));
+  const auto eager = run(Tensor<C, 1>::from_values(v, {777}));
+  EXPECT_TRUE(F::is_pending(fused.primitive()));
+  expect_same_bits(fused.into_data().to_vec<float>(), eager.into_data().to_vec<float>());
+}
+
+// A loss (sum / mean over everything) ends its operand's chain in the same pass: the operand is never stored, and on
+// one thread the result is the eager reduction's bits (its blocking of 4096 and lanes of 16 are reproduced).
+TEST(Fusion, TrailingSumAndMeanMatchEagerBitForBit) {
+  const int threads = cpu::num_threads();
+  cpu::set_num_threads(1);
+  for (int64_t n : {1, 100, 4096, 4097, 3 * 4096 + 517}) {
+    SCOPED_TRACE(n);
+    const auto v = uniform(n, 10);
+    const auto fx = Tensor<F, 1>::from_values(v, {n});
+    const auto cx = Tensor<C, 1>::from_values(v, {n});
+    const auto fy = fx.gelu().mul(fx).add_scalar(0.125);
+    const auto cy = cx.gelu().mul(cx).add_scalar(0.125);
+    expect_same_bits(fy.sum().into_data().to_vec<float>(), cy.sum().into_data().to_vec<float>());
+    expect_same_bits(fy.mean().into_data().to_vec<float>(), cy.mean().into_data().to_vec<float>());
+    EXPECT_TRUE(F::is_pending(fy.primitive()));
+    // Max is not fused: the operand is materialized and reduced by the CPU.
+    expect_same_bits(fy.max().into_data().to_vec<float>(), cy.max().into_data().to_vec<float>());
+    EXPECT_FALSE(F::is_pending(fy.primitive()));
+  }
+  cpu::set_num_threads(threads);
+}
+
+// The CPU's fused kernel and the op-by-op executor on the same recorded programs (including an input broadcast
+// along a middle dim, and a program that is one Fill).
+TEST(Fusion, CpuKernelMatchesReplay) {
+  using namespace fusion;
+  const auto a = Tensor<F, 3>::from_values(uniform(2 * 5 * 7, 5), {2, 5, 7});
+  const auto b = Tensor<F, 3>::from_values(uniform(2 * 7, 6), {2, 1, 7});
+  const auto programs = {(a * b).sub_scalar(0.25).atan2(a.add(b)).primitive(),
+                         Tensor<F, 3>::full({4, 3, 2}, 1.5).primitive()};
+  for (const auto& p : programs) {
+    for (const std::optional<ReduceOp> reduce : {std::optional<ReduceOp>{}, std::optional<ReduceOp>{ReduceOp::Sum}}) {
+      Builder<C> builder;
+      builder.program.out = builder.visit(p.node);
+      builder.program.shape = p.node->shape;
+      builder.program.reduce_all = reduce;
+      const auto fused = C::float_fused_chain(builder.program, builder.inputs);
+      const auto replayed = replay<C>(builder.program, builder.inputs, {});
+      EXPECT_EQ(fused.shape, replayed.shape);
+      expect_same_bits(C::into_data<Float>(fused).to_vec<float>(), C::into_data<Float>(replayed).to_vec<float>());
+    }
+  }
+}
+
+// linear -> bias -> GELU -> dropout's mask, forward and backward: Autodiff<Fusion<Cpu>> against Autodiff<Cpu>.
+template <class B>
+std::vector<std::vector<float>> block_grads() {
+  using AD = Autodiff<B>;
+  const int64_t n = 6, k = 5, m = 9;
+  const auto x = Tensor<AD, 2>::from_values(uniform(n * k, 7), {n, k}).require_grad();
+  const auto w = Tensor<AD, 2>::from_values(uniform(k * m, 8, -1, 1), {k, m}).require_grad();
+  const auto bias = Tensor<AD, 1>::from_values(uniform(m, 9), {m}).require_grad();
+  std::vector<bool> keep(static_cast<std::size_t>(n * m));
+  for (std::size_t i = 0; i < keep.size(); ++i) keep[i] = i % 3 != 0;
+  const auto mask = Tensor<AD, 2, Bool>::from_values(keep, {n, m}).to_float().mul_scalar(1.5);
+  const auto y = (x.matmul(w) + bias.template unsqueeze<2>(0)).gelu() * mask;
+  const auto grads = y.mul(y).sum().backward();
+  return {y.into_data().template to_vec<float>(), x.grad(grads)->into_data().template to_vec<float>(),
+          w.grad(grads)->into_data().template to_vec<float>(), bias.grad(grads)->into_data().template to_vec<float>()};
+}
+
+// GELU's backward step is one instruction of the chain running the CPU's own formula, so the gradients have the
+// eager bits; other activations answer nullopt (their composed rule fuses as it is).
+TEST(Fusion, AutodiffGradientsMatchEager) {
+  const auto fused = block_grads<F>(), eager = block_grads<C>();
+  ASSERT_EQ(fused.size(), eager.size());
+  for (std::size_t i = 0; i < fused.size(); ++i) {
+    SCOPED_TRACE(i);
+    expect_same_bits(fused[i], eager[i]);
+  }
+  const auto x = Tensor<F, 1>::from_values(uniform(600, 11), {600}).primitive();
+  const auto g = Tensor<F, 1>::from_values(uniform(600, 12), {600}).primitive();
+  const auto step = F::float_unary_backward(UnaryOp::Gelu, x, x, g);
+  ASSERT_TRUE(step.has_value());
+  EXPECT_TRUE(F::is_pending(*step));
+  const auto want = *C::float_unary_backward(UnaryOp::Gelu, F::value(x), F::value(x), F::value(g));
+  expect_same_bits(C::into_data<Float>(F::value(*step)).to_vec<float>(), C::into_data<Float>(want).to_vec<float>());
+  EXPECT_FALSE(F::float_unary_backward(UnaryOp::Relu, x, x, g).has_value());
+}
+
+}  // namespace
+}  // namespace ember::test
