@@ -16,6 +16,11 @@ namespace ember::cpu::onednn {
 bool enabled();
 void set_enabled(bool on);
 
+// How many times a forward reordered a weight tensor into oneDNN's blocked layout since the process started: the
+// blocked copy is cached per problem and thread while the weight's buffer lives, so inference with unchanged
+// weights reorders each once (tests check the cache through this count).
+int64_t forward_weight_reorders();
+
 // nullopt: not handled here, the caller runs its own kernel.
 std::optional<CpuTensor<float>> conv2d(const CpuTensor<float>& x, const CpuTensor<float>& w,
                                        const CpuTensor<float>* bias, const Conv2dOptions& o);

@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <unordered_map>
+#include <vector>
 
 #include "backends/cpu/allocator.hpp"
 #include "backends/cpu/onednn.hpp"
@@ -38,11 +39,27 @@ dnnl::engine& engine() {
   return e;
 }
 
+// The forward's weights in the primitive's blocked layout, kept while the tensor they came from lives. A CPU
+// buffer is never written after the op that made it returns (cpu_tensor.hpp), so a live buffer still holds what
+// was reordered; the weak_ptr tells a live buffer from a new one that the allocator placed at the same address
+// (a dead buffer's control block stays while the weak_ptr does, so no new buffer can share it).
+struct CachedWeights {
+  std::weak_ptr<Buffer> source;
+  memory blocked;
+};
+constexpr std::size_t kCachedWeightsPerPlan = 8;  // a ResNet runs up to 4 convolutions of one shape per stage
+
 // Plain (Ember) layouts of one problem, and everything oneDNN built for it.
 struct Plan {
   memory::desc x, w, b, y;
   dnnl::convolution_forward::primitive_desc fwd_pd;
   dnnl::convolution_forward fwd;
+  // The forward's reorders between the plain layouts and the primitive's and the blocked buffers they fill, made
+  // once with the plan: made per call they cost a reorder primitive descriptor and an allocation each, ~20 % of a
+  // small model's inference (bench/README.md). Empty where the primitive takes the plain layout itself.
+  std::optional<dnnl::reorder> src_in, weights_in, dst_out;
+  memory src_blocked, dst_blocked;
+  std::vector<CachedWeights> weights;
   bool has_backward = false;
   dnnl::convolution_backward_data::primitive_desc bwd_data_pd;
   dnnl::convolution_backward_data bwd_data;
@@ -67,6 +84,10 @@ Conv conv_params(const Conv2dGeometry& g) {
 
 memory::desc any(const memory::desc& plain) { return memory::desc(plain.dims(), Dt::f32, Tag::any); }
 
+dnnl::reorder reorder_between(const memory::desc& from, const memory::desc& to) {
+  return dnnl::reorder(dnnl::reorder::primitive_desc(engine(), from, engine(), to));
+}
+
 std::unique_ptr<Plan> make_plan(const Conv2dGeometry& g, const Conv2dOptions& o, bool has_bias) {
   auto p = std::make_unique<Plan>();
   p->x = memory::desc({g.n, g.c, g.h, g.w}, Dt::f32, Tag::nchw);
@@ -83,6 +104,15 @@ std::unique_ptr<Plan> make_plan(const Conv2dGeometry& g, const Conv2dOptions& o,
                                                             any(p->y), c.strides, c.dilates, c.pad, c.pad);
   p->fwd_pd = dnnl::convolution_forward::primitive_desc(d, engine());
   p->fwd = dnnl::convolution_forward(p->fwd_pd);
+  if (p->fwd_pd.src_desc() != p->x) {
+    p->src_in = reorder_between(p->x, p->fwd_pd.src_desc());
+    p->src_blocked = memory(p->fwd_pd.src_desc(), engine());
+  }
+  if (p->fwd_pd.weights_desc() != p->w) p->weights_in = reorder_between(p->w, p->fwd_pd.weights_desc());
+  if (p->fwd_pd.dst_desc() != p->y) {
+    p->dst_out = reorder_between(p->fwd_pd.dst_desc(), p->y);
+    p->dst_blocked = memory(p->fwd_pd.dst_desc(), engine());
+  }
   return p;
 }
 
@@ -164,19 +194,48 @@ Conv2dGeometry slice(Conv2dGeometry g, int64_t lo, int64_t hi) {
   return g;
 }
 
+std::atomic<int64_t> g_weight_reorders{0};
+
+// The forward's weights as the primitive wants them: the plain tensor itself, or its blocked copy, reordered on
+// the first call with this buffer and reused while the buffer lives.
+memory forward_weights(Plan& p, const CpuTensor<float>& w, dnnl::stream& s) {
+  memory user = wrap(p.w, w.data());
+  if (!p.weights_in) return user;
+  for (const CachedWeights& c : p.weights)
+    if (!c.source.owner_before(w.buffer) && !w.buffer.owner_before(c.source) && !c.source.expired()) return c.blocked;
+  std::erase_if(p.weights, [](const CachedWeights& c) { return c.source.expired(); });
+  if (p.weights.size() >= kCachedWeightsPerPlan) p.weights.erase(p.weights.begin());  // the oldest
+  memory blocked(p.fwd_pd.weights_desc(), engine());
+  p.weights_in->execute(s, user, blocked);
+  g_weight_reorders.fetch_add(1, std::memory_order_relaxed);
+  p.weights.push_back({w.buffer, blocked});
+  return blocked;
+}
+
+// One thread's stream, made once (a stream per call showed in the batch-1 profile).
+dnnl::stream& thread_stream() {
+  thread_local dnnl::stream s(engine());
+  return s;
+}
+
 // One batch slice's forward: x, y point at the slice's first image.
-bool forward_slice(const Conv2dGeometry& g, const Conv2dOptions& o, const float* x, const float* w,
+bool forward_slice(const Conv2dGeometry& g, const Conv2dOptions& o, const float* x, const CpuTensor<float>& w,
                    const float* bias, float* y) {
   Plan* p = plan(g, o, bias != nullptr, false);
   if (!p) return false;
-  dnnl::stream s(engine());
-  memory ux = wrap(p->x, x), uw = wrap(p->w, w), uy = wrap(p->y, y);
-  memory src = as(p->fwd_pd.src_desc(), ux, s), wei = as(p->fwd_pd.weights_desc(), uw, s);
-  memory dst = output(p->fwd_pd.dst_desc(), uy);
+  dnnl::stream& s = thread_stream();
+  memory ux = wrap(p->x, x), uy = wrap(p->y, y);
+  memory src = ux;
+  if (p->src_in) {
+    p->src_in->execute(s, ux, p->src_blocked);
+    src = p->src_blocked;
+  }
+  memory wei = forward_weights(*p, w, s);
+  memory dst = p->dst_out ? p->dst_blocked : uy;
   std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
   if (bias) args.emplace(DNNL_ARG_BIAS, wrap(p->b, bias));
   p->fwd.execute(s, args);
-  finish(dst, uy, s);
+  if (p->dst_out) p->dst_out->execute(s, dst, uy);
   s.wait();
   return true;
 }
@@ -212,6 +271,7 @@ bool backward_slice(const Conv2dGeometry& g, const Conv2dOptions& o, const float
 }  // namespace
 
 bool enabled() { return g_enabled.load(std::memory_order_relaxed); }
+int64_t forward_weight_reorders() { return g_weight_reorders.load(std::memory_order_relaxed); }
 void set_enabled(bool on) { g_enabled.store(on, std::memory_order_relaxed); }
 
 std::optional<CpuTensor<float>> conv2d(const CpuTensor<float>& x, const CpuTensor<float>& w,
@@ -222,7 +282,7 @@ std::optional<CpuTensor<float>> conv2d(const CpuTensor<float>& x, const CpuTenso
   const int64_t in_image = g.c * g.h * g.w, out_image = g.cout * g.ho * g.wo;
   std::atomic<bool> ok{true};
   over_batch(g.n, [&](int64_t lo, int64_t hi) {
-    if (!forward_slice(slice(g, lo, hi), o, x.data() + lo * in_image, w.data(), bias ? bias->data() : nullptr,
+    if (!forward_slice(slice(g, lo, hi), o, x.data() + lo * in_image, w, bias ? bias->data() : nullptr,
                        out.data() + lo * out_image))
       ok = false;
   });

@@ -6,6 +6,7 @@ namespace ember::cpu::onednn {
 
 bool enabled() { return false; }
 void set_enabled(bool) {}
+int64_t forward_weight_reorders() { return 0; }
 
 std::optional<CpuTensor<float>> conv2d(const CpuTensor<float>&, const CpuTensor<float>&, const CpuTensor<float>*,
                                        const Conv2dOptions&) {
