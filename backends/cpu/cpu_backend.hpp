@@ -214,6 +214,11 @@ struct Cpu {
                                const Conv2dOptions& o) {
     return cpu::conv2d(x, w, bias, o);
   }
+  // Optional (optional_ops.hpp): conv2d + ReLU, the ReLU applied in oneDNN's output pass (issue 19).
+  static FloatPrimitive float_conv2d_relu(const FloatPrimitive& x, const FloatPrimitive& w, const FloatPrimitive* bias,
+                                          const Conv2dOptions& o) {
+    return cpu::conv2d_relu(x, w, bias, o);
+  }
   static Conv2dGrads<FloatPrimitive> conv2d_backward(const FloatPrimitive& x, const FloatPrimitive& w,
                                                      const FloatPrimitive& grad, bool has_bias,
                                                      const Conv2dOptions& o) {

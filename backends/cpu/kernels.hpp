@@ -90,6 +90,10 @@ CpuTensor<T> conv2d(const CpuTensor<T>& x, const CpuTensor<T>& w, const CpuTenso
 template <class T>
 Conv2dGrads<CpuTensor<T>> conv2d_backward(const CpuTensor<T>& x, const CpuTensor<T>& w, const CpuTensor<T>& grad,
                                           bool has_bias, const Conv2dOptions& o);
+// relu(conv2d(x, w, bias, o)): oneDNN applies the ReLU in the convolution's output pass (f32); else a ReLU pass.
+template <class T>
+CpuTensor<T> conv2d_relu(const CpuTensor<T>& x, const CpuTensor<T>& w, const CpuTensor<T>* bias,
+                         const Conv2dOptions& o);
 
 // pool.cpp (float, double)
 template <class T> MaxPoolResult<CpuTensor<T>, Index> max_pool2d(const CpuTensor<T>& x, const Pool2dOptions& o);

@@ -21,16 +21,21 @@ void set_enabled(bool on);
 // weights reorders each once (tests check the cache through this count).
 int64_t forward_weight_reorders();
 
+// What the forward applies to its output in the same pass (oneDNN's post-ops).
+enum class PostOp { None, Relu };
+
 // nullopt: not handled here, the caller runs its own kernel.
 std::optional<CpuTensor<float>> conv2d(const CpuTensor<float>& x, const CpuTensor<float>& w,
-                                       const CpuTensor<float>* bias, const Conv2dOptions& o);
+                                       const CpuTensor<float>* bias, const Conv2dOptions& o,
+                                       PostOp post = PostOp::None);
 std::optional<Conv2dGrads<CpuTensor<float>>> conv2d_backward(const CpuTensor<float>& x, const CpuTensor<float>& w,
                                                              const CpuTensor<float>& grad, bool has_bias,
                                                              const Conv2dOptions& o);
 
 // f64 has no oneDNN kernels: always the caller's.
 inline std::optional<CpuTensor<double>> conv2d(const CpuTensor<double>&, const CpuTensor<double>&,
-                                               const CpuTensor<double>*, const Conv2dOptions&) {
+                                               const CpuTensor<double>*, const Conv2dOptions&,
+                                               PostOp = PostOp::None) {
   return std::nullopt;
 }
 inline std::optional<Conv2dGrads<CpuTensor<double>>> conv2d_backward(const CpuTensor<double>&,

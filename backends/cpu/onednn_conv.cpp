@@ -69,9 +69,9 @@ struct Plan {
 
 using Key = std::array<int64_t, 18>;
 
-Key key_of(const Conv2dGeometry& g, const Conv2dOptions& o, bool has_bias) {
+Key key_of(const Conv2dGeometry& g, const Conv2dOptions& o, bool has_bias, PostOp post) {
   return {g.n, g.c, g.h, g.w, g.cout, g.kh, g.kw, o.stride[0], o.stride[1], o.padding[0], o.padding[1],
-          o.dilation[0], o.dilation[1], o.groups, has_bias ? 1 : 0, g.ho, g.wo, 0};
+          o.dilation[0], o.dilation[1], o.groups, has_bias ? 1 : 0, g.ho, g.wo, static_cast<int64_t>(post)};
 }
 
 struct Conv {
@@ -88,7 +88,18 @@ dnnl::reorder reorder_between(const memory::desc& from, const memory::desc& to) 
   return dnnl::reorder(dnnl::reorder::primitive_desc(engine(), from, engine(), to));
 }
 
-std::unique_ptr<Plan> make_plan(const Conv2dGeometry& g, const Conv2dOptions& o, bool has_bias) {
+// The output pass's ReLU as a post-op (alpha 0: the plain max(x, 0)).
+dnnl::primitive_attr attr_of(PostOp post) {
+  dnnl::primitive_attr attr;
+  if (post == PostOp::Relu) {
+    dnnl::post_ops ops;
+    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    attr.set_post_ops(ops);
+  }
+  return attr;
+}
+
+std::unique_ptr<Plan> make_plan(const Conv2dGeometry& g, const Conv2dOptions& o, bool has_bias, PostOp post) {
   auto p = std::make_unique<Plan>();
   p->x = memory::desc({g.n, g.c, g.h, g.w}, Dt::f32, Tag::nchw);
   p->w = o.groups == 1 ? memory::desc({g.cout, g.cg, g.kh, g.kw}, Dt::f32, Tag::oihw)
@@ -102,7 +113,7 @@ std::unique_ptr<Plan> make_plan(const Conv2dGeometry& g, const Conv2dOptions& o,
                           : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
                                                             dnnl::algorithm::convolution_direct, any(p->x), any(p->w),
                                                             any(p->y), c.strides, c.dilates, c.pad, c.pad);
-  p->fwd_pd = dnnl::convolution_forward::primitive_desc(d, engine());
+  p->fwd_pd = dnnl::convolution_forward::primitive_desc(d, attr_of(post), engine());
   p->fwd = dnnl::convolution_forward(p->fwd_pd);
   if (p->fwd_pd.src_desc() != p->x) {
     p->src_in = reorder_between(p->x, p->fwd_pd.src_desc());
@@ -134,12 +145,13 @@ void add_backward(Plan& p, const Conv2dGeometry& g, bool has_bias) {
 }
 
 // The cached plan of this problem, made on first use; nullptr when oneDNN cannot run it (the caller falls back).
-Plan* plan(const Conv2dGeometry& g, const Conv2dOptions& o, bool has_bias, bool backward) {
+// A plan with a post-op serves only forwards (backward asks for PostOp::None).
+Plan* plan(const Conv2dGeometry& g, const Conv2dOptions& o, bool has_bias, bool backward, PostOp post) {
   thread_local std::map<Key, std::unique_ptr<Plan>> cache;
-  const Key k = key_of(g, o, has_bias);
+  const Key k = key_of(g, o, has_bias, post);
   auto it = cache.find(k);
   try {
-    if (it == cache.end()) it = cache.emplace(k, make_plan(g, o, has_bias)).first;
+    if (it == cache.end()) it = cache.emplace(k, make_plan(g, o, has_bias, post)).first;
     if (backward && !it->second->has_backward) add_backward(*it->second, g, has_bias);
   } catch (const dnnl::error&) {
     return nullptr;
@@ -220,8 +232,8 @@ dnnl::stream& thread_stream() {
 
 // One batch slice's forward: x, y point at the slice's first image.
 bool forward_slice(const Conv2dGeometry& g, const Conv2dOptions& o, const float* x, const CpuTensor<float>& w,
-                   const float* bias, float* y) {
-  Plan* p = plan(g, o, bias != nullptr, false);
+                   const float* bias, float* y, PostOp post) {
+  Plan* p = plan(g, o, bias != nullptr, false, post);
   if (!p) return false;
   dnnl::stream& s = thread_stream();
   memory ux = wrap(p->x, x), uy = wrap(p->y, y);
@@ -244,7 +256,7 @@ bool forward_slice(const Conv2dGeometry& g, const Conv2dOptions& o, const float*
 // (written, not accumulated: the caller sums the slices).
 bool backward_slice(const Conv2dGeometry& g, const Conv2dOptions& o, const float* x, const float* w,
                     const float* grad, float* gx, float* gw, float* gb) {
-  Plan* p = plan(g, o, gb != nullptr, true);
+  Plan* p = plan(g, o, gb != nullptr, true, PostOp::None);
   if (!p) return false;
   dnnl::stream s(engine());
   memory ugrad = wrap(p->y, grad);
@@ -275,7 +287,7 @@ int64_t forward_weight_reorders() { return g_weight_reorders.load(std::memory_or
 void set_enabled(bool on) { g_enabled.store(on, std::memory_order_relaxed); }
 
 std::optional<CpuTensor<float>> conv2d(const CpuTensor<float>& x, const CpuTensor<float>& w,
-                                       const CpuTensor<float>* bias, const Conv2dOptions& o) {
+                                       const CpuTensor<float>* bias, const Conv2dOptions& o, PostOp post) {
   const Conv2dGeometry g = conv2d_geometry(x.shape, w.shape, o);
   if (!usable(g)) return std::nullopt;
   CpuTensor<float> out(Shape{g.n, g.cout, g.ho, g.wo});
@@ -283,7 +295,7 @@ std::optional<CpuTensor<float>> conv2d(const CpuTensor<float>& x, const CpuTenso
   std::atomic<bool> ok{true};
   over_batch(g.n, [&](int64_t lo, int64_t hi) {
     if (!forward_slice(slice(g, lo, hi), o, x.data() + lo * in_image, w, bias ? bias->data() : nullptr,
-                       out.data() + lo * out_image))
+                       out.data() + lo * out_image, post))
       ok = false;
   });
   if (!ok) return std::nullopt;

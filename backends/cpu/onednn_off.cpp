@@ -9,7 +9,7 @@ void set_enabled(bool) {}
 int64_t forward_weight_reorders() { return 0; }
 
 std::optional<CpuTensor<float>> conv2d(const CpuTensor<float>&, const CpuTensor<float>&, const CpuTensor<float>*,
-                                       const Conv2dOptions&) {
+                                       const Conv2dOptions&, PostOp) {
   return std::nullopt;
 }
 std::optional<Conv2dGrads<CpuTensor<float>>> conv2d_backward(const CpuTensor<float>&, const CpuTensor<float>&,

@@ -117,11 +117,22 @@ concept HasFusedLinear = requires(const typename B::FloatPrimitive& x) {
   { B::float_linear(x, x, &x) } -> std::same_as<typename B::FloatPrimitive>;
 };
 
+// ---------------------------------------------------------------- float_conv2d_relu (conv2d + bias + ReLU)
+// B::float_conv2d_relu(x, w, bias, o) -> FloatPrimitive: relu(conv2d(x, w, bias, o)). Inference only (the ONNX
+// importer's Conv + Relu under no_grad, issue 19): Autodiff does not record it, so callers that need gradients
+// compose it from recorded ops. Provide it when the convolution can apply the ReLU in its output pass (oneDNN's
+// post-ops): the default's ReLU is one more full read and write and an allocation per layer.
+template <class B>
+concept HasFusedConv2dRelu = requires(const typename B::FloatPrimitive& x, const Conv2dOptions& o) {
+  { B::float_conv2d_relu(x, x, &x, o) } -> std::same_as<typename B::FloatPrimitive>;
+};
+
 // True when B provides any optional op; a wrapper that hides them all must make this false.
 template <class B>
 concept HasAnyOptionalOp =
     HasFusedUnaryBackward<B> || HasMatmulTransposed<B> || HasFusedAdamStep<B> || HasSelect<B> || HasFusedSdpa<B> ||
-    HasFusedLayerNorm<B> || HasFusedLinear<B> || HasPackedSdpa<B>;
+    HasFusedLayerNorm<B> || HasFusedLinear<B> || HasPackedSdpa<B> ||
+    HasFusedConv2dRelu<B>;
 
 // ---------------------------------------------------------------- the composed defaults
 namespace composed {
@@ -429,6 +440,22 @@ typename B::FloatPrimitive float_sdpa_packed_backward(const typename B::FloatPri
     if (auto r = B::float_sdpa_packed_backward(qkv, out, lse, dout, heads, o)) return std::move(*r);
   }
   return composed::float_sdpa_packed_backward<B>(qkv, out, lse, dout, heads, o);
+}
+
+// ---------------------------------------------------------------- float_conv2d_relu: default and dispatcher
+namespace composed {
+template <Backend B>
+typename B::FloatPrimitive float_conv2d_relu(const typename B::FloatPrimitive& x, const typename B::FloatPrimitive& w,
+                                             const typename B::FloatPrimitive* bias, const Conv2dOptions& o) {
+  return B::float_unary(B::conv2d(x, w, bias, o), UnaryOp::Relu);
+}
+}  // namespace composed
+
+template <Backend B>
+typename B::FloatPrimitive float_conv2d_relu(const typename B::FloatPrimitive& x, const typename B::FloatPrimitive& w,
+                                             const typename B::FloatPrimitive* bias, const Conv2dOptions& o) {
+  if constexpr (HasFusedConv2dRelu<B>) return B::float_conv2d_relu(x, w, bias, o);
+  else return composed::float_conv2d_relu<B>(x, w, bias, o);
 }
 
 }  // namespace ember::optional_ops

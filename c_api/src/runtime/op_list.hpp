@@ -184,6 +184,11 @@
      const DynTensor* memory_key_padding_mask, bool train),                                                   \
     (m, tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask, memory_key_padding_mask, train), m)
 
+// ops_conv_act.cpp (issue 19, h-ortconv): relu(conv2d(x, w, bias, o)); fused under no_grad
+#define EMBER_RUNTIME_CONV_ACT_OPS(X)                                                                         \
+  X(DynTensor, conv2d_relu, (const DynTensor& x, const DynTensor& w, const DynTensor* bias, const Conv2dOptions& o), \
+    (x, w, bias, o), x)
+
 #define EMBER_RUNTIME_OPS(X)        \
   EMBER_RUNTIME_ATTENTION_OPS(X)    \
   EMBER_RUNTIME_CREATION_OPS(X)     \
@@ -201,4 +206,5 @@
   EMBER_RUNTIME_RNN_OPS(X)          \
   EMBER_RUNTIME_SORT_OPS(X)         \
   EMBER_RUNTIME_SHAPE_OPS(X)         \
-  EMBER_RUNTIME_MHA_OPS(X)
+  EMBER_RUNTIME_MHA_OPS(X)          \
+  EMBER_RUNTIME_CONV_ACT_OPS(X)

@@ -1,0 +1,59 @@
+// Conv + Relu -> one marked Conv (onnx/fuse_conv.hpp).
+#include "onnx/fuse_conv.hpp"
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace ember::onnx_import {
+namespace {
+
+bool default_domain(const Node& n) { return n.domain.empty() || n.domain == "ai.onnx"; }
+
+bool has_subgraph(const Graph& g) {
+  for (const Node& n : g.nodes)
+    for (const auto& [key, a] : n.attrs)
+      if (a.type == Attribute::Type::Graph) return true;
+  return false;
+}
+
+}  // namespace
+
+void fuse_conv_relu(Graph& g) {
+  if (has_subgraph(g)) return;
+  // Readers of each value; a graph output counts as readers enough that the Conv's own result must stay.
+  std::unordered_map<std::string, int> readers;
+  for (const Node& n : g.nodes)
+    for (const std::string& in : n.inputs)
+      if (!in.empty()) ++readers[in];
+  for (const ValueInfo& v : g.outputs) readers[v.name] += 2;
+  std::unordered_map<std::string, std::size_t> conv_of;  // output name -> index of the Conv that writes it
+  std::vector<bool> drop(g.nodes.size(), false);
+  for (std::size_t i = 0; i < g.nodes.size(); ++i) {
+    Node& n = g.nodes[i];
+    if (!default_domain(n)) continue;
+    if (n.op_type == "Conv" && n.outputs.size() == 1 && !n.outputs[0].empty()) {
+      conv_of[n.outputs[0]] = i;
+      continue;
+    }
+    if (n.op_type != "Relu" || n.inputs.size() != 1 || n.outputs.size() != 1 || n.outputs[0].empty()) continue;
+    auto it = conv_of.find(n.inputs[0]);
+    if (it == conv_of.end() || readers[n.inputs[0]] != 1) continue;
+    Node& conv = g.nodes[it->second];
+    if (conv.has_attr(kConvFusedReluAttr)) continue;
+    Attribute mark;
+    mark.type = Attribute::Type::Int;
+    mark.i = 1;
+    conv.attrs.emplace(std::string(kConvFusedReluAttr), mark);
+    conv.outputs[0] = n.outputs[0];
+    conv_of.erase(it);
+    drop[i] = true;
+  }
+  std::vector<Node> kept;
+  kept.reserve(g.nodes.size());
+  for (std::size_t i = 0; i < g.nodes.size(); ++i)
+    if (!drop[i]) kept.push_back(std::move(g.nodes[i]));
+  g.nodes = std::move(kept);
+}
+
+}  // namespace ember::onnx_import
