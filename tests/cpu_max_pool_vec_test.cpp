@@ -1,6 +1,7 @@
 // The CPU backend's AVX-512 max pooling forward (backends/cpu/max_pool_vec.hpp) against its scalar kernels: the
 // same values and the same argmax indices, bit for bit, over kernels, strides, dilation, padding (border outputs
-// mixed with vector blocks that span rows), planes of a few outputs, ties, -inf and NaN. Skipped on a CPU
+// mixed with vector blocks that span rows), planes of a few outputs, wide rows read by contiguous loads, ties,
+// -inf and NaN. Skipped on a CPU
 // without AVX-512.
 #include <gtest/gtest.h>
 
@@ -83,7 +84,12 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{{2, 2, 17, 13}, {3, 2}, {1, 3}, {1, 1}, {2, 1}},     // stride 1 / 3, dilation, padding
                       Case{{1, 2, 5, 40}, {1, 3}, {1, 1}, {0, 1}, {1, 1}},      // a 1-D pool (height 1 kernel)
                       Case{{3, 1, 4, 4}, {4, 4}, {1, 1}, {0, 0}, {1, 1}},       // one output per plane
-                      Case{{1, 1, 7, 7}, {3, 3}, {1, 1}, {1, 1}, {3, 3}}));     // dilation past the padding
+                      Case{{1, 1, 7, 7}, {3, 3}, {1, 1}, {1, 1}, {3, 3}},       // dilation past the padding
+                      // Rows of >= 16 inner outputs: contiguous loads (stride 2 / 1), ragged runs, padded borders.
+                      Case{{1, 3, 70, 70}, {3, 3}, {2, 2}, {1, 1}, {1, 1}},     // ResNet's stem pool, 35 wide
+                      Case{{2, 2, 9, 37}, {2, 2}, {2, 2}, {0, 0}, {1, 1}},      // 18 wide, odd input width
+                      Case{{1, 2, 6, 40}, {3, 3}, {1, 1}, {1, 1}, {1, 2}},      // stride 1, dilated columns
+                      Case{{1, 1, 3, 16}, {1, 1}, {1, 1}, {0, 0}, {1, 1}}));    // exactly 16, the plane's end
 
 }  // namespace
 }  // namespace ember
