@@ -7,6 +7,7 @@
 #include <dnnl.hpp>
 #include <omp.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdlib>
@@ -20,6 +21,7 @@
 #include "backends/cpu/onednn.hpp"
 #include "backends/cpu/parallel.hpp"
 #include "engine/backend/conv_geometry.hpp"
+#include "engine/backend/pool_geometry.hpp"
 
 namespace ember::cpu::onednn {
 namespace {
@@ -230,24 +232,83 @@ dnnl::stream& thread_stream() {
   return s;
 }
 
+// Runs p's convolution of x into dst (the primitive's own layout), on s, not waited for.
+void run_forward(Plan& p, const float* x, const CpuTensor<float>& w, const float* bias, const memory& dst,
+                 dnnl::stream& s) {
+  memory src = wrap(p.x, x);
+  if (p.src_in) {
+    p.src_in->execute(s, src, p.src_blocked);
+    src = p.src_blocked;
+  }
+  memory wei = forward_weights(p, w, s);
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
+  if (bias) args.emplace(DNNL_ARG_BIAS, wrap(p.b, bias));
+  p.fwd.execute(s, args);
+}
+
 // One batch slice's forward: x, y point at the slice's first image.
 bool forward_slice(const Conv2dGeometry& g, const Conv2dOptions& o, const float* x, const CpuTensor<float>& w,
                    const float* bias, float* y, PostOp post) {
   Plan* p = plan(g, o, bias != nullptr, false, post);
   if (!p) return false;
   dnnl::stream& s = thread_stream();
-  memory ux = wrap(p->x, x), uy = wrap(p->y, y);
-  memory src = ux;
-  if (p->src_in) {
-    p->src_in->execute(s, ux, p->src_blocked);
-    src = p->src_blocked;
-  }
-  memory wei = forward_weights(*p, w, s);
+  memory uy = wrap(p->y, y);
   memory dst = p->dst_out ? p->dst_blocked : uy;
-  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
-  if (bias) args.emplace(DNNL_ARG_BIAS, wrap(p->b, bias));
-  p->fwd.execute(s, args);
+  run_forward(*p, x, w, bias, dst, s);
   if (p->dst_out) p->dst_out->execute(s, dst, uy);
+  s.wait();
+  return true;
+}
+
+// A max pooling (inference: no workspace, no indices) over a convolution plan's output in the layout the
+// convolution writes, its result in a scratch of oneDNN's choice and the reorder of that into plain NCHW.
+struct PoolPlan {
+  memory::desc out;  // plain [n, c, ho, wo]
+  dnnl::pooling_forward fwd;
+  memory pooled;
+  std::optional<dnnl::reorder> out_reorder;
+};
+
+PoolPlan* pool_plan(Plan& conv, const Key& conv_key, const Pool2dGeometry& pg) {
+  using PoolKey = std::array<int64_t, 26>;
+  thread_local std::map<PoolKey, std::unique_ptr<PoolPlan>> cache;
+  PoolKey k{};
+  std::copy(conv_key.begin(), conv_key.end(), k.begin());
+  const std::array<int64_t, 8> pk{pg.kh, pg.kw, pg.sh, pg.sw, pg.ph, pg.pw, pg.ho, pg.wo};
+  std::copy(pk.begin(), pk.end(), k.begin() + conv_key.size());
+  auto it = cache.find(k);
+  if (it != cache.end()) return it->second.get();
+  try {
+    auto p = std::make_unique<PoolPlan>();
+    const memory::desc& src = conv.fwd_pd.dst_desc();
+    p->out = memory::desc({pg.n, pg.c, pg.ho, pg.wo}, Dt::f32, Tag::nchw);
+    const dnnl::pooling_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::pooling_max, src,
+                                        memory::desc(p->out.dims(), Dt::f32, Tag::any), {pg.sh, pg.sw},
+                                        {pg.kh, pg.kw}, {pg.ph, pg.pw}, {pg.ph, pg.pw});
+    const dnnl::pooling_forward::primitive_desc pd(d, engine());
+    p->fwd = dnnl::pooling_forward(pd);
+    p->pooled = memory(pd.dst_desc(), engine());
+    if (pd.dst_desc() != p->out) p->out_reorder = reorder_between(pd.dst_desc(), p->out);
+    return cache.emplace(k, std::move(p)).first->second.get();
+  } catch (const dnnl::error&) {
+    return nullptr;
+  }
+}
+
+bool conv_pool_slice(const Conv2dGeometry& g, const Conv2dOptions& o, const float* x, const CpuTensor<float>& w,
+                     const float* bias, PostOp post, const Pool2dGeometry& pg, float* y) {
+  Plan* p = plan(g, o, bias != nullptr, false, post);
+  if (!p) return false;
+  PoolPlan* pp = pool_plan(*p, key_of(g, o, bias != nullptr, post), pg);
+  if (!pp) return false;
+  dnnl::stream& s = thread_stream();
+  // The convolution's output stays in its own layout: the plan's scratch, or a plain one when that is its layout.
+  memory conv_out = p->dst_out ? p->dst_blocked : memory(p->fwd_pd.dst_desc(), engine());
+  run_forward(*p, x, w, bias, conv_out, s);
+  memory uy = wrap(pp->out, y);
+  memory pooled = pp->out_reorder ? pp->pooled : uy;
+  pp->fwd.execute(s, {{DNNL_ARG_SRC, conv_out}, {DNNL_ARG_DST, pooled}});
+  if (pp->out_reorder) pp->out_reorder->execute(s, pooled, uy);
   s.wait();
   return true;
 }
@@ -296,6 +357,28 @@ std::optional<CpuTensor<float>> conv2d(const CpuTensor<float>& x, const CpuTenso
   over_batch(g.n, [&](int64_t lo, int64_t hi) {
     if (!forward_slice(slice(g, lo, hi), o, x.data() + lo * in_image, w, bias ? bias->data() : nullptr,
                        out.data() + lo * out_image, post))
+      ok = false;
+  });
+  if (!ok) return std::nullopt;
+  return out;
+}
+
+std::optional<CpuTensor<float>> conv2d_max_pool(const CpuTensor<float>& x, const CpuTensor<float>& w,
+                                                const CpuTensor<float>* bias, const Conv2dOptions& o, PostOp post,
+                                                const Pool2dOptions& pool) {
+  const Conv2dGeometry g = conv2d_geometry(x.shape, w.shape, o);
+  if (!usable(g)) return std::nullopt;
+  const Pool2dGeometry pg = pool2d_geometry(Shape{g.n, g.cout, g.ho, g.wo}, pool);
+  // oneDNN's pooling has no dilation, and empty outputs are the caller's.
+  if (pool.dilation[0] != 1 || pool.dilation[1] != 1 || pg.ho <= 0 || pg.wo <= 0) return std::nullopt;
+  CpuTensor<float> out(pg.out_shape());
+  const int64_t in_image = g.c * g.h * g.w, out_image = g.cout * pg.ho * pg.wo;
+  std::atomic<bool> ok{true};
+  over_batch(g.n, [&](int64_t lo, int64_t hi) {
+    Pool2dGeometry slice_pg = pg;
+    slice_pg.n = hi - lo;
+    if (!conv_pool_slice(slice(g, lo, hi), o, x.data() + lo * in_image, w, bias ? bias->data() : nullptr, post,
+                         slice_pg, out.data() + lo * out_image))
       ok = false;
   });
   if (!ok) return std::nullopt;

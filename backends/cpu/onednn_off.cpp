@@ -12,6 +12,11 @@ std::optional<CpuTensor<float>> conv2d(const CpuTensor<float>&, const CpuTensor<
                                        const Conv2dOptions&, PostOp) {
   return std::nullopt;
 }
+std::optional<CpuTensor<float>> conv2d_max_pool(const CpuTensor<float>&, const CpuTensor<float>&,
+                                                const CpuTensor<float>*, const Conv2dOptions&, PostOp,
+                                                const Pool2dOptions&) {
+  return std::nullopt;
+}
 std::optional<Conv2dGrads<CpuTensor<float>>> conv2d_backward(const CpuTensor<float>&, const CpuTensor<float>&,
                                                              const CpuTensor<float>&, bool, const Conv2dOptions&) {
   return std::nullopt;

@@ -31,6 +31,18 @@ DynTensor unfold_depth(const DynTensor& y, int64_t n) {
 
 DynTensor activated(const DynTensor& y, bool relu) { return relu ? capi::unary(y, UnaryOp::Relu) : y; }
 
+// A Conv + Relu + MaxPool fused at load (onnx/fuse_conv.hpp): the pool's [kh, kw, sh, sw, ph, pw] from the mark.
+DynTensor conv_relu_max_pool(const OpContext& ctx, const DynTensor& x, const DynTensor& w, const DynTensor* bias,
+                             const Conv2dOptions& o) {
+  const std::vector<int64_t> m = ctx.node.attr_ints(kConvFusedMaxPoolAttr);
+  if (m.size() != 6 || !ctx.node.has_attr(kConvFusedReluAttr)) ctx.fail("malformed fused MaxPool mark");
+  Pool2dOptions pool;
+  pool.kernel = {m[0], m[1]};
+  pool.stride = {m[2], m[3]};
+  pool.padding = {m[4], m[5]};
+  return capi::conv2d_relu_max_pool(x, w, bias, o, pool);
+}
+
 void check_conv_ranks(const OpContext& ctx, const DynTensor& x, const DynTensor& w) {
   const int64_t r = rank_of(x);
   if (r < 3 || r > 5) ctx.fail(fmt::format("input must be 3-D, 4-D or 5-D (1 to 3 spatial dims), got rank {}", r));
@@ -75,7 +87,11 @@ DynTensor conv_forward(const OpContext& ctx, const DynTensor& x, const DynTensor
                                      capi::reshape(w, {wd[0], wd[1], 1, wd[2]}), bias, o);
     return activated(capi::reshape(y, {xd[0], wd[0], g.out[0]}), relu);
   }
-  if (n == 2) return relu ? capi::conv2d_relu(xp, w, bias, o) : capi::conv2d(xp, w, bias, o);
+  if (n == 2) {
+    if (ctx.node.has_attr(kConvFusedMaxPoolAttr)) return conv_relu_max_pool(ctx, xp, w, bias, o);
+    return relu ? capi::conv2d_relu(xp, w, bias, o) : capi::conv2d(xp, w, bias, o);
+  }
+  if (ctx.node.has_attr(kConvFusedMaxPoolAttr)) ctx.fail("a MaxPool was fused into a Conv that is not 2-D");
   // 3-D: out[:, :, od] = sum over kd of conv2d(in[:, :, od * stride + kd * dilation], w[:, :, kd]).
   std::optional<DynTensor> sum;
   for (int64_t kd = 0; kd < kernel[0]; ++kd) {

@@ -184,10 +184,14 @@
      const DynTensor* memory_key_padding_mask, bool train),                                                   \
     (m, tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask, memory_key_padding_mask, train), m)
 
-// ops_conv_act.cpp (issue 19, h-ortconv): relu(conv2d(x, w, bias, o)); fused under no_grad
+// ops_conv_act.cpp (issue 19, h-ortconv): relu(conv2d(x, w, bias, o)) and its max_pool2d values; fused under no_grad
 #define EMBER_RUNTIME_CONV_ACT_OPS(X)                                                                         \
   X(DynTensor, conv2d_relu, (const DynTensor& x, const DynTensor& w, const DynTensor* bias, const Conv2dOptions& o), \
-    (x, w, bias, o), x)
+    (x, w, bias, o), x)                                                                                        \
+  X(DynTensor, conv2d_relu_max_pool,                                                                          \
+    (const DynTensor& x, const DynTensor& w, const DynTensor* bias, const Conv2dOptions& o,                   \
+     const Pool2dOptions& pool),                                                                              \
+    (x, w, bias, o, pool), x)
 
 #define EMBER_RUNTIME_OPS(X)        \
   EMBER_RUNTIME_ATTENTION_OPS(X)    \
