@@ -261,7 +261,9 @@ bool forward_slice(const Conv2dGeometry& g, const Conv2dOptions& o, const float*
 }
 
 // A max pooling (inference: no workspace, no indices) over a convolution plan's output in the layout the
-// convolution writes, its result in a scratch of oneDNN's choice and the reorder of that into plain NCHW.
+// convolution writes, its result in a scratch of oneDNN's choice and the reorder of that into plain NCHW. Unlike
+// Ember's max_pool2d, oneDNN does not promise that a NaN wins its window; the fused op is for inference of finite
+// activations (the ONNX importer's Conv + Relu + MaxPool).
 struct PoolPlan {
   memory::desc out;  // plain [n, c, ho, wo]
   dnnl::pooling_forward fwd;
