@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "onnx/executor.hpp"
+#include "onnx/fuse.hpp"
 #include "onnx/fuse_conv.hpp"
 #include "records/module_record.hpp"
 #include "records/tensor_name.hpp"
@@ -36,6 +37,7 @@ ParamKind param_kind(DType d) {
 std::shared_ptr<const Model> prepared(Model m, bool sort) {
   if (sort) sort_and_check_graph(m.graph);
   check_supported(m);
+  fuse_gemm_relu(m.graph);
   fuse_conv_relu(m.graph);
   return std::make_shared<const Model>(std::move(m));
 }

@@ -11,6 +11,7 @@
 #include "backends/cpu/kernels.hpp"
 #include "backends/cpu/parallel.hpp"
 #include "engine/backend/backend.hpp"
+#include "engine/backend/linear_types.hpp"
 
 namespace ember {
 
@@ -170,6 +171,12 @@ struct Cpu {
   // Optional op (engine/backend/optional_ops.hpp, HasFusedLinear): the GEMM accumulates onto the bias rows.
   static FloatPrimitive float_linear(const FloatPrimitive& x, const FloatPrimitive& w, const FloatPrimitive* bias) {
     return cpu::linear(x, w, bias);
+  }
+  // Optional op (engine/backend/optional_ops.hpp, HasFusedLinearAct): the weight read in place, bias and ReLU in the
+  // GEMM's output pass where oneDNN runs it (backends/cpu/linear.cpp).
+  static FloatPrimitive float_linear_act(const FloatPrimitive& x, const FloatPrimitive& w, const FloatPrimitive* bias,
+                                         bool trans_w, LinearActivation act) {
+    return cpu::linear(x, w, bias, trans_w, act == LinearActivation::Relu);
   }
   // Optional op (engine/backend/optional_ops.hpp, HasFusedLayerNorm): one pass per row (backends/cpu/layer_norm.cpp).
   static LayerNormForward<FloatPrimitive> float_layer_norm(const FloatPrimitive& x, const FloatPrimitive& gamma,

@@ -121,6 +121,8 @@ Workload mlp_infer(int64_t batch) {
             seed(42);
             const auto model = valid(tools::DigitsMlp<AdF32>::init());
             const Digits d = digits();
+            // Inference records no graph, as LibTorch's side runs under torch::NoGradGuard.
+            const autodiff::NoGrad no_grad;
             int64_t i = 0;
             for (auto _ : state) {
               keep(model.forward(d.x.narrow(0, i, batch)));

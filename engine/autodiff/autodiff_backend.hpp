@@ -483,6 +483,18 @@ struct Autodiff : B {
                             });
   }
 
+  // ---- act(x @ op(w) + bias) (optional_ops.hpp float_linear_act): B's fused op when nothing is recorded (grad mode
+  // off, or no operand requires grad), so inference pays for no node and no separate activation pass; otherwise
+  // the recorded composition (the weight's permute, float_linear above, the activation), whose gradients are those
+  // of the separate ops.
+  static FloatPrimitive float_linear_act(const FloatPrimitive& x, const FloatPrimitive& w, const FloatPrimitive* bias,
+                                         bool trans_w, LinearActivation act) {
+    if (autodiff::no_grad_flag() || (!x.node && !w.node && !(bias && bias->node)))
+      return {optional_ops::float_linear_act<B>(x.value, w.value, bias ? &bias->value : nullptr, trans_w, act),
+              nullptr};
+    return optional_ops::composed::float_linear_act<Autodiff>(x, w, bias, trans_w, act);
+  }
+
   // ---- LayerNorm over the last dim: one node whatever B has (optional_ops.hpp picks B's fused kernels or the
   // composed default), its backward from the saved row mean and rstd. Not differentiable twice.
   static LayerNormForward<FloatPrimitive> float_layer_norm(const FloatPrimitive& x, const FloatPrimitive& gamma,

@@ -25,6 +25,7 @@
 // The composed attention is written with Tensor ops on the backend it is given (tensor.hpp needs only backend.hpp).
 #include "engine/backend/sdpa_composed.hpp"
 #include "engine/backend/layer_norm_types.hpp"
+#include "engine/backend/linear_types.hpp"
 
 namespace ember::optional_ops {
 
@@ -117,6 +118,18 @@ concept HasFusedLinear = requires(const typename B::FloatPrimitive& x) {
   { B::float_linear(x, x, &x) } -> std::same_as<typename B::FloatPrimitive>;
 };
 
+// ---------------------------------------------------------------- float_linear_act (linear + transposed w + ReLU)
+// B::float_linear_act(x, w, bias, trans_w, act) -> FloatPrimitive: act(x [M, K] @ op(w) + bias [N]), op(w) = w^T
+// for an [N, K] w (PyTorch's Linear weight, ONNX Gemm's transB) when trans_w, else w [K, N]; bias null: none.
+// Inference only (the ONNX importer's Gemm / Gemm + Relu under no_grad): Autodiff does not record it, so callers
+// that need gradients compose it from recorded ops. Provide it when the GEMM reads a transposed operand in place and
+// applies the bias and activation in its output pass (oneDNN post-ops, ONNX Runtime's MLAS): the default permutes
+// the weight (a copy per call) and runs the add and the activation as passes of their own.
+template <class B>
+concept HasFusedLinearAct = requires(const typename B::FloatPrimitive& x) {
+  { B::float_linear_act(x, x, &x, true, LinearActivation::Relu) } -> std::same_as<typename B::FloatPrimitive>;
+};
+
 // ---------------------------------------------------------------- float_conv2d_relu (conv2d + bias + ReLU)
 // B::float_conv2d_relu(x, w, bias, o) -> FloatPrimitive: relu(conv2d(x, w, bias, o)). Inference only (the ONNX
 // importer's Conv + Relu under no_grad, issue 19): Autodiff does not record it, so callers that need gradients
@@ -140,7 +153,7 @@ concept HasFusedConv2dReluMaxPool = requires(const typename B::FloatPrimitive& x
 template <class B>
 concept HasAnyOptionalOp =
     HasFusedUnaryBackward<B> || HasMatmulTransposed<B> || HasFusedAdamStep<B> || HasSelect<B> || HasFusedSdpa<B> ||
-    HasFusedLayerNorm<B> || HasFusedLinear<B> || HasPackedSdpa<B> ||
+    HasFusedLayerNorm<B> || HasFusedLinear<B> || HasPackedSdpa<B> || HasFusedLinearAct<B> ||
     HasFusedConv2dRelu<B> || HasFusedConv2dReluMaxPool<B>;
 
 // ---------------------------------------------------------------- the composed defaults
@@ -370,6 +383,26 @@ typename B::FloatPrimitive float_linear(const typename B::FloatPrimitive& x, con
                                         const typename B::FloatPrimitive* bias) {
   if constexpr (HasFusedLinear<B>) return B::float_linear(x, w, bias);
   else return composed::float_linear<B>(x, w, bias);
+}
+
+namespace composed {
+// The weight's transpose materialized by a permute, then float_linear (B's fused one where it has it) and the
+// activation as a unary pass.
+template <Backend B>
+typename B::FloatPrimitive float_linear_act(const typename B::FloatPrimitive& x, const typename B::FloatPrimitive& w,
+                                            const typename B::FloatPrimitive* bias, bool trans_w,
+                                            LinearActivation act) {
+  auto y = optional_ops::float_linear<B>(x, trans_w ? B::template permute<Float>(w, {1, 0}) : w, bias);
+  return act == LinearActivation::Relu ? B::float_unary(y, UnaryOp::Relu) : y;
+}
+}  // namespace composed
+
+template <Backend B>
+typename B::FloatPrimitive float_linear_act(const typename B::FloatPrimitive& x, const typename B::FloatPrimitive& w,
+                                            const typename B::FloatPrimitive* bias, bool trans_w,
+                                            LinearActivation act) {
+  if constexpr (HasFusedLinearAct<B>) return B::float_linear_act(x, w, bias, trans_w, act);
+  else return composed::float_linear_act<B>(x, w, bias, trans_w, act);
 }
 
 // ---------------------------------------------------------------- float_sdpa_packed: default and dispatcher

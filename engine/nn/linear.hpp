@@ -34,18 +34,36 @@ struct Linear {
       if (x.dim(-1) != din)
         throw ShapeError(fmt::format("Linear: input {} has last dim {}, expected d_input {}", x.shape().to_string(),
                                      x.dim(-1), din));
-      // Leading dims fold into the rows of one GEMM, which is what the batch-broadcast matmul against W computed;
-      // the bias goes in through the optional fused op (optional_ops.hpp HasFusedLinear), one Autodiff node.
-      std::array<int64_t, D> ys;
-      for (std::size_t i = 0; i + 1 < D; ++i) ys[i] = x.dim(static_cast<int64_t>(i));
-      ys[D - 1] = dout;
-      const auto x2 = x.reshape(std::array<int64_t, 2>{x.numel() / din, din});
       // weight before bias: a lazy param draws its initial values at its first val(), so this order is the order
       // of the generator's draws (torch's, and the one records and the pinned training runs were made with).
       const auto& w = weight.val();
       const auto* b = bias ? &bias->val().primitive() : nullptr;
-      return Tensor<B, 2>(optional_ops::float_linear<B>(x2.primitive(), w.primitive(), b)).reshape(ys);
+      // The bias goes in through the optional fused op (optional_ops.hpp HasFusedLinear), one Autodiff node.
+      if constexpr (D == 2) {
+        // Already the GEMM's [rows, d_input]: no reshapes (two ops and their shape checks per call, a tenth of a
+        // batch-1 MLP's time).
+        return Tensor<B, 2>(optional_ops::float_linear<B>(x.primitive(), w.primitive(), b));
+      } else {
+        // Leading dims fold into the rows of one GEMM, which is what the batch-broadcast matmul against W computed.
+        std::array<int64_t, D> ys;
+        for (std::size_t i = 0; i + 1 < D; ++i) ys[i] = x.dim(static_cast<int64_t>(i));
+        ys[D - 1] = dout;
+        const auto x2 = x.reshape(std::array<int64_t, 2>{x.numel() / din, din});
+        return Tensor<B, 2>(optional_ops::float_linear<B>(x2.primitive(), w.primitive(), b)).reshape(ys);
+      }
     }
+  }
+
+  // relu(forward(x)) for x [rows, d_input] as one op (optional_ops.hpp float_linear_act): the ReLU in the GEMM's
+  // output pass when nothing is recorded (inference), the separate recorded ops otherwise (same gradients).
+  Tensor<B, 2> forward_relu(const Tensor<B, 2>& x) const {
+    if (x.dim(-1) != d_input())
+      throw ShapeError(fmt::format("Linear: input {} has last dim {}, expected d_input {}", x.shape().to_string(),
+                                   x.dim(-1), d_input()));
+    const auto& w = weight.val();
+    const auto* b = bias ? &bias->val().primitive() : nullptr;
+    return Tensor<B, 2>(optional_ops::float_linear_act<B>(x.primitive(), w.primitive(), b, false,
+                                                         LinearActivation::Relu));
   }
 };
 

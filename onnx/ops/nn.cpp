@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <atomic>
+#include <optional>
 
+#include "onnx/fuse.hpp"
 #include "onnx/ops/nn_common.hpp"
 #include "onnx/ops/numpy_mt19937.hpp"
 
@@ -11,14 +13,36 @@ namespace ember::onnx_import {
 namespace nn_ops {
 namespace {
 
-// Gemm: alpha * A' B' + beta * C with A' = A^T when transA, B' = B^T when transB, C broadcast to the result.
+// The bias of a Gemm that the fused linear can take: C of shape [N] or [1, N] with beta 1 (PyTorch's Linear), as
+// a [N] tensor; nullopt for any other C (broadcast over rows or columns, a full [M, N], scaled).
+std::optional<DynTensor> row_bias(OpContext& ctx, int64_t n, double beta) {
+  if (beta != 1.0) return std::nullopt;
+  const DynTensor& c = float_input(ctx, 2);
+  const std::vector<int64_t> cd = dims_of(c);
+  if (cd == std::vector<int64_t>{n}) return c;
+  if (cd == std::vector<int64_t>{1, n}) return capi::reshape(c, {n});
+  return std::nullopt;
+}
+
+// Gemm: alpha * A' B' + beta * C with A' = A^T when transA, B' = B^T when transB, C broadcast to the result; then
+// ReLU when the load-time fusion (onnx/fuse.hpp) merged the Relu that read it.
 Outputs gemm(OpContext& ctx) {
   DynTensor a = float_input(ctx, 0), b = float_input(ctx, 1);
   if (rank_of(a) != 2 || rank_of(b) != 2)
     ctx.fail(fmt::format("A and B must be 2-D, got ranks {} and {}", rank_of(a), rank_of(b)));
   const bool ta = ctx.node.attr_int("transA", 0) != 0, tb = ctx.node.attr_int("transB", 0) != 0;
+  const bool relu = ctx.node.attr_int(kFusedReluAttr, 0) != 0;
   const std::vector<int64_t> ad = dims_of(a), bd = dims_of(b);
   const int64_t m = ta ? ad[1] : ad[0], k = ta ? ad[0] : ad[1], n = tb ? bd[0] : bd[1];
+  const double alpha = ctx.node.attr_float("alpha", 1.0), beta = ctx.node.attr_float("beta", 1.0);
+  const bool has_c = ctx.has_input(2) && beta != 0.0;
+  // PyTorch's Linear (A as is, alpha 1, a row bias): one fused linear that reads B (transposed or not) in place and
+  // adds the bias and ReLU in the GEMM's output pass where the backend can (ops_linear.cpp; recorded ops instead
+  // when a gradient is wanted).
+  if (!ta && alpha == 1.0 && (tb ? bd[1] : bd[0]) == k) {
+    const std::optional<DynTensor> bias = has_c ? row_bias(ctx, n, beta) : std::nullopt;
+    if (!has_c || bias) return {capi::linear(a, b, bias ? &*bias : nullptr, tb, relu)};
+  }
   // A transpose is a copy (except of a row or column). PyTorch's Linear exports transB = 1 with a [N, K] weight:
   // Y = (B A'^T)^T copies A' and Y (M * (K + N) values, none for M = 1) instead of the weight (N * K).
   DynTensor y;
@@ -27,12 +51,12 @@ Outputs gemm(OpContext& ctx) {
   } else {
     y = capi::matmul(ta ? capi::transpose(a, 0, 1) : a, tb ? capi::transpose(b, 0, 1) : b);
   }
-  const double alpha = ctx.node.attr_float("alpha", 1.0), beta = ctx.node.attr_float("beta", 1.0);
   if (alpha != 1.0) y = capi::scalar(y, ScalarOp::Mul, alpha);
-  if (ctx.has_input(2) && beta != 0.0) {
+  if (has_c) {
     const DynTensor& c = float_input(ctx, 2);
     y = capi::binary(y, beta == 1.0 ? c : capi::scalar(c, ScalarOp::Mul, beta), BinaryOp::Add);
   }
+  if (relu) y = capi::unary(y, UnaryOp::Relu);
   return {y};
 }
 

@@ -8,7 +8,7 @@
 #include "tests/grad/grad_check.hpp"
 
 namespace ember::gradcheck {
-namespace {
+namespace attention_grads {
 
 TEST(GradCheckAttention, PlainAndCausal) {
   for (bool causal : {false, true})
@@ -41,5 +41,5 @@ TEST(GradCheckAttention, TrainableBias) {
       uniform<4>({1, 2, 1, 4}, -1, 1, 10)));
 }
 
-}  // namespace
+}  // namespace attention_grads
 }  // namespace ember::gradcheck

@@ -5,7 +5,7 @@
 #include "tests/grad/grad_check.hpp"
 
 namespace ember::gradcheck {
-namespace {
+namespace elementwise_grads {
 
 using S2 = std::array<int64_t, 2>;
 using S3 = std::array<int64_t, 3>;
@@ -252,11 +252,11 @@ TEST(GradCheckReduce, MaxTiesShareGradient) {
   EXPECT_EQ(gv, want);
 }
 
-}  // namespace
+}  // namespace elementwise_grads
 }  // namespace ember::gradcheck
 
 namespace ember::gradcheck {
-namespace {
+namespace elementwise_grads {
 
 // The checker itself must catch a wrong gradient: detaching one factor halves d(x*x)/dx, dropping a branch loses
 // its contribution, and an untracked path is invisible to backward but not to finite differences.
@@ -270,5 +270,5 @@ TEST(GradCheckSelfTest, DetectsWrongGradients) {
   EXPECT_TRUE(check_grad([](const T<2>& a, const T<2>& b) { return a.mul(b); }, x, y));
 }
 
-}  // namespace
+}  // namespace elementwise_grads
 }  // namespace ember::gradcheck

@@ -6,7 +6,7 @@
 #include "tests/grad/grad_check.hpp"
 
 namespace ember::gradcheck {
-namespace {
+namespace fft_grads {
 
 TEST(GradCheckFft, FftEvenOddAndPrimeLengths) {
   for (int64_t n : {1, 2, 5, 8, 13}) {
@@ -85,5 +85,5 @@ TEST(GradCheckFft, Chains) {
   EXPECT_TRUE(check_grad([](const T<3>& x) { return ifft(fft(x).sin()); }, uniform<3>({2, 5, 2}, -1, 1, 11)));
 }
 
-}  // namespace
+}  // namespace fft_grads
 }  // namespace ember::gradcheck

@@ -9,7 +9,7 @@
 #include "tests/grad/grad_check.hpp"
 
 namespace ember::gradcheck {
-namespace {
+namespace layer_norm_grads {
 
 TEST(GradCheckLayerNorm, InputGammaBeta) {
   std::vector<double> x(30);
@@ -22,5 +22,5 @@ TEST(GradCheckLayerNorm, InputGammaBeta) {
       },
       tensor<3>(x, {2, 3, 5}), uniform<1>({5}, 0.5, 1.5, 2), uniform<1>({5}, -1, 1, 3)));
 }
-}  // namespace
+}  // namespace layer_norm_grads
 }  // namespace ember::gradcheck

@@ -6,7 +6,7 @@
 #include "tests/grad/grad_check.hpp"
 
 namespace ember::gradcheck {
-namespace {
+namespace layout_grads {
 
 // Each check applies a nonlinearity after the op under test in some cases, so the gradient reaching the op is
 // not a constant and a mis-routed gradient shows up.
@@ -237,5 +237,5 @@ TEST(GradCheckSelect, MaskedSoftmax) {
   EXPECT_TRUE(check_grad([m](const T<3>& x) { return x.mask_fill(m, -1e9).softmax(-1); }, x234(104)));
 }
 
-}  // namespace
+}  // namespace layout_grads
 }  // namespace ember::gradcheck

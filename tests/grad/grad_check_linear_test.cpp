@@ -4,7 +4,7 @@
 #include "tests/grad/grad_check.hpp"
 
 namespace ember::gradcheck {
-namespace {
+namespace linear_grads {
 
 TEST(GradCheckLinear, InputWeightBias) {
   EXPECT_TRUE(check_grad(
@@ -19,5 +19,5 @@ TEST(GradCheckLinear, InputWeightBias) {
       uniform<2>({1, 3}, -1, 1, 4), uniform<2>({3, 2}, -1, 1, 5)));
 }
 
-}  // namespace
+}  // namespace linear_grads
 }  // namespace ember::gradcheck

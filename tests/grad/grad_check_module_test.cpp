@@ -6,7 +6,7 @@
 #include "tests/grad/grad_check.hpp"
 
 namespace ember::gradcheck {
-namespace {
+namespace module_grads {
 
 // ---------------------------------------------------------------- matmul
 TEST(GradCheckMatmul, TwoD) {
@@ -212,5 +212,5 @@ TEST(GradCheckModule, SmallCnn) {
       x, w, b, fc));
 }
 
-}  // namespace
+}  // namespace module_grads
 }  // namespace ember::gradcheck

@@ -9,7 +9,7 @@
 #include "tests/grad/grad_check.hpp"
 
 namespace ember::gradcheck {
-namespace {
+namespace norms_grads {
 
 // ---------------------------------------------------------------- conv_transpose2d
 ConvTranspose2dOptions ct_opts(std::array<int64_t, 2> stride, std::array<int64_t, 2> padding,
@@ -83,5 +83,5 @@ TEST(GradCheckNorms, RmsNorm) {
       uniform<3>({2, 3, 5}, -1, 1, 73), uniform<1>({5}, 0.5, 1.5, 74)));
 }
 
-}  // namespace
+}  // namespace norms_grads
 }  // namespace ember::gradcheck

@@ -6,7 +6,7 @@
 #include "tests/grad/grad_check.hpp"
 
 namespace ember::gradcheck {
-namespace {
+namespace shape_ops_grads {
 
 TEST(GradCheckShapeOps, Pad) {
   const auto x = uniform<3>({2, 3, 4}, -2, 2, 1);
@@ -58,5 +58,5 @@ TEST(GradCheckShapeOps, Interpolate) {
       x));
 }
 
-}  // namespace
+}  // namespace shape_ops_grads
 }  // namespace ember::gradcheck

@@ -6,7 +6,7 @@
 #include "tests/grad/grad_check.hpp"
 
 namespace ember::gradcheck {
-namespace {
+namespace sort_scan_grads {
 
 TEST(GradCheckSortScan, Sort) {
   const auto x = distinct<2>({3, 5}, -2, 2, 1);
@@ -42,5 +42,5 @@ TEST(GradCheckSortScan, MaskedSelect) {
   EXPECT_TRUE(check_grad([&](const T<2>& a) { return a.masked_select(mask).exp(); }, x));
 }
 
-}  // namespace
+}  // namespace sort_scan_grads
 }  // namespace ember::gradcheck

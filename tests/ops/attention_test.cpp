@@ -15,7 +15,7 @@
 #include "tests/support/test_backends.hpp"
 
 namespace ember::test {
-namespace {
+namespace attention_cases {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
@@ -274,5 +274,5 @@ TYPED_TEST(Attention, MatchesTorchGolden) {
   check_golden<TypeParam>(EMBER_SDPA_GOLDEN(causal));
 }
 
-}  // namespace
+}  // namespace attention_cases
 }  // namespace ember::test

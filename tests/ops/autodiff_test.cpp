@@ -12,7 +12,7 @@
 #include "tests/support/test_backends.hpp"
 
 namespace ember::test {
-namespace {
+namespace autodiff_cases {
 
 // Deterministic, well-spread values in [lo, hi) (no ties, so max-like ops have unique winners).
 template <std::size_t D>
@@ -256,5 +256,5 @@ TYPED_TEST(AutodiffAgreement, Conv1dAndPoolingGeometries) {
   }
 }
 
-}  // namespace
+}  // namespace autodiff_cases
 }  // namespace ember::test

@@ -13,7 +13,7 @@
 #include "tests/support/test_backends.hpp"
 
 namespace ember::test {
-namespace {
+namespace backward_geometry_cases {
 
 // Distinct values in [lo, hi) (a permutation of an even grid, so max pooling never sees a tie).
 template <std::size_t D>
@@ -162,5 +162,5 @@ TYPED_TEST(BackwardGeometry, AdaptiveAvgPoolOverlappingWindows) {
   }
 }
 
-}  // namespace
+}  // namespace backward_geometry_cases
 }  // namespace ember::test

@@ -11,7 +11,7 @@
 #include "tests/support/int_width.hpp"
 
 namespace ember::test {
-namespace {
+namespace compare_logic_cases {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -327,5 +327,5 @@ TYPED_TEST(CompareLogic, CastsBetweenAllKinds) {
     }
 }
 
-}  // namespace
+}  // namespace compare_logic_cases
 }  // namespace ember::test

@@ -8,7 +8,7 @@
 #include "tests/support/test_backends.hpp"
 #include "tests/support/int_width.hpp"
 
-namespace {
+namespace creation_cases {
 
 using namespace ember;
 using namespace ember::test;
@@ -486,4 +486,4 @@ TEST(CreationTensorData, ValidateRejectsBadBytesAndShapes) {
   EXPECT_EQ(dtype_name(DType::Bool), "bool");
 }
 
-}  // namespace
+}  // namespace creation_cases

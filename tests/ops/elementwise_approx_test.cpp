@@ -23,7 +23,7 @@
 #include "tests/support/test_backends.hpp"
 
 namespace ember::test {
-namespace {
+namespace elementwise_approx_cases {
 
 using LD = long double;
 
@@ -361,5 +361,5 @@ TYPED_TEST(ElementwiseApprox, LargeBinaryOpsWithBroadcasting) {
   std::printf("[ worst    ] %s pow %.3g ulp (bound %g)\n", BackendNames::GetName<B>(0).c_str(), w.ulps, kPowUlps<B>);
 }
 
-}  // namespace
+}  // namespace elementwise_approx_cases
 }  // namespace ember::test

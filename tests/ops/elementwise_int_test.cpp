@@ -9,7 +9,7 @@
 #include "tests/support/int_width.hpp"
 
 namespace ember::test {
-namespace {
+namespace elementwise_int_cases {
 
 template <class B, std::size_t D>
 std::vector<int64_t> ints(const Tensor<B, D, Int>& t) {
@@ -200,5 +200,5 @@ TYPED_TEST(ElementwiseInt, MostNegativeValueWrapsInsteadOfTrapping) {
   EXPECT_EQ(a.abs().template to_vec<int64_t>(), (std::vector<int64_t>{lo, 7}));
 }
 
-}  // namespace
+}  // namespace elementwise_int_cases
 }  // namespace ember::test

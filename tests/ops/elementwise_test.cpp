@@ -12,7 +12,7 @@
 #include "tests/support/test_backends.hpp"
 
 namespace ember::test {
-namespace {
+namespace elementwise_cases {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -356,5 +356,5 @@ TYPED_TEST(ElementwiseFloat, DivisionByZeroAndPowEdgeCases) {
   EXPECT_TRUE(matches(base.pow(expo), Shape{6}, {1.0, 1.0, 1.0, kInf, kNaN, -8.0}, Tol<B>::exact));
 }
 
-}  // namespace
+}  // namespace elementwise_cases
 }  // namespace ember::test

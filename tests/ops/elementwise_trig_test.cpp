@@ -13,7 +13,7 @@
 #include "tests/support/int_width.hpp"
 
 namespace ember::test {
-namespace {
+namespace elementwise_trig_cases {
 
 // Shape, then every element within relative error tol (NaN / inf exactly, as `close` does).
 template <class B, std::size_t D, class K>
@@ -98,5 +98,5 @@ TYPED_TEST(ElementwiseTrig, IsNanIsInfGiveBool) {
   EXPECT_TRUE(matches(q.isinf(), Shape{3}, {0, 1, 1}, 0.0));
 }
 
-}  // namespace
+}  // namespace elementwise_trig_cases
 }  // namespace ember::test

@@ -7,7 +7,7 @@
 
 #include "tests/support/test_backends.hpp"
 
-namespace {
+namespace errors_cases {
 
 using namespace ember;
 using namespace ember::test;
@@ -322,4 +322,4 @@ TYPED_TEST(ErrorsTest, SizesThatWouldOverflowAreRefused) {
   EXPECT_TRUE(raises<ArgumentError>([&] { conv2d<B>(img, w, std::nullopt, c); }, {"conv2d", "groups"}));
 }
 
-}  // namespace
+}  // namespace errors_cases

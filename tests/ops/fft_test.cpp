@@ -12,7 +12,7 @@
 #include "tests/support/test_backends.hpp"
 
 namespace ember::test {
-namespace {
+namespace fft_cases {
 
 template <class B>
 class FftOps : public ::testing::Test {};
@@ -200,5 +200,5 @@ TYPED_TEST(FftOps, IrfftLengthMustMatchTheBins) {
   EXPECT_TRUE(matches(irfft(one_bin, 1), Shape{1}, {3}, Tol<B>::exact));  // bin 0's imaginary part is ignored
 }
 
-}  // namespace
+}  // namespace fft_cases
 }  // namespace ember::test

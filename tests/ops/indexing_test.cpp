@@ -6,7 +6,7 @@
 #include "tests/support/naive_index.hpp"
 #include "tests/support/test_backends.hpp"
 
-namespace {
+namespace indexing_cases {
 
 using namespace ember;
 using namespace ember::test;
@@ -306,4 +306,4 @@ TYPED_TEST(IndexingTest, OutOfRangeAndNegativeIndicesThrowIndexError) {
   EXPECT_TRUE(index_error([&] { big.scatter_add(1, make_int<B, 2>(idx, {300, 1000}), big); }, {"scatter_add", "1000"}));
 }
 
-}  // namespace
+}  // namespace indexing_cases

@@ -7,7 +7,7 @@
 #include "tests/support/naive_index.hpp"
 #include "tests/support/test_backends.hpp"
 
-namespace {
+namespace layout_cases {
 
 using namespace ember;
 using namespace ember::test;
@@ -457,4 +457,4 @@ TYPED_TEST(LayoutTest, SplitAndChunk) {
   EXPECT_THROW(m.chunk(2, -3), IndexError);
 }
 
-}  // namespace
+}  // namespace layout_cases

@@ -11,7 +11,7 @@
 #include "tests/support/test_backends.hpp"
 
 namespace ember::test {
-namespace {
+namespace matmul_cases {
 
 std::vector<double> ramp(int64_t n, int64_t seed) {
   std::vector<double> v(static_cast<std::size_t>(n));
@@ -177,5 +177,5 @@ TYPED_TEST(Matmul, ShapeErrorsNameOpAndShapes) {
   expect_error([&] { Tensor<B, 2>::ones({3, 0}).matmul(Tensor<B, 2>::ones({1, 4})); }, {"matmul", "[3, 0]", "[1, 4]"});
 }
 
-}  // namespace
+}  // namespace matmul_cases
 }  // namespace ember::test

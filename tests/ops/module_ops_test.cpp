@@ -9,7 +9,7 @@
 #include "tests/support/test_backends.hpp"
 
 namespace ember::test {
-namespace {
+namespace module_ops_cases {
 
 template <class B>
 class ModuleOps : public ::testing::Test {};
@@ -231,5 +231,5 @@ TYPED_TEST(ModuleOps, AdaptiveAvgPool2dGlobal) { check_adaptive<TypeParam>(EMBER
 TYPED_TEST(ModuleOps, AdaptiveAvgPool2dUpAndDownMixed) { check_adaptive<TypeParam>(EMBER_ADAPTIVE_REF(mixed)); }
 #undef EMBER_ADAPTIVE_REF
 
-}  // namespace
+}  // namespace module_ops_cases
 }  // namespace ember::test

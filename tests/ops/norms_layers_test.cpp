@@ -12,7 +12,7 @@
 #include "tests/support/test_backends.hpp"
 
 namespace ember::test {
-namespace {
+namespace norms_layers_cases {
 
 namespace R = ember::test::normsref;
 using namespace ember::nn;
@@ -199,5 +199,5 @@ TYPED_TEST(NormsLayers, ConvTranspose2dRefusesBadArguments) {
   EXPECT_THROW(c.init<B>(), ArgumentError);
 }
 
-}  // namespace
+}  // namespace norms_layers_cases
 }  // namespace ember::test

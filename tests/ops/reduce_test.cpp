@@ -14,7 +14,7 @@
 #include "tests/support/int_width.hpp"
 
 namespace ember::test {
-namespace {
+namespace reduce_cases {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -428,5 +428,5 @@ TYPED_TEST(Reduce, LargeIntReductionsExact) {
   EXPECT_TRUE(int_matches(x.mean_dim(1), Shape{r, 1}, rmean));
 }
 
-}  // namespace
+}  // namespace reduce_cases
 }  // namespace ember::test

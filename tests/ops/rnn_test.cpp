@@ -14,7 +14,7 @@
 #include "tests/support/test_backends.hpp"
 
 namespace ember::test {
-namespace {
+namespace rnn_cases {
 
 namespace R = ember::test::rnnref;
 
@@ -217,5 +217,5 @@ TYPED_TEST(RnnReference, PaddedStepsAreZeroAndStatesFreeze) {
   EXPECT_THROW(m.forward(x, std::nullopt, std::nullopt, {3}), ShapeError);
 }
 
-}  // namespace
+}  // namespace rnn_cases
 }  // namespace ember::test

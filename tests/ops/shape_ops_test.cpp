@@ -6,7 +6,7 @@
 #include "tests/reference/shape_ops_reference.hpp"
 #include "tests/support/test_backends.hpp"
 
-namespace {
+namespace shape_ops_cases {
 
 using namespace ember;
 using namespace ember::test;
@@ -185,4 +185,4 @@ TYPED_TEST(ShapeOpsTest, Interpolate) {
   EXPECT_THROW(interpolate(x, scaled(M::Nearest, 0.1, 1.0)), ArgumentError);  // empty output
 }
 
-}  // namespace
+}  // namespace shape_ops_cases

@@ -13,7 +13,7 @@
 #include "tests/support/test_backends.hpp"
 
 namespace ember::test {
-namespace {
+namespace sort_scan_cases {
 
 namespace sr = sort_ref;
 
@@ -174,5 +174,5 @@ TYPED_TEST(SortScan, OneHotMatchesTorchAndRefusesOutOfRangeClasses) {
   EXPECT_EQ(none.one_hot(3).shape(), (Shape{0, 3}));
 }
 
-}  // namespace
+}  // namespace sort_scan_cases
 }  // namespace ember::test

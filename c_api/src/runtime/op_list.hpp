@@ -184,6 +184,11 @@
      const DynTensor* memory_key_padding_mask, bool train),                                                   \
     (m, tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask, memory_key_padding_mask, train), m)
 
+// ops_linear.cpp (issues 15/19, h-ortmlp): act(x @ op(w) + bias), op(w) = w^T when trans_w; fused under no_grad
+#define EMBER_RUNTIME_LINEAR_OPS(X)                                                                           \
+  X(DynTensor, linear, (const DynTensor& x, const DynTensor& w, const DynTensor* bias, bool trans_w, bool relu), \
+    (x, w, bias, trans_w, relu), x)
+
 // ops_conv_act.cpp (issue 19, h-ortconv): relu(conv2d(x, w, bias, o)) and its max_pool2d values; fused under no_grad
 #define EMBER_RUNTIME_CONV_ACT_OPS(X)                                                                         \
   X(DynTensor, conv2d_relu, (const DynTensor& x, const DynTensor& w, const DynTensor* bias, const Conv2dOptions& o), \
@@ -211,4 +216,5 @@
   EMBER_RUNTIME_SORT_OPS(X)         \
   EMBER_RUNTIME_SHAPE_OPS(X)         \
   EMBER_RUNTIME_MHA_OPS(X)          \
+  EMBER_RUNTIME_LINEAR_OPS(X)          \
   EMBER_RUNTIME_CONV_ACT_OPS(X)

@@ -1,0 +1,154 @@
+// The fused linear through oneDNN's matmul primitive (onednn_linear.hpp).
+#include "backends/cpu/onednn_linear.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <dnnl.hpp>
+#include <map>
+#include <memory>
+#include <string_view>
+#include <unordered_map>
+
+#include "backends/cpu/onednn.hpp"
+#include "backends/cpu/parallel.hpp"
+
+namespace ember::cpu::onednn {
+namespace {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+constexpr auto kF32 = memory::data_type::f32;
+
+dnnl::engine& engine() {
+  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
+  return e;
+}
+
+// One problem's primitive and the memory objects it runs on. The memory objects are made once and re-pointed at
+// each call's buffers (set_data_handle): making them per call cost ~1 us each, a tenth of a [64 x 64 x 256] GEMM.
+struct Plan {
+  dnnl::matmul prim;
+  dnnl::stream stream;
+  memory src, wei, bias, dst;
+};
+
+// One product C [m, n] = op(A) [m, k] @ op(B) [k, n] (+ bias, ReLU) with A's and B's leading dims: the memory
+// descriptors take strides, so a transposed operand is read in place ({1, ld} instead of {ld, 1}).
+struct Problem {
+  int64_t m, k, n;
+  bool trans_a, trans_b;
+  int64_t lda, ldb;
+  bool has_bias, relu;
+};
+
+using Key = std::array<int64_t, 9>;
+Key key_of(const Problem& p) {
+  return {p.m, p.k, p.n, p.trans_a, p.trans_b, p.lda, p.ldb, p.has_bias, p.relu};
+}
+
+// Per thread: a primitive is not to be executed by two threads at once with the same memory objects. Bounded: an
+// application that feeds ever new batch sizes rebuilds rather than grows without limit.
+constexpr std::size_t kMaxPlans = 64;
+
+Plan* plan(const Problem& q) {
+  thread_local std::map<Key, std::unique_ptr<Plan>> plans;
+  const Key key = key_of(q);
+  auto it = plans.find(key);
+  if (it != plans.end()) return it->second.get();
+  if (plans.size() >= kMaxPlans) plans.clear();
+  const memory::desc sd({q.m, q.k}, kF32, q.trans_a ? memory::dims{1, q.lda} : memory::dims{q.lda, 1});
+  const memory::desc wd({q.k, q.n}, kF32, q.trans_b ? memory::dims{1, q.ldb} : memory::dims{q.ldb, 1});
+  const memory::desc bd({1, q.n}, kF32, Tag::ab);
+  const memory::desc dd({q.m, q.n}, kF32, Tag::ab);
+  dnnl::primitive_attr attr;
+  if (q.relu) {
+    dnnl::post_ops po;
+    po.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+    attr.set_post_ops(po);
+  }
+  auto p = std::make_unique<Plan>();
+  try {
+    const dnnl::matmul::primitive_desc pd(
+        q.has_bias ? dnnl::matmul::desc(sd, wd, bd, dd) : dnnl::matmul::desc(sd, wd, dd), attr, engine());
+    // Only a JIT kernel beats OpenBLAS: a reference ("ref:...") implementation for some layout would be far slower.
+    if (std::string_view(pd.impl_info_str()).find("ref") != std::string_view::npos)
+      throw dnnl::error(dnnl_unimplemented, "a reference kernel");
+    p->prim = dnnl::matmul(pd);
+  } catch (const dnnl::error&) {
+    // No fast kernel for this problem: remembered as such (made once), and the caller's GEMM runs.
+    return plans.emplace(key, nullptr).first->second.get();
+  }
+  p->stream = dnnl::stream(engine());
+  p->src = memory(sd, engine(), DNNL_MEMORY_NONE);
+  p->wei = memory(wd, engine(), DNNL_MEMORY_NONE);
+  p->bias = memory(bd, engine(), DNNL_MEMORY_NONE);
+  p->dst = memory(dd, engine(), DNNL_MEMORY_NONE);
+  return plans.emplace(key, std::move(p)).first->second.get();
+}
+
+// The product on the calling thread, oneDNN held to one OpenMP thread (its OpenMP team measured far slower than
+// Ember's pool on this shared VM: onednn_conv.cpp's over_batch).
+bool run(const Problem& q, const float* a, const float* b, const float* bias, float* c) {
+  Plan* p = plan(q);
+  if (!p) return false;
+  p->src.set_data_handle(const_cast<float*>(a));
+  p->wei.set_data_handle(const_cast<float*>(b));
+  p->dst.set_data_handle(c);
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, p->src}, {DNNL_ARG_WEIGHTS, p->wei}, {DNNL_ARG_DST, p->dst}};
+  if (bias) {
+    p->bias.set_data_handle(const_cast<float*>(bias));
+    args.emplace(DNNL_ARG_BIAS, p->bias);
+  }
+  const int before = omp_get_max_threads();
+  if (before != 1) omp_set_num_threads(1);
+  p->prim.execute(p->stream, args);
+  p->stream.wait();
+  if (before != 1) omp_set_num_threads(before);
+  return true;
+}
+
+// Where oneDNN measured faster than OpenBLAS (bench/README.md): one row is a GEMV, which OpenBLAS does in about a
+// third of oneDNN's time, and below 64 output columns (the 10 logits) sgemm's small-matrix kernel wins. Above
+// 2^24 multiply-adds (256^3) OpenBLAS's threaded sgemm is kept (the GEMM rows of bench/peers).
+bool worth_it(int64_t m, int64_t k, int64_t n) {
+  return m >= 8 && n >= 64 && k >= 8 && m * n * k <= (int64_t{1} << 24);
+}
+
+// C = op(A) op(B) (+ bias, ReLU) with the rows split over Ember's pool when the product is large enough to pay a
+// fork (each slice its own plan); A's rows are contiguous slices only when A is not transposed.
+bool product(Problem q, const float* a, const float* b, const float* bias, float* c) {
+  const int64_t parts =
+      !q.trans_a && q.m * q.n * q.k >= (int64_t{1} << 21) ? std::min<int64_t>(num_threads(), q.m / 8) : 1;
+  if (parts <= 1) return run(q, a, b, bias, c);
+  std::atomic<bool> all{true};
+  const int64_t m = q.m;
+  parallel_for(m, (m + parts - 1) / parts, [&](int64_t lo, int64_t hi) {
+    Problem slice = q;
+    slice.m = hi - lo;
+    if (!run(slice, a + lo * q.lda, b, bias, c + lo * q.n)) all = false;
+  });
+  return all;
+}
+
+}  // namespace
+
+std::optional<CpuTensor<float>> linear(const CpuTensor<float>& x, const CpuTensor<float>& w,
+                                       const CpuTensor<float>* bias, bool trans_w, bool relu) {
+  const int64_t m = x.shape[0], k = x.shape[1], n = trans_w ? w.shape[0] : w.shape[1];
+  if (!enabled() || !worth_it(m, k, n)) return std::nullopt;
+  CpuTensor<float> y(Shape{m, n});
+  const Problem q{m, k, n, false, trans_w, k, trans_w ? k : n, bias != nullptr, relu};
+  if (!product(q, x.data(), w.data(), bias ? bias->data() : nullptr, y.data())) return std::nullopt;
+  return y;
+}
+
+bool gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+          int64_t ldb, float* c) {
+  if (!enabled() || !worth_it(m, k, n)) return false;
+  return product(Problem{m, k, n, trans_a, trans_b, lda, ldb, false, false}, a, b, nullptr, c);
+}
+
+}  // namespace ember::cpu::onednn
