@@ -7,6 +7,7 @@
 
 #include "onnx/executor.hpp"
 #include "onnx/fuse.hpp"
+#include "onnx/fuse_conv.hpp"
 #include "records/module_record.hpp"
 #include "records/tensor_name.hpp"
 
@@ -37,6 +38,7 @@ std::shared_ptr<const Model> prepared(Model m, bool sort) {
   if (sort) sort_and_check_graph(m.graph);
   check_supported(m);
   fuse_gemm_relu(m.graph);
+  fuse_conv_relu(m.graph);
   return std::make_shared<const Model>(std::move(m));
 }
 

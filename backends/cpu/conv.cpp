@@ -287,10 +287,34 @@ Conv2dGrads<CpuTensor<T>> conv2d_backward(const CpuTensor<T>& x, const CpuTensor
   return {std::move(gx), std::move(gw), std::move(gb)};
 }
 
+template <class T>
+CpuTensor<T> conv2d_relu(const CpuTensor<T>& x, const CpuTensor<T>& w, const CpuTensor<T>* bias,
+                         const Conv2dOptions& o) {
+  if (auto r = onednn::conv2d(x, w, bias, o, onednn::PostOp::Relu)) return std::move(*r);
+  return unary(conv2d(x, w, bias, o), UnaryOp::Relu);
+}
+
+template <class T>
+CpuTensor<T> conv2d_relu_max_pool(const CpuTensor<T>& x, const CpuTensor<T>& w, const CpuTensor<T>* bias,
+                                  const Conv2dOptions& o, const Pool2dOptions& pool) {
+  if (auto r = onednn::conv2d_max_pool(x, w, bias, o, onednn::PostOp::Relu, pool)) return std::move(*r);
+  return max_pool2d(conv2d_relu(x, w, bias, o), pool).output;
+}
+
 template CpuTensor<float> conv2d<float>(const CpuTensor<float>&, const CpuTensor<float>&, const CpuTensor<float>*,
                                         const Conv2dOptions&);
 template CpuTensor<double> conv2d<double>(const CpuTensor<double>&, const CpuTensor<double>&,
                                           const CpuTensor<double>*, const Conv2dOptions&);
+template CpuTensor<float> conv2d_relu<float>(const CpuTensor<float>&, const CpuTensor<float>&,
+                                             const CpuTensor<float>*, const Conv2dOptions&);
+template CpuTensor<double> conv2d_relu<double>(const CpuTensor<double>&, const CpuTensor<double>&,
+                                               const CpuTensor<double>*, const Conv2dOptions&);
+template CpuTensor<float> conv2d_relu_max_pool<float>(const CpuTensor<float>&, const CpuTensor<float>&,
+                                                      const CpuTensor<float>*, const Conv2dOptions&,
+                                                      const Pool2dOptions&);
+template CpuTensor<double> conv2d_relu_max_pool<double>(const CpuTensor<double>&, const CpuTensor<double>&,
+                                                        const CpuTensor<double>*, const Conv2dOptions&,
+                                                        const Pool2dOptions&);
 template Conv2dGrads<CpuTensor<float>> conv2d_backward<float>(const CpuTensor<float>&, const CpuTensor<float>&,
                                                               const CpuTensor<float>&, bool, const Conv2dOptions&);
 template Conv2dGrads<CpuTensor<double>> conv2d_backward<double>(const CpuTensor<double>&, const CpuTensor<double>&,

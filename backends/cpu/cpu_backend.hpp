@@ -233,6 +233,17 @@ struct Cpu {
                                const Conv2dOptions& o) {
     return cpu::conv2d(x, w, bias, o);
   }
+  // Optional (optional_ops.hpp): conv2d + ReLU, the ReLU applied in oneDNN's output pass (issue 19).
+  static FloatPrimitive float_conv2d_relu(const FloatPrimitive& x, const FloatPrimitive& w, const FloatPrimitive* bias,
+                                          const Conv2dOptions& o) {
+    return cpu::conv2d_relu(x, w, bias, o);
+  }
+  // Optional: max_pool2d(conv2d + ReLU)'s values, oneDNN pooling the convolution's blocked output (issue 19).
+  static FloatPrimitive float_conv2d_relu_max_pool(const FloatPrimitive& x, const FloatPrimitive& w,
+                                                   const FloatPrimitive* bias, const Conv2dOptions& o,
+                                                   const Pool2dOptions& pool) {
+    return cpu::conv2d_relu_max_pool(x, w, bias, o, pool);
+  }
   static Conv2dGrads<FloatPrimitive> conv2d_backward(const FloatPrimitive& x, const FloatPrimitive& w,
                                                      const FloatPrimitive& grad, bool has_bias,
                                                      const Conv2dOptions& o) {

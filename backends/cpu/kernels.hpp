@@ -102,6 +102,15 @@ CpuTensor<T> conv2d(const CpuTensor<T>& x, const CpuTensor<T>& w, const CpuTenso
 template <class T>
 Conv2dGrads<CpuTensor<T>> conv2d_backward(const CpuTensor<T>& x, const CpuTensor<T>& w, const CpuTensor<T>& grad,
                                           bool has_bias, const Conv2dOptions& o);
+// relu(conv2d(x, w, bias, o)): oneDNN applies the ReLU in the convolution's output pass (f32); else a ReLU pass.
+template <class T>
+CpuTensor<T> conv2d_relu(const CpuTensor<T>& x, const CpuTensor<T>& w, const CpuTensor<T>* bias,
+                         const Conv2dOptions& o);
+// max_pool2d(conv2d_relu(x, w, bias, o), pool)'s values: oneDNN pools the convolution's blocked output (f32);
+// else the two kernels.
+template <class T>
+CpuTensor<T> conv2d_relu_max_pool(const CpuTensor<T>& x, const CpuTensor<T>& w, const CpuTensor<T>* bias,
+                                  const Conv2dOptions& o, const Pool2dOptions& pool);
 
 // pool.cpp (float, double)
 template <class T> MaxPoolResult<CpuTensor<T>, Index> max_pool2d(const CpuTensor<T>& x, const Pool2dOptions& o);

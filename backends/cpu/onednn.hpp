@@ -16,16 +16,36 @@ namespace ember::cpu::onednn {
 bool enabled();
 void set_enabled(bool on);
 
+// How many times a forward reordered a weight tensor into oneDNN's blocked layout since the process started: the
+// blocked copy is cached per problem and thread while the weight's buffer lives, so inference with unchanged
+// weights reorders each once (tests check the cache through this count).
+int64_t forward_weight_reorders();
+
+// What the forward applies to its output in the same pass (oneDNN's post-ops).
+enum class PostOp { None, Relu };
+
 // nullopt: not handled here, the caller runs its own kernel.
 std::optional<CpuTensor<float>> conv2d(const CpuTensor<float>& x, const CpuTensor<float>& w,
-                                       const CpuTensor<float>* bias, const Conv2dOptions& o);
+                                       const CpuTensor<float>* bias, const Conv2dOptions& o,
+                                       PostOp post = PostOp::None);
 std::optional<Conv2dGrads<CpuTensor<float>>> conv2d_backward(const CpuTensor<float>& x, const CpuTensor<float>& w,
                                                              const CpuTensor<float>& grad, bool has_bias,
                                                              const Conv2dOptions& o);
+// max_pool2d(post(conv2d(x, w, bias, o)), pool)'s values, with the pooling run by oneDNN on the convolution's
+// blocked output (no indices: inference), so only the pooled, smaller tensor is reordered back to NCHW.
+std::optional<CpuTensor<float>> conv2d_max_pool(const CpuTensor<float>& x, const CpuTensor<float>& w,
+                                                const CpuTensor<float>* bias, const Conv2dOptions& o, PostOp post,
+                                                const Pool2dOptions& pool);
 
 // f64 has no oneDNN kernels: always the caller's.
 inline std::optional<CpuTensor<double>> conv2d(const CpuTensor<double>&, const CpuTensor<double>&,
-                                               const CpuTensor<double>*, const Conv2dOptions&) {
+                                               const CpuTensor<double>*, const Conv2dOptions&,
+                                               PostOp = PostOp::None) {
+  return std::nullopt;
+}
+inline std::optional<CpuTensor<double>> conv2d_max_pool(const CpuTensor<double>&, const CpuTensor<double>&,
+                                                        const CpuTensor<double>*, const Conv2dOptions&, PostOp,
+                                                        const Pool2dOptions&) {
   return std::nullopt;
 }
 inline std::optional<Conv2dGrads<CpuTensor<double>>> conv2d_backward(const CpuTensor<double>&,

@@ -7,6 +7,7 @@
 #include <dnnl.hpp>
 #include <omp.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdlib>
@@ -14,11 +15,13 @@
 #include <map>
 #include <memory>
 #include <unordered_map>
+#include <vector>
 
 #include "backends/cpu/allocator.hpp"
 #include "backends/cpu/onednn.hpp"
 #include "backends/cpu/parallel.hpp"
 #include "engine/backend/conv_geometry.hpp"
+#include "engine/backend/pool_geometry.hpp"
 
 namespace ember::cpu::onednn {
 namespace {
@@ -38,11 +41,27 @@ dnnl::engine& engine() {
   return e;
 }
 
+// The forward's weights in the primitive's blocked layout, kept while the tensor they came from lives. A CPU
+// buffer is never written after the op that made it returns (cpu_tensor.hpp), so a live buffer still holds what
+// was reordered; the weak_ptr tells a live buffer from a new one that the allocator placed at the same address
+// (a dead buffer's control block stays while the weak_ptr does, so no new buffer can share it).
+struct CachedWeights {
+  std::weak_ptr<Buffer> source;
+  memory blocked;
+};
+constexpr std::size_t kCachedWeightsPerPlan = 8;  // a ResNet runs up to 4 convolutions of one shape per stage
+
 // Plain (Ember) layouts of one problem, and everything oneDNN built for it.
 struct Plan {
   memory::desc x, w, b, y;
   dnnl::convolution_forward::primitive_desc fwd_pd;
   dnnl::convolution_forward fwd;
+  // The forward's reorders between the plain layouts and the primitive's and the blocked buffers they fill, made
+  // once with the plan: made per call they cost a reorder primitive descriptor and an allocation each, ~20 % of a
+  // small model's inference (bench/README.md). Empty where the primitive takes the plain layout itself.
+  std::optional<dnnl::reorder> src_in, weights_in, dst_out;
+  memory src_blocked, dst_blocked;
+  std::vector<CachedWeights> weights;
   bool has_backward = false;
   dnnl::convolution_backward_data::primitive_desc bwd_data_pd;
   dnnl::convolution_backward_data bwd_data;
@@ -52,9 +71,9 @@ struct Plan {
 
 using Key = std::array<int64_t, 18>;
 
-Key key_of(const Conv2dGeometry& g, const Conv2dOptions& o, bool has_bias) {
+Key key_of(const Conv2dGeometry& g, const Conv2dOptions& o, bool has_bias, PostOp post) {
   return {g.n, g.c, g.h, g.w, g.cout, g.kh, g.kw, o.stride[0], o.stride[1], o.padding[0], o.padding[1],
-          o.dilation[0], o.dilation[1], o.groups, has_bias ? 1 : 0, g.ho, g.wo, 0};
+          o.dilation[0], o.dilation[1], o.groups, has_bias ? 1 : 0, g.ho, g.wo, static_cast<int64_t>(post)};
 }
 
 struct Conv {
@@ -67,7 +86,22 @@ Conv conv_params(const Conv2dGeometry& g) {
 
 memory::desc any(const memory::desc& plain) { return memory::desc(plain.dims(), Dt::f32, Tag::any); }
 
-std::unique_ptr<Plan> make_plan(const Conv2dGeometry& g, const Conv2dOptions& o, bool has_bias) {
+dnnl::reorder reorder_between(const memory::desc& from, const memory::desc& to) {
+  return dnnl::reorder(dnnl::reorder::primitive_desc(engine(), from, engine(), to));
+}
+
+// The output pass's ReLU as a post-op (alpha 0: the plain max(x, 0)).
+dnnl::primitive_attr attr_of(PostOp post) {
+  dnnl::primitive_attr attr;
+  if (post == PostOp::Relu) {
+    dnnl::post_ops ops;
+    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    attr.set_post_ops(ops);
+  }
+  return attr;
+}
+
+std::unique_ptr<Plan> make_plan(const Conv2dGeometry& g, const Conv2dOptions& o, bool has_bias, PostOp post) {
   auto p = std::make_unique<Plan>();
   p->x = memory::desc({g.n, g.c, g.h, g.w}, Dt::f32, Tag::nchw);
   p->w = o.groups == 1 ? memory::desc({g.cout, g.cg, g.kh, g.kw}, Dt::f32, Tag::oihw)
@@ -81,8 +115,17 @@ std::unique_ptr<Plan> make_plan(const Conv2dGeometry& g, const Conv2dOptions& o,
                           : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
                                                             dnnl::algorithm::convolution_direct, any(p->x), any(p->w),
                                                             any(p->y), c.strides, c.dilates, c.pad, c.pad);
-  p->fwd_pd = dnnl::convolution_forward::primitive_desc(d, engine());
+  p->fwd_pd = dnnl::convolution_forward::primitive_desc(d, attr_of(post), engine());
   p->fwd = dnnl::convolution_forward(p->fwd_pd);
+  if (p->fwd_pd.src_desc() != p->x) {
+    p->src_in = reorder_between(p->x, p->fwd_pd.src_desc());
+    p->src_blocked = memory(p->fwd_pd.src_desc(), engine());
+  }
+  if (p->fwd_pd.weights_desc() != p->w) p->weights_in = reorder_between(p->w, p->fwd_pd.weights_desc());
+  if (p->fwd_pd.dst_desc() != p->y) {
+    p->dst_out = reorder_between(p->fwd_pd.dst_desc(), p->y);
+    p->dst_blocked = memory(p->fwd_pd.dst_desc(), engine());
+  }
   return p;
 }
 
@@ -104,12 +147,13 @@ void add_backward(Plan& p, const Conv2dGeometry& g, bool has_bias) {
 }
 
 // The cached plan of this problem, made on first use; nullptr when oneDNN cannot run it (the caller falls back).
-Plan* plan(const Conv2dGeometry& g, const Conv2dOptions& o, bool has_bias, bool backward) {
+// A plan with a post-op serves only forwards (backward asks for PostOp::None).
+Plan* plan(const Conv2dGeometry& g, const Conv2dOptions& o, bool has_bias, bool backward, PostOp post) {
   thread_local std::map<Key, std::unique_ptr<Plan>> cache;
-  const Key k = key_of(g, o, has_bias);
+  const Key k = key_of(g, o, has_bias, post);
   auto it = cache.find(k);
   try {
-    if (it == cache.end()) it = cache.emplace(k, make_plan(g, o, has_bias)).first;
+    if (it == cache.end()) it = cache.emplace(k, make_plan(g, o, has_bias, post)).first;
     if (backward && !it->second->has_backward) add_backward(*it->second, g, has_bias);
   } catch (const dnnl::error&) {
     return nullptr;
@@ -164,19 +208,109 @@ Conv2dGeometry slice(Conv2dGeometry g, int64_t lo, int64_t hi) {
   return g;
 }
 
-// One batch slice's forward: x, y point at the slice's first image.
-bool forward_slice(const Conv2dGeometry& g, const Conv2dOptions& o, const float* x, const float* w,
-                   const float* bias, float* y) {
-  Plan* p = plan(g, o, bias != nullptr, false);
-  if (!p) return false;
-  dnnl::stream s(engine());
-  memory ux = wrap(p->x, x), uw = wrap(p->w, w), uy = wrap(p->y, y);
-  memory src = as(p->fwd_pd.src_desc(), ux, s), wei = as(p->fwd_pd.weights_desc(), uw, s);
-  memory dst = output(p->fwd_pd.dst_desc(), uy);
+std::atomic<int64_t> g_weight_reorders{0};
+
+// The forward's weights as the primitive wants them: the plain tensor itself, or its blocked copy, reordered on
+// the first call with this buffer and reused while the buffer lives.
+memory forward_weights(Plan& p, const CpuTensor<float>& w, dnnl::stream& s) {
+  memory user = wrap(p.w, w.data());
+  if (!p.weights_in) return user;
+  for (const CachedWeights& c : p.weights)
+    if (!c.source.owner_before(w.buffer) && !w.buffer.owner_before(c.source) && !c.source.expired()) return c.blocked;
+  std::erase_if(p.weights, [](const CachedWeights& c) { return c.source.expired(); });
+  if (p.weights.size() >= kCachedWeightsPerPlan) p.weights.erase(p.weights.begin());  // the oldest
+  memory blocked(p.fwd_pd.weights_desc(), engine());
+  p.weights_in->execute(s, user, blocked);
+  g_weight_reorders.fetch_add(1, std::memory_order_relaxed);
+  p.weights.push_back({w.buffer, blocked});
+  return blocked;
+}
+
+// One thread's stream, made once (a stream per call showed in the batch-1 profile).
+dnnl::stream& thread_stream() {
+  thread_local dnnl::stream s(engine());
+  return s;
+}
+
+// Runs p's convolution of x into dst (the primitive's own layout), on s, not waited for.
+void run_forward(Plan& p, const float* x, const CpuTensor<float>& w, const float* bias, const memory& dst,
+                 dnnl::stream& s) {
+  memory src = wrap(p.x, x);
+  if (p.src_in) {
+    p.src_in->execute(s, src, p.src_blocked);
+    src = p.src_blocked;
+  }
+  memory wei = forward_weights(p, w, s);
   std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
-  if (bias) args.emplace(DNNL_ARG_BIAS, wrap(p->b, bias));
-  p->fwd.execute(s, args);
-  finish(dst, uy, s);
+  if (bias) args.emplace(DNNL_ARG_BIAS, wrap(p.b, bias));
+  p.fwd.execute(s, args);
+}
+
+// One batch slice's forward: x, y point at the slice's first image.
+bool forward_slice(const Conv2dGeometry& g, const Conv2dOptions& o, const float* x, const CpuTensor<float>& w,
+                   const float* bias, float* y, PostOp post) {
+  Plan* p = plan(g, o, bias != nullptr, false, post);
+  if (!p) return false;
+  dnnl::stream& s = thread_stream();
+  memory uy = wrap(p->y, y);
+  memory dst = p->dst_out ? p->dst_blocked : uy;
+  run_forward(*p, x, w, bias, dst, s);
+  if (p->dst_out) p->dst_out->execute(s, dst, uy);
+  s.wait();
+  return true;
+}
+
+// A max pooling (inference: no workspace, no indices) over a convolution plan's output in the layout the
+// convolution writes, its result in a scratch of oneDNN's choice and the reorder of that into plain NCHW. Unlike
+// Ember's max_pool2d, oneDNN does not promise that a NaN wins its window; the fused op is for inference of finite
+// activations (the ONNX importer's Conv + Relu + MaxPool).
+struct PoolPlan {
+  memory::desc out;  // plain [n, c, ho, wo]
+  dnnl::pooling_forward fwd;
+  memory pooled;
+  std::optional<dnnl::reorder> out_reorder;
+};
+
+PoolPlan* pool_plan(Plan& conv, const Key& conv_key, const Pool2dGeometry& pg) {
+  using PoolKey = std::array<int64_t, 26>;
+  thread_local std::map<PoolKey, std::unique_ptr<PoolPlan>> cache;
+  PoolKey k{};
+  std::copy(conv_key.begin(), conv_key.end(), k.begin());
+  const std::array<int64_t, 8> pk{pg.kh, pg.kw, pg.sh, pg.sw, pg.ph, pg.pw, pg.ho, pg.wo};
+  std::copy(pk.begin(), pk.end(), k.begin() + conv_key.size());
+  auto it = cache.find(k);
+  if (it != cache.end()) return it->second.get();
+  try {
+    auto p = std::make_unique<PoolPlan>();
+    const memory::desc& src = conv.fwd_pd.dst_desc();
+    p->out = memory::desc({pg.n, pg.c, pg.ho, pg.wo}, Dt::f32, Tag::nchw);
+    const dnnl::pooling_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::pooling_max, src,
+                                        memory::desc(p->out.dims(), Dt::f32, Tag::any), {pg.sh, pg.sw},
+                                        {pg.kh, pg.kw}, {pg.ph, pg.pw}, {pg.ph, pg.pw});
+    const dnnl::pooling_forward::primitive_desc pd(d, engine());
+    p->fwd = dnnl::pooling_forward(pd);
+    p->pooled = memory(pd.dst_desc(), engine());
+    if (pd.dst_desc() != p->out) p->out_reorder = reorder_between(pd.dst_desc(), p->out);
+    return cache.emplace(k, std::move(p)).first->second.get();
+  } catch (const dnnl::error&) {
+    return nullptr;
+  }
+}
+
+bool conv_pool_slice(const Conv2dGeometry& g, const Conv2dOptions& o, const float* x, const CpuTensor<float>& w,
+                     const float* bias, PostOp post, const Pool2dGeometry& pg, float* y) {
+  Plan* p = plan(g, o, bias != nullptr, false, post);
+  if (!p) return false;
+  PoolPlan* pp = pool_plan(*p, key_of(g, o, bias != nullptr, post), pg);
+  if (!pp) return false;
+  dnnl::stream& s = thread_stream();
+  // The convolution's output stays in its own layout: the plan's scratch, or a plain one when that is its layout.
+  memory conv_out = p->dst_out ? p->dst_blocked : memory(p->fwd_pd.dst_desc(), engine());
+  run_forward(*p, x, w, bias, conv_out, s);
+  memory uy = wrap(pp->out, y);
+  memory pooled = pp->out_reorder ? pp->pooled : uy;
+  pp->fwd.execute(s, {{DNNL_ARG_SRC, conv_out}, {DNNL_ARG_DST, pooled}});
+  if (pp->out_reorder) pp->out_reorder->execute(s, pooled, uy);
   s.wait();
   return true;
 }
@@ -185,7 +319,7 @@ bool forward_slice(const Conv2dGeometry& g, const Conv2dOptions& o, const float*
 // (written, not accumulated: the caller sums the slices).
 bool backward_slice(const Conv2dGeometry& g, const Conv2dOptions& o, const float* x, const float* w,
                     const float* grad, float* gx, float* gw, float* gb) {
-  Plan* p = plan(g, o, gb != nullptr, true);
+  Plan* p = plan(g, o, gb != nullptr, true, PostOp::None);
   if (!p) return false;
   dnnl::stream s(engine());
   memory ugrad = wrap(p->y, grad);
@@ -212,18 +346,41 @@ bool backward_slice(const Conv2dGeometry& g, const Conv2dOptions& o, const float
 }  // namespace
 
 bool enabled() { return g_enabled.load(std::memory_order_relaxed); }
+int64_t forward_weight_reorders() { return g_weight_reorders.load(std::memory_order_relaxed); }
 void set_enabled(bool on) { g_enabled.store(on, std::memory_order_relaxed); }
 
 std::optional<CpuTensor<float>> conv2d(const CpuTensor<float>& x, const CpuTensor<float>& w,
-                                       const CpuTensor<float>* bias, const Conv2dOptions& o) {
+                                       const CpuTensor<float>* bias, const Conv2dOptions& o, PostOp post) {
   const Conv2dGeometry g = conv2d_geometry(x.shape, w.shape, o);
   if (!usable(g)) return std::nullopt;
   CpuTensor<float> out(Shape{g.n, g.cout, g.ho, g.wo});
   const int64_t in_image = g.c * g.h * g.w, out_image = g.cout * g.ho * g.wo;
   std::atomic<bool> ok{true};
   over_batch(g.n, [&](int64_t lo, int64_t hi) {
-    if (!forward_slice(slice(g, lo, hi), o, x.data() + lo * in_image, w.data(), bias ? bias->data() : nullptr,
-                       out.data() + lo * out_image))
+    if (!forward_slice(slice(g, lo, hi), o, x.data() + lo * in_image, w, bias ? bias->data() : nullptr,
+                       out.data() + lo * out_image, post))
+      ok = false;
+  });
+  if (!ok) return std::nullopt;
+  return out;
+}
+
+std::optional<CpuTensor<float>> conv2d_max_pool(const CpuTensor<float>& x, const CpuTensor<float>& w,
+                                                const CpuTensor<float>* bias, const Conv2dOptions& o, PostOp post,
+                                                const Pool2dOptions& pool) {
+  const Conv2dGeometry g = conv2d_geometry(x.shape, w.shape, o);
+  if (!usable(g)) return std::nullopt;
+  const Pool2dGeometry pg = pool2d_geometry(Shape{g.n, g.cout, g.ho, g.wo}, pool);
+  // oneDNN's pooling has no dilation, and empty outputs are the caller's.
+  if (pool.dilation[0] != 1 || pool.dilation[1] != 1 || pg.ho <= 0 || pg.wo <= 0) return std::nullopt;
+  CpuTensor<float> out(pg.out_shape());
+  const int64_t in_image = g.c * g.h * g.w, out_image = g.cout * pg.ho * pg.wo;
+  std::atomic<bool> ok{true};
+  over_batch(g.n, [&](int64_t lo, int64_t hi) {
+    Pool2dGeometry slice_pg = pg;
+    slice_pg.n = hi - lo;
+    if (!conv_pool_slice(slice(g, lo, hi), o, x.data() + lo * in_image, w, bias ? bias->data() : nullptr, post,
+                         slice_pg, out.data() + lo * out_image))
       ok = false;
   });
   if (!ok) return std::nullopt;

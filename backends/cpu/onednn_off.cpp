@@ -6,9 +6,15 @@ namespace ember::cpu::onednn {
 
 bool enabled() { return false; }
 void set_enabled(bool) {}
+int64_t forward_weight_reorders() { return 0; }
 
 std::optional<CpuTensor<float>> conv2d(const CpuTensor<float>&, const CpuTensor<float>&, const CpuTensor<float>*,
-                                       const Conv2dOptions&) {
+                                       const Conv2dOptions&, PostOp) {
+  return std::nullopt;
+}
+std::optional<CpuTensor<float>> conv2d_max_pool(const CpuTensor<float>&, const CpuTensor<float>&,
+                                                const CpuTensor<float>*, const Conv2dOptions&, PostOp,
+                                                const Pool2dOptions&) {
   return std::nullopt;
 }
 std::optional<Conv2dGrads<CpuTensor<float>>> conv2d_backward(const CpuTensor<float>&, const CpuTensor<float>&,

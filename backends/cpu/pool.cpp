@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "backends/cpu/kernels.hpp"
+#include "backends/cpu/max_pool_vec.hpp"
 #include "backends/cpu/parallel.hpp"
 #include "engine/backend/pool_geometry.hpp"
 
@@ -67,61 +69,69 @@ void max_pool_unpadded(const T* src, T* dst, int64_t* di, const Pool2dGeometry& 
   }
 }
 
+// One output of the general (padded) kernel: the window clipped to the image, so padding never contributes.
+template <class T>
+void max_pool_window(const T* src, const Pool2dGeometry& g, int64_t oh, int64_t ow, T* dst, int64_t* di) {
+  const int64_t h0 = oh * g.sh - g.ph, w0 = ow * g.sw - g.pw;
+  const Span th = taps(h0, g.h, g.kh, g.dh);
+  const Span tw = taps(w0, g.w, g.kw, g.dw);
+  // Padding is -inf; like PyTorch, the first in-image tap is the answer if nothing beats -inf, and NaN wins.
+  T best = -std::numeric_limits<T>::infinity();
+  // An all-padding window (callers' pad <= kernel/2 rules it out) gets index -1, which backward skips.
+  const bool empty = th.lo == th.hi || tw.lo == tw.hi;
+  int64_t arg = empty ? -1 : (h0 + th.lo * g.dh) * g.w + (w0 + tw.lo * g.dw);
+  for (int64_t i = th.lo; i < th.hi; ++i) {
+    const int64_t row = (h0 + i * g.dh) * g.w;
+    for (int64_t j = tw.lo; j < tw.hi; ++j) {
+      const int64_t at = row + w0 + j * g.dw;
+      const T v = src[at];
+      if (v > best || std::isnan(v)) {
+        best = v;
+        arg = at;
+      }
+    }
+  }
+  *dst = best;
+  *di = arg;
+}
+
 }  // namespace
 
 template <class T>
 MaxPoolResult<CpuTensor<T>, Index> max_pool2d(const CpuTensor<T>& x, const Pool2dOptions& o) {
   const Pool2dGeometry g = pool2d_geometry(x.shape, o);
-  if (g.ph == 0 && g.pw == 0) {
-    CpuTensor<T> out(g.out_shape());
-    Index idx(g.out_shape());
-    const int64_t in_plane = g.h * g.w, out_plane = g.ho * g.wo;
+  CpuTensor<T> out(g.out_shape());
+  Index idx(g.out_shape());
+  const int64_t in_plane = g.h * g.w, out_plane = g.ho * g.wo;
+  // Runs kernel(src, dst, di) on every plane's input and outputs.
+  const auto each_plane = [&](auto&& kernel) {
     for_planes(g.planes(), out_plane * g.kh * g.kw, [&](int64_t p) {
-      const T* src = x.data() + p * in_plane;
-      T* dst = out.data() + p * out_plane;
-      int64_t* di = idx.data() + p * out_plane;
+      kernel(x.data() + p * in_plane, out.data() + p * out_plane, idx.data() + p * out_plane);
+    });
+  };
+  if constexpr (std::is_same_v<T, float>) {
+    if (max_pool_vectorized_usable(g)) {  // same values and indices as the scalar kernels below
+      const MaxPoolWindows w = max_pool_windows(g);
+      each_plane([&](const T* src, T* dst, int64_t* di) {
+        max_pool_inner_avx512(src, dst, di, w);
+        for (int32_t q : w.border) max_pool_window(src, g, q / g.wo, q % g.wo, dst + q, di + q);
+      });
+      return {std::move(out), std::move(idx)};
+    }
+  }
+  if (g.ph == 0 && g.pw == 0) {
+    each_plane([&](const T* src, T* dst, int64_t* di) {
       if (g.kh == 2 && g.kw == 2) max_pool_unpadded<2, 2>(src, dst, di, g);
       else if (g.kh == 3 && g.kw == 3) max_pool_unpadded<3, 3>(src, dst, di, g);
       else max_pool_unpadded<0, 0>(src, dst, di, g);
     });
-    return {std::move(out), std::move(idx)};
+  } else {
+    each_plane([&](const T* src, T* dst, int64_t* di) {
+      for (int64_t oh = 0; oh < g.ho; ++oh)
+        for (int64_t ow = 0; ow < g.wo; ++ow)
+          max_pool_window(src, g, oh, ow, dst + oh * g.wo + ow, di + oh * g.wo + ow);
+    });
   }
-  // Plain locals rather than structured bindings: lambdas capturing bindings need clang >= 16.
-  const int64_t H = g.h, W = g.w, Ho = g.ho, Wo = g.wo;
-  const int64_t kh = g.kh, kw = g.kw, sh = g.sh, sw = g.sw, ph = g.ph, pw = g.pw, dh = g.dh, dw = g.dw;
-  CpuTensor<T> out(g.out_shape());
-  Index idx(g.out_shape());
-  for_planes(g.planes(), Ho * Wo * kh * kw, [&](int64_t p) {
-    const T* src = x.data() + p * H * W;
-    T* dst = out.data() + p * Ho * Wo;
-    int64_t* di = idx.data() + p * Ho * Wo;
-    for (int64_t oh = 0; oh < Ho; ++oh) {
-      const int64_t h0 = oh * sh - ph;
-      const Span th = taps(h0, H, kh, dh);
-      for (int64_t ow = 0; ow < Wo; ++ow) {
-        const int64_t w0 = ow * sw - pw;
-        const Span tw = taps(w0, W, kw, dw);
-        // Padding is -inf; like PyTorch, the first in-image tap is the answer if nothing beats -inf, and NaN wins.
-        T best = -std::numeric_limits<T>::infinity();
-        // An all-padding window (callers' pad <= kernel/2 rules it out) gets index -1, which backward skips.
-        const bool empty = th.lo == th.hi || tw.lo == tw.hi;
-        int64_t arg = empty ? -1 : (h0 + th.lo * dh) * W + (w0 + tw.lo * dw);
-        for (int64_t i = th.lo; i < th.hi; ++i) {
-          const int64_t row = (h0 + i * dh) * W;
-          for (int64_t j = tw.lo; j < tw.hi; ++j) {
-            const int64_t at = row + w0 + j * dw;
-            const T v = src[at];
-            if (v > best || std::isnan(v)) {
-              best = v;
-              arg = at;
-            }
-          }
-        }
-        dst[oh * Wo + ow] = best;
-        di[oh * Wo + ow] = arg;
-      }
-    }
-  });
   return {std::move(out), std::move(idx)};
 }
 

@@ -141,11 +141,31 @@ concept HasFusedChain = requires(const fusion::Program& p, const std::vector<fus
   { B::float_fused_chain(p, in) } -> std::same_as<typename B::FloatPrimitive>;
 };
 
+// ---------------------------------------------------------------- float_conv2d_relu (conv2d + bias + ReLU)
+// B::float_conv2d_relu(x, w, bias, o) -> FloatPrimitive: relu(conv2d(x, w, bias, o)). Inference only (the ONNX
+// importer's Conv + Relu under no_grad, issue 19): Autodiff does not record it, so callers that need gradients
+// compose it from recorded ops. Provide it when the convolution can apply the ReLU in its output pass (oneDNN's
+// post-ops): the default's ReLU is one more full read and write and an allocation per layer.
+template <class B>
+concept HasFusedConv2dRelu = requires(const typename B::FloatPrimitive& x, const Conv2dOptions& o) {
+  { B::float_conv2d_relu(x, x, &x, o) } -> std::same_as<typename B::FloatPrimitive>;
+};
+
+// B::float_conv2d_relu_max_pool(x, w, bias, o, pool) -> FloatPrimitive: max_pool2d(relu(conv2d(x, w, bias, o)),
+// pool)'s values (no indices). Inference only, like float_conv2d_relu. Provide it when the pooling can run on the
+// convolution's own (blocked) output layout, so only the pooled, smaller tensor goes back to the plain layout.
+template <class B>
+concept HasFusedConv2dReluMaxPool = requires(const typename B::FloatPrimitive& x, const Conv2dOptions& o,
+                                             const Pool2dOptions& p) {
+  { B::float_conv2d_relu_max_pool(x, x, &x, o, p) } -> std::same_as<typename B::FloatPrimitive>;
+};
+
 // True when B provides any optional op; a wrapper that hides them all must make this false.
 template <class B>
 concept HasAnyOptionalOp =
     HasFusedUnaryBackward<B> || HasMatmulTransposed<B> || HasFusedAdamStep<B> || HasSelect<B> || HasFusedSdpa<B> ||
-    HasFusedLayerNorm<B> || HasFusedLinear<B> || HasPackedSdpa<B> || HasFusedLinearAct<B> || HasFusedChain<B>;
+    HasFusedLayerNorm<B> || HasFusedLinear<B> || HasPackedSdpa<B> || HasFusedLinearAct<B> || HasFusedChain<B> ||
+    HasFusedConv2dRelu<B> || HasFusedConv2dReluMaxPool<B>;
 
 // ---------------------------------------------------------------- the composed defaults
 namespace composed {
@@ -480,6 +500,41 @@ typename B::FloatPrimitive float_sdpa_packed_backward(const typename B::FloatPri
     if (auto r = B::float_sdpa_packed_backward(qkv, out, lse, dout, heads, o)) return std::move(*r);
   }
   return composed::float_sdpa_packed_backward<B>(qkv, out, lse, dout, heads, o);
+}
+
+// ---------------------------------------------------------------- float_conv2d_relu: default and dispatcher
+namespace composed {
+template <Backend B>
+typename B::FloatPrimitive float_conv2d_relu(const typename B::FloatPrimitive& x, const typename B::FloatPrimitive& w,
+                                             const typename B::FloatPrimitive* bias, const Conv2dOptions& o) {
+  return B::float_unary(B::conv2d(x, w, bias, o), UnaryOp::Relu);
+}
+}  // namespace composed
+
+template <Backend B>
+typename B::FloatPrimitive float_conv2d_relu(const typename B::FloatPrimitive& x, const typename B::FloatPrimitive& w,
+                                             const typename B::FloatPrimitive* bias, const Conv2dOptions& o) {
+  if constexpr (HasFusedConv2dRelu<B>) return B::float_conv2d_relu(x, w, bias, o);
+  else return composed::float_conv2d_relu<B>(x, w, bias, o);
+}
+
+namespace composed {
+template <Backend B>
+typename B::FloatPrimitive float_conv2d_relu_max_pool(const typename B::FloatPrimitive& x,
+                                                      const typename B::FloatPrimitive& w,
+                                                      const typename B::FloatPrimitive* bias, const Conv2dOptions& o,
+                                                      const Pool2dOptions& pool) {
+  return B::max_pool2d(optional_ops::float_conv2d_relu<B>(x, w, bias, o), pool).output;
+}
+}  // namespace composed
+
+template <Backend B>
+typename B::FloatPrimitive float_conv2d_relu_max_pool(const typename B::FloatPrimitive& x,
+                                                      const typename B::FloatPrimitive& w,
+                                                      const typename B::FloatPrimitive* bias, const Conv2dOptions& o,
+                                                      const Pool2dOptions& pool) {
+  if constexpr (HasFusedConv2dReluMaxPool<B>) return B::float_conv2d_relu_max_pool(x, w, bias, o, pool);
+  else return composed::float_conv2d_relu_max_pool<B>(x, w, bias, o, pool);
 }
 
 }  // namespace ember::optional_ops

@@ -19,8 +19,9 @@ void register_resize(OpRegistry& r);  // Resize, Upsample (nn_resize.cpp)
 void register_quant(OpRegistry& r);   // QLinearConv, QLinearMatMul (nn_quant.cpp)
 
 // Conv's computation on float x, w (and bias) with the node's attributes (nn_conv.cpp); QLinearConv reuses it on
-// zero-point-shifted values.
-DynTensor conv_forward(const OpContext& ctx, const DynTensor& x, const DynTensor& w, const DynTensor* bias);
+// zero-point-shifted values. relu: a Relu fused into the Conv at load (onnx/fuse_conv.hpp) follows it.
+DynTensor conv_forward(const OpContext& ctx, const DynTensor& x, const DynTensor& w, const DynTensor* bias,
+                       bool relu = false);
 
 inline int64_t rank_of(const DynTensor& t) { return static_cast<int64_t>(capi::shape(t).rank()); }
 inline std::vector<int64_t> dims_of(const DynTensor& t) {

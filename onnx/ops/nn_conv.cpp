@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "onnx/fuse_conv.hpp"
 #include "onnx/ops/nn_common.hpp"
 
 namespace ember::onnx_import::nn_ops {
@@ -28,6 +29,20 @@ DynTensor unfold_depth(const DynTensor& y, int64_t n) {
   return capi::permute(capi::reshape(y, {n, d[0] / n, d[1], d[2], d[3]}), {0, 2, 1, 3, 4});
 }
 
+DynTensor activated(const DynTensor& y, bool relu) { return relu ? capi::unary(y, UnaryOp::Relu) : y; }
+
+// A Conv + Relu + MaxPool fused at load (onnx/fuse_conv.hpp): the pool's [kh, kw, sh, sw, ph, pw] from the mark.
+DynTensor conv_relu_max_pool(const OpContext& ctx, const DynTensor& x, const DynTensor& w, const DynTensor* bias,
+                             const Conv2dOptions& o) {
+  const std::vector<int64_t> m = ctx.node.attr_ints(kConvFusedMaxPoolAttr);
+  if (m.size() != 6 || !ctx.node.has_attr(kConvFusedReluAttr)) ctx.fail("malformed fused MaxPool mark");
+  Pool2dOptions pool;
+  pool.kernel = {m[0], m[1]};
+  pool.stride = {m[2], m[3]};
+  pool.padding = {m[4], m[5]};
+  return capi::conv2d_relu_max_pool(x, w, bias, o, pool);
+}
+
 void check_conv_ranks(const OpContext& ctx, const DynTensor& x, const DynTensor& w) {
   const int64_t r = rank_of(x);
   if (r < 3 || r > 5) ctx.fail(fmt::format("input must be 3-D, 4-D or 5-D (1 to 3 spatial dims), got rank {}", r));
@@ -36,7 +51,8 @@ void check_conv_ranks(const OpContext& ctx, const DynTensor& x, const DynTensor&
 
 }  // namespace
 
-DynTensor conv_forward(const OpContext& ctx, const DynTensor& x, const DynTensor& w, const DynTensor* bias) {
+DynTensor conv_forward(const OpContext& ctx, const DynTensor& x, const DynTensor& w, const DynTensor* bias,
+                       bool relu) {
   check_conv_ranks(ctx, x, w);
   const int64_t group = ctx.node.attr_int("group", 1);
   const std::vector<int64_t> xd = dims_of(x), wd = dims_of(w);
@@ -69,9 +85,13 @@ DynTensor conv_forward(const OpContext& ctx, const DynTensor& x, const DynTensor
   if (n == 1) {
     const DynTensor y = capi::conv2d(capi::reshape(xp, {xd[0], xd[1], 1, -1}),
                                      capi::reshape(w, {wd[0], wd[1], 1, wd[2]}), bias, o);
-    return capi::reshape(y, {xd[0], wd[0], g.out[0]});
+    return activated(capi::reshape(y, {xd[0], wd[0], g.out[0]}), relu);
   }
-  if (n == 2) return capi::conv2d(xp, w, bias, o);
+  if (n == 2) {
+    if (ctx.node.has_attr(kConvFusedMaxPoolAttr)) return conv_relu_max_pool(ctx, xp, w, bias, o);
+    return relu ? capi::conv2d_relu(xp, w, bias, o) : capi::conv2d(xp, w, bias, o);
+  }
+  if (ctx.node.has_attr(kConvFusedMaxPoolAttr)) ctx.fail("a MaxPool was fused into a Conv that is not 2-D");
   // 3-D: out[:, :, od] = sum over kd of conv2d(in[:, :, od * stride + kd * dilation], w[:, :, kd]).
   std::optional<DynTensor> sum;
   for (int64_t kd = 0; kd < kernel[0]; ++kd) {
@@ -83,13 +103,17 @@ DynTensor conv_forward(const OpContext& ctx, const DynTensor& x, const DynTensor
   }
   DynTensor y = unfold_depth(*sum, xd[0]);
   if (bias) y = capi::binary(y, per_channel(*bias, 5), BinaryOp::Add);
-  return y;
+  return activated(y, relu);
 }
 
 namespace {
 
+// A Conv that fuse_conv_relu marked (onnx/fuse_conv.hpp) also applies the Relu it absorbed: 2-D through the
+// runtime's conv2d_relu (one pass under no_grad), 1-D and 3-D as a ReLU after the convolution.
 Outputs conv(OpContext& ctx) {
-  return {conv_forward(ctx, float_input(ctx, 0), float_input(ctx, 1), ctx.has_input(2) ? &float_input(ctx, 2) : nullptr)};
+  const DynTensor* bias = ctx.has_input(2) ? &float_input(ctx, 2) : nullptr;
+  const bool relu = ctx.node.attr_int(kConvFusedReluAttr, 0) != 0;
+  return {conv_forward(ctx, float_input(ctx, 0), float_input(ctx, 1), bias, relu)};
 }
 
 // ConvTranspose's padding: explicit pads, or the ones output_shape / auto_pad SAME imply (ONNX's rule: the odd

@@ -189,6 +189,15 @@
   X(DynTensor, linear, (const DynTensor& x, const DynTensor& w, const DynTensor* bias, bool trans_w, bool relu), \
     (x, w, bias, trans_w, relu), x)
 
+// ops_conv_act.cpp (issue 19, h-ortconv): relu(conv2d(x, w, bias, o)) and its max_pool2d values; fused under no_grad
+#define EMBER_RUNTIME_CONV_ACT_OPS(X)                                                                         \
+  X(DynTensor, conv2d_relu, (const DynTensor& x, const DynTensor& w, const DynTensor* bias, const Conv2dOptions& o), \
+    (x, w, bias, o), x)                                                                                        \
+  X(DynTensor, conv2d_relu_max_pool,                                                                          \
+    (const DynTensor& x, const DynTensor& w, const DynTensor* bias, const Conv2dOptions& o,                   \
+     const Pool2dOptions& pool),                                                                              \
+    (x, w, bias, o, pool), x)
+
 #define EMBER_RUNTIME_OPS(X)        \
   EMBER_RUNTIME_ATTENTION_OPS(X)    \
   EMBER_RUNTIME_CREATION_OPS(X)     \
@@ -207,4 +216,5 @@
   EMBER_RUNTIME_SORT_OPS(X)         \
   EMBER_RUNTIME_SHAPE_OPS(X)         \
   EMBER_RUNTIME_MHA_OPS(X)          \
-  EMBER_RUNTIME_LINEAR_OPS(X)
+  EMBER_RUNTIME_LINEAR_OPS(X)          \
+  EMBER_RUNTIME_CONV_ACT_OPS(X)
