@@ -1,5 +1,6 @@
 // Fused optimizer updates. Adam composed from tensor ops reads and writes the whole parameter ~12 times per step;
 // this does it in one pass, with the same operation order as engine/optim/adam.hpp so results match it.
+#include "backends/cpu/denormals.hpp"
 #include "backends/cpu/kernels.hpp"
 #include "backends/cpu/parallel.hpp"
 
@@ -50,6 +51,7 @@ AdamStepResult<CpuTensor<T>> adam_step(const CpuTensor<T>& w, const CpuTensor<T>
   const T *pw = w.data(), *pg = g.data(), *pm = first ? nullptr : m->data(), *pv = first ? nullptr : v->data();
   T *ow = r.param.data(), *om = r.exp_avg.data(), *ov = r.exp_avg_sq.data();
   parallel_for(w.numel(), kParallelThreshold, [&](int64_t b, int64_t e) {
+    const FlushDenormals ftz;  // per worker thread: MXCSR is thread state (denormals.hpp says why)
     auto run = [&](auto loop) { loop(b, e, pw, pg, pm, pv, ow, om, ov, decay, wd, one_b1, b2, one_b2, sqrt_bc2, eps, step); };
     if (first) {
       if (mode == 0) run(adam_loop<T, 0, true>);
