@@ -51,6 +51,25 @@ struct CachedWeights {
 };
 constexpr std::size_t kCachedWeightsPerPlan = 8;  // a ResNet runs up to 4 convolutions of one shape per stage
 
+// One reorder between a plain (Ember) layout and a primitive's, with the blocked buffer on the primitive's side;
+// empty (no reorder, no buffer) where the primitive takes the plain layout itself.
+struct Reorder {
+  std::optional<dnnl::reorder> prim;
+  memory blocked;
+};
+
+// The backward's reorders and blocked buffers, made once with its primitives (h-gemm, issue 15). Made per call, as
+// before, each cost a reorder primitive descriptor, a fresh allocation and the page faults of first touching it:
+// five per training step of every convolution layer.
+struct BackwardReorders {
+  Reorder grad_in;    // grad [N, Cout, Ho, Wo] -> backward data's diff_dst
+  Reorder grad_in_w;  // the same grad -> backward weights' diff_dst, where it wants another layout than the above
+  Reorder w_in;       // w -> backward data's weights
+  Reorder gx_out;     // backward data's diff_src -> grad input
+  Reorder x_in;       // x -> backward weights' src
+  Reorder gw_out;     // backward weights' diff_weights -> grad weight
+};
+
 // Plain (Ember) layouts of one problem, and everything oneDNN built for it.
 struct Plan {
   memory::desc x, w, b, y;
@@ -67,6 +86,7 @@ struct Plan {
   dnnl::convolution_backward_data bwd_data;
   dnnl::convolution_backward_weights::primitive_desc bwd_weights_pd;
   dnnl::convolution_backward_weights bwd_weights;
+  BackwardReorders bwd_reorders;
 };
 
 using Key = std::array<int64_t, 18>;
@@ -129,6 +149,27 @@ std::unique_ptr<Plan> make_plan(const Conv2dGeometry& g, const Conv2dOptions& o,
   return p;
 }
 
+// plain -> want, and produced -> plain: a reorder and its blocked buffer, or nothing where the layouts agree.
+Reorder reorder_into(const memory::desc& plain, const memory::desc& want) {
+  if (want == plain) return {};
+  return {reorder_between(plain, want), memory(want, engine())};
+}
+Reorder reorder_out_of(const memory::desc& produced, const memory::desc& plain) {
+  if (produced == plain) return {};
+  return {reorder_between(produced, plain), memory(produced, engine())};
+}
+// `user` in the layout the primitive reads: itself, or the reorder's buffer filled from it.
+memory read_through(Reorder& r, const memory& user, dnnl::stream& s) {
+  if (!r.prim) return user;
+  r.prim->execute(s, const_cast<memory&>(user), r.blocked);
+  return r.blocked;
+}
+// Where the primitive writes a result that ends in `user` (written back by write_back).
+memory written_to(Reorder& r, const memory& user) { return r.prim ? r.blocked : user; }
+void write_back(Reorder& r, memory& user, dnnl::stream& s) {
+  if (r.prim) r.prim->execute(s, r.blocked, user);
+}
+
 void add_backward(Plan& p, const Conv2dGeometry& g, bool has_bias) {
   const Conv c = conv_params(g);
   const dnnl::convolution_backward_data::desc dd(dnnl::algorithm::convolution_direct, any(p.x), any(p.w), any(p.y),
@@ -143,6 +184,14 @@ void add_backward(Plan& p, const Conv2dGeometry& g, bool has_bias) {
                                                                      c.pad);
   p.bwd_weights_pd = dnnl::convolution_backward_weights::primitive_desc(wd, engine(), p.fwd_pd);
   p.bwd_weights = dnnl::convolution_backward_weights(p.bwd_weights_pd);
+  BackwardReorders& r = p.bwd_reorders;
+  r.grad_in = reorder_into(p.y, p.bwd_data_pd.diff_dst_desc());
+  if (p.bwd_weights_pd.diff_dst_desc() != p.bwd_data_pd.diff_dst_desc())
+    r.grad_in_w = reorder_into(p.y, p.bwd_weights_pd.diff_dst_desc());
+  r.w_in = reorder_into(p.w, p.bwd_data_pd.weights_desc());
+  r.gx_out = reorder_out_of(p.bwd_data_pd.diff_src_desc(), p.x);
+  r.x_in = reorder_into(p.x, p.bwd_weights_pd.src_desc());
+  r.gw_out = reorder_out_of(p.bwd_weights_pd.diff_weights_desc(), p.w);
   p.has_backward = true;
 }
 
@@ -159,22 +208,6 @@ Plan* plan(const Conv2dGeometry& g, const Conv2dOptions& o, bool has_bias, bool 
     return nullptr;
   }
   return it->second.get();
-}
-
-// `user` as the primitive wants it: itself when the layouts agree, else a reordered copy.
-memory as(const memory::desc& want, const memory& user, dnnl::stream& s) {
-  if (want == user.get_desc()) return user;
-  memory m(want, engine());
-  dnnl::reorder(user, m).execute(s, const_cast<memory&>(user), m);
-  return m;
-}
-
-// Where a primitive writes a result that must end in `user`: `user` itself or a scratch memory to reorder back.
-memory output(const memory::desc& produced, const memory& user) {
-  return produced == user.get_desc() ? user : memory(produced, engine());
-}
-void finish(memory& produced, memory& user, dnnl::stream& s) {
-  if (produced.get_data_handle() != user.get_data_handle()) dnnl::reorder(produced, user).execute(s, produced, user);
 }
 
 memory wrap(const memory::desc& d, const float* p) { return memory(d, engine(), const_cast<float*>(p)); }
@@ -316,29 +349,31 @@ bool conv_pool_slice(const Conv2dGeometry& g, const Conv2dOptions& o, const floa
 }
 
 // One batch slice's backward: grad input of the slice's images, and the slice's share of grad weight / bias
-// (written, not accumulated: the caller sums the slices).
+// (written, not accumulated: the caller sums the slices). Every reorder and blocked buffer is the plan's
+// (BackwardReorders), and the stream the thread's.
 bool backward_slice(const Conv2dGeometry& g, const Conv2dOptions& o, const float* x, const float* w,
                     const float* grad, float* gx, float* gw, float* gb) {
   Plan* p = plan(g, o, gb != nullptr, true, PostOp::None);
   if (!p) return false;
-  dnnl::stream s(engine());
-  memory ugrad = wrap(p->y, grad);
+  BackwardReorders& r = p->bwd_reorders;
+  dnnl::stream& s = thread_stream();
+  const memory ugrad = wrap(p->y, grad);
   // grad input = conv_transpose(grad, w).
-  memory dd = as(p->bwd_data_pd.diff_dst_desc(), ugrad, s);
-  memory wei = as(p->bwd_data_pd.weights_desc(), wrap(p->w, w), s);
+  const memory dd = read_through(r.grad_in, ugrad, s);
+  const memory wei = read_through(r.w_in, wrap(p->w, w), s);
   memory ugx = wrap(p->x, gx);
-  memory dsrc = output(p->bwd_data_pd.diff_src_desc(), ugx);
+  const memory dsrc = written_to(r.gx_out, ugx);
   p->bwd_data.execute(s, {{DNNL_ARG_DIFF_DST, dd}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DIFF_SRC, dsrc}});
-  finish(dsrc, ugx, s);
+  write_back(r.gx_out, ugx, s);
   // grad weight (and bias) = correlation of x with grad.
-  memory src = as(p->bwd_weights_pd.src_desc(), wrap(p->x, x), s);
-  memory dd_w = p->bwd_weights_pd.diff_dst_desc() == dd.get_desc() ? dd : as(p->bwd_weights_pd.diff_dst_desc(), ugrad, s);
+  const memory src = read_through(r.x_in, wrap(p->x, x), s);
+  const memory dd_w = r.grad_in_w.prim ? read_through(r.grad_in_w, ugrad, s) : dd;
   memory ugw = wrap(p->w, gw);
-  memory dwei = output(p->bwd_weights_pd.diff_weights_desc(), ugw);
+  const memory dwei = written_to(r.gw_out, ugw);
   std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, dd_w}, {DNNL_ARG_DIFF_WEIGHTS, dwei}};
   if (gb) args.emplace(DNNL_ARG_DIFF_BIAS, wrap(p->b, gb));
   p->bwd_weights.execute(s, args);
-  finish(dwei, ugw, s);
+  write_back(r.gw_out, ugw, s);
   s.wait();
   return true;
 }
