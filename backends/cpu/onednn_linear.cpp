@@ -111,11 +111,12 @@ bool run(const Problem& q, const float* a, const float* b, const float* bias, fl
 }
 
 // Where oneDNN measured faster than OpenBLAS (bench/README.md): one row is a GEMV, which OpenBLAS does in about a
-// third of oneDNN's time, and below 64 output columns (the 10 logits) sgemm's small-matrix kernel wins. Above
-// 2^24 multiply-adds (256^3) OpenBLAS's threaded sgemm is kept (the GEMM rows of bench/peers).
-bool worth_it(int64_t m, int64_t k, int64_t n) {
-  return m >= 8 && n >= 64 && k >= 8 && m * n * k <= (int64_t{1} << 24);
-}
+// third of oneDNN's time, and below 64 output columns (the 10 logits) sgemm's small-matrix kernel wins. Up to
+// 2^28 multiply-adds oneDNN's brgemm kernel ran 0.83-0.99 of OpenBLAS 0.3.21's time (384^3, 512^3, 512x1024x512,
+// 2048x256x256, 64x4096x512, 1 thread); from 768^3 up OpenBLAS was as fast or faster (768^3 1.04-1.07, 2048^3
+// 1.10), so the large squares stay on OpenBLAS (bench/README.md, "GEMM routing (h-gemm)").
+constexpr int64_t kMaxOneDnnMacs = int64_t{1} << 28;
+bool worth_it(int64_t m, int64_t k, int64_t n) { return m >= 8 && n >= 64 && k >= 8 && m * n * k <= kMaxOneDnnMacs; }
 
 // C = op(A) op(B) (+ bias, ReLU) with the rows split over Ember's pool when the product is large enough to pay a
 // fork (each slice its own plan); A's rows are contiguous slices only when A is not transposed.
