@@ -68,18 +68,19 @@ TEST_P(CpuConvBackwardWeights, MatchesIm2colOnOneAndTwoThreads) {
   for (int threads : {1, 2}) {
     SCOPED_TRACE(::testing::Message() << threads << " thread(s)");
     cpu::set_num_threads(threads);
-    const auto wg = cpu::onednn::conv2d_backward_weights(x, w, grad, c.bias, o);
-    ASSERT_TRUE(wg.has_value());
-    expect_near(wg->weight, ref.weight, "grad weight from oneDNN");
     const auto split = cpu::conv2d_backward(x, w, grad, c.bias, o);
     expect_near(split.input, ref.input, "grad input (col2im)");
     expect_near(split.weight, ref.weight, "grad weight through cpu::conv2d_backward");
     ASSERT_EQ(split.bias.has_value(), c.bias);
-    ASSERT_EQ(wg->bias.has_value(), c.bias);
-    if (c.bias) {
-      expect_near(*wg->bias, *ref.bias, "grad bias from oneDNN");
-      expect_near(*split.bias, *ref.bias, "grad bias through cpu::conv2d_backward");
+    if (c.bias) expect_near(*split.bias, *ref.bias, "grad bias through cpu::conv2d_backward");
+    const auto wg = cpu::onednn::conv2d_backward_weights(x, w, grad, c.bias, o);
+    if (!wg) {  // declined: only where oneDNN has no JIT kernel for the problem, and never for a dense first layer
+      EXPECT_GT(c.groups, 1) << "oneDNN declined the weight gradient of an ungrouped first layer";
+      continue;
     }
+    expect_near(wg->weight, ref.weight, "grad weight from oneDNN");
+    ASSERT_EQ(wg->bias.has_value(), c.bias);
+    if (c.bias) expect_near(*wg->bias, *ref.bias, "grad bias from oneDNN");
   }
 }
 
@@ -88,7 +89,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Case{{3, 3, 9, 9}, {8, 3, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 1, true},    // RGB, same padding
                       Case{{5, 1, 8, 8}, {4, 1, 3, 3}, {2, 2}, {0, 0}, {1, 1}, 1, false},   // odd batch, stride 2
                       Case{{2, 4, 7, 7}, {6, 2, 3, 3}, {1, 1}, {2, 2}, {2, 2}, 2, true},    // groups, dilation
-                      Case{{4, 7, 6, 5}, {16, 7, 1, 3}, {1, 2}, {0, 1}, {1, 1}, 1, true})); // 7 channels, 1x3
+                      Case{{4, 7, 6, 5}, {16, 7, 1, 3}, {1, 2}, {0, 1}, {1, 1}, 1, true},   // 7 channels, 1x3
+                      Case{{3, 16, 6, 6}, {16, 1, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 16, true})); // depthwise
 
 }  // namespace
 }  // namespace ember

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -482,6 +483,12 @@ std::optional<WeightGrads<CpuTensor<float>>> conv2d_backward_weights(const CpuTe
                                                                      const Conv2dOptions& o) {
   const Conv2dGeometry g = conv2d_geometry(x.shape, w.shape, o);
   if (!usable(g)) return std::nullopt;
+  // Only a JIT kernel beats im2col + GEMM; where oneDNN offers just its reference one (some grouped shapes), the
+  // caller's path runs. Asked of the first batch slice's plan, on this thread, before any slice runs.
+  const int64_t parts = std::max<int64_t>(1, std::min<int64_t>(num_threads(), g.n));
+  Plan* first = plan(slice(g, 0, (g.n + parts - 1) / parts), o, has_bias, true, PostOp::None);
+  if (!first || std::string_view(first->bwd_weights_pd.impl_info_str()).find("ref") != std::string_view::npos)
+    return std::nullopt;
   CpuTensor<float> gw(w.shape);
   std::optional<CpuTensor<float>> gb;
   if (has_bias) gb = CpuTensor<float>(Shape{g.cout});
