@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <mutex>
+#include <span>
 #include <variant>
 #include <vector>
 
@@ -53,22 +54,31 @@ struct Bernoulli {
 };
 using Distribution = std::variant<Uniform, Normal, Bernoulli>;
 
-// n samples of `dist` as doubles.
-inline std::vector<double> sample(Rng& rng, const Distribution& dist, std::size_t n) {
-  std::vector<double> out(n);
+// Fills `out` with samples of `dist`, each computed in double and converted to T as it is drawn: the same values
+// as static_cast<T>(sample(rng, dist, n)[i]) and the same draws from `rng`, without a double buffer in between
+// (Tensor::random writes the backend's float type straight into the bytes it uploads: a dropout mask per step).
+template <class T>
+void sample_into(Rng& rng, const Distribution& dist, std::span<T> out) {
+  const std::size_t n = out.size();
   if (auto* u = std::get_if<Uniform>(&dist)) {
-    for (auto& v : out) v = u->low + (u->high - u->low) * rng.uniform();
+    for (auto& v : out) v = static_cast<T>(u->low + (u->high - u->low) * rng.uniform());
   } else if (auto* g = std::get_if<Normal>(&dist)) {
     for (std::size_t i = 0; i < n; i += 2) {  // Box-Muller, two values per pair of uniforms
       const double u1 = 1.0 - rng.uniform(), u2 = rng.uniform();
       const double r = std::sqrt(-2.0 * std::log(u1));
-      out[i] = g->mean + g->std * r * std::cos(2.0 * M_PI * u2);
-      if (i + 1 < n) out[i + 1] = g->mean + g->std * r * std::sin(2.0 * M_PI * u2);
+      out[i] = static_cast<T>(g->mean + g->std * r * std::cos(2.0 * M_PI * u2));
+      if (i + 1 < n) out[i + 1] = static_cast<T>(g->mean + g->std * r * std::sin(2.0 * M_PI * u2));
     }
   } else {
     const double p = std::get<Bernoulli>(dist).p;
-    for (auto& v : out) v = rng.uniform() < p ? 1.0 : 0.0;
+    for (auto& v : out) v = static_cast<T>(rng.uniform() < p ? 1.0 : 0.0);
   }
+}
+
+// n samples of `dist` as doubles.
+inline std::vector<double> sample(Rng& rng, const Distribution& dist, std::size_t n) {
+  std::vector<double> out(n);
+  sample_into<double>(rng, dist, out);
   return out;
 }
 

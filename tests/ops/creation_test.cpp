@@ -137,6 +137,10 @@ TYPED_TEST(CreationTest, RandomSameSeedMatchesHostReferenceExactly) {
     EXPECT_EQ(a.shape(), (Shape{7, 5}));
     EXPECT_EQ(values(a), values(b));
     EXPECT_EQ(values(a), host_sample<B>(42, dist, 35));
+    // The tensor took exactly the draws the host reference takes: the generator is left in the same state.
+    Rng h(42);
+    (void)sample(h, dist, 35);
+    EXPECT_EQ(r1.next(), h.next());
   }
   // Odd count for Box-Muller (values come in pairs).
   Rng r(9);
