@@ -1,9 +1,11 @@
-// The oneDNN forward's plan keeps its memory objects and argument map between calls and points them at each call's
-// buffers (backends/cpu/onednn_conv.cpp): consecutive calls of one problem with other inputs, biases and outputs
-// must each see their own buffers, not the first call's. Compared with the im2col + GEMM path. Skipped in a build
-// without oneDNN.
+// What the oneDNN forward keeps between calls (backends/cpu/onednn_conv.cpp), compared with the im2col + GEMM
+// path: the plan's memory objects and argument map, pointed at each call's buffers (consecutive calls of one
+// problem with other inputs, biases and outputs must each see their own buffers, not the first call's), and the
+// blocked output a convolution keeps for the next one (used only while it still holds that tensor's values).
+// Skipped in a build without oneDNN.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -72,6 +74,81 @@ TEST(OneDnnPlanReuse, EachCallReadsAndWritesItsOwnBuffers) {
     cpu::onednn::set_enabled(true);
   }
   cpu::set_num_threads(threads_before);
+}
+
+// --- A convolution reading the tensor the previous one returned takes that one's kept blocked output.
+
+T conv_reference(const T& x, const T& w, const T& b) {
+  cpu::onednn::set_enabled(false);
+  T y = cpu::conv2d_relu(x, w, &b, same_padding());
+  cpu::onednn::set_enabled(true);
+  return y;
+}
+
+class OneDnnBlockedChain : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!cpu::onednn::enabled()) GTEST_SKIP() << "Ember was built without oneDNN (or EMBER_ONEDNN=0)";
+    cpu::set_num_threads(1);  // one slice: the kept output is per thread
+  }
+  void TearDown() override { cpu::set_num_threads(threads_before_); }
+  int threads_before_ = cpu::num_threads();
+  // 16 -> 16 -> 32 channels: both read and write oneDNN's blocked layout on any x86-64 it has kernels for.
+  const T x1 = random(Shape{2, 16, 8, 8}, 41), x2 = random(Shape{2, 16, 8, 8}, 42);
+  const T w1 = random(Shape{16, 16, 3, 3}, 43), b1 = random(Shape{16}, 44);
+  const T w2 = random(Shape{32, 16, 3, 3}, 45), b2 = random(Shape{32}, 46);
+};
+
+TEST_F(OneDnnBlockedChain, TheNextConvolutionReadsTheKeptBlockedOutput) {
+  const T y = cpu::conv2d_relu(x1, w1, &b1, same_padding());
+  const int64_t before = cpu::onednn::forward_blocked_inputs_reused();
+  const T z = cpu::conv2d_relu(y, w2, &b2, same_padding());
+  EXPECT_EQ(cpu::onednn::forward_blocked_inputs_reused(), before + 1);
+  expect_close(z, conv_reference(y, w2, b2), "conv -> conv", 0);
+  // The fused pooling reads it the same way.
+  const T y2 = cpu::conv2d_relu(x2, w1, &b1, same_padding());
+  const T pooled = cpu::conv2d_relu_max_pool(y2, w2, &b2, same_padding(), pool_2x2());
+  EXPECT_EQ(cpu::onednn::forward_blocked_inputs_reused(), before + 2);
+  expect_close(pooled, cpu::max_pool2d(conv_reference(y2, w2, b2), pool_2x2()).output, "conv -> conv + pool", 0);
+}
+
+// The producer's plan ran again (its scratch now holds another input's convolution) without keeping a new output:
+// the fused pooling of the same convolution problem shares the plan. The older tensor is reordered as usual.
+TEST_F(OneDnnBlockedChain, NotAfterTheProducerWroteItsScratchAgain) {
+  const T ya = cpu::conv2d_relu(x1, w1, &b1, same_padding());
+  const T pooled = cpu::conv2d_relu_max_pool(x2, w1, &b1, same_padding(), pool_2x2());
+  const int64_t before = cpu::onednn::forward_blocked_inputs_reused();
+  const T z = cpu::conv2d_relu(ya, w2, &b2, same_padding());
+  EXPECT_EQ(cpu::onednn::forward_blocked_inputs_reused(), before);
+  expect_close(z, conv_reference(ya, w2, b2), "older output", 0);
+  expect_close(pooled, cpu::max_pool2d(conv_reference(x2, w1, b1), pool_2x2()).output, "the pooling between", 0);
+}
+
+// The same problem twice in a row (conv(conv(x)) with equal shapes): one plan, whose scratch is both the kept
+// source and the new output, so the source is reordered from the tensor instead.
+TEST_F(OneDnnBlockedChain, NotFromTheConsumersOwnScratch) {
+  const T y = cpu::conv2d_relu(x1, w1, &b1, same_padding());
+  const int64_t before = cpu::onednn::forward_blocked_inputs_reused();
+  const T z = cpu::conv2d_relu(y, w1, &b1, same_padding());
+  EXPECT_EQ(cpu::onednn::forward_blocked_inputs_reused(), before);
+  expect_close(z, conv_reference(y, w1, b1), "same plan twice", 0);
+}
+
+// The output died and the allocator gave its block to a new tensor with other values: never the kept copy.
+TEST_F(OneDnnBlockedChain, NotForANewBufferAtADeadOnesAddress) {
+  const float* dead_at = nullptr;
+  {
+    const T y = cpu::conv2d_relu(x1, w1, &b1, same_padding());
+    dead_at = y.data();
+  }
+  T fresh(Shape{2, 16, 8, 8});
+  const T values = random(Shape{2, 16, 8, 8}, 47);
+  std::copy(values.data(), values.data() + values.numel(), fresh.data());
+  if (fresh.data() != dead_at) GTEST_SKIP() << "the allocator did not reuse the dead block's address";
+  const int64_t before = cpu::onednn::forward_blocked_inputs_reused();
+  const T z = cpu::conv2d_relu(fresh, w2, &b2, same_padding());
+  EXPECT_EQ(cpu::onednn::forward_blocked_inputs_reused(), before);
+  expect_close(z, conv_reference(fresh, w2, b2), "new buffer", 0);
 }
 
 }  // namespace
