@@ -244,7 +244,6 @@ dnnl::stream& thread_stream() {
   return s;
 }
 
-// Runs p's convolution of x into dst (the primitive's own layout), on s, not waited for.
 // The blocked output of this thread's last convolution forward whose output went back to plain NCHW: a
 // convolution that reads that output next (conv -> conv, the body of every CNN) takes the blocked copy as its
 // source instead of reordering the NCHW tensor back into the layout it came from (ORT keeps its blocked layout
@@ -273,8 +272,8 @@ const memory* kept_blocked_input(const Plan& p, const float* x, const std::share
   return &k.blocked;
 }
 
-// The plan's own memory objects point at x and bias; the argument map names the source, dst and the weights of
-// this call. `x_source` is x's buffer when x is a slice of a whole CPU tensor (then a kept blocked copy may serve).
+// Runs p's convolution of x into dst (the primitive's own layout), on s, not waited for. The plan's own memory
+// objects point at x and bias; the argument map names the source, dst and the weights of this call. `x_source` is x's buffer when x is a slice of a whole CPU tensor (then a kept blocked copy may serve).
 void run_forward(Plan& p, const float* x, const std::shared_ptr<Buffer>* x_source, const CpuTensor<float>& w,
                  const float* bias, const memory& dst, dnnl::stream& s) {
   p.user_x.set_data_handle(const_cast<float*>(x));
