@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <optional>
 #include <unordered_map>
 
 #include "onnx/executor.hpp"
@@ -49,6 +51,8 @@ OnnxModel::OnnxModel(std::shared_ptr<const Model> model, const DynDevice& device
   auto it = model_->opsets.find("");
   converters_ = std::make_shared<const ConverterTable>(
       converter_table(model_->graph, it == model_->opsets.end() ? 0 : it->second));
+  if (std::optional<SlotPlan> plan = plan_slots(model_->graph, *converters_))
+    slots_ = std::make_shared<const SlotPlan>(std::move(*plan));
   params_.reserve(model_->graph.initializers.size());
   for (const auto& [name, data] : model_->graph.initializers) {
     DynTensor t = upload(device_, data);
@@ -79,42 +83,50 @@ void OnnxModel::check_inputs(const std::vector<DynTensor>& inputs) const {
   const auto& decl = model_->graph.inputs;
   if (inputs.size() != decl.size())
     throw OnnxError(fmt::format("the model takes {} input(s), got {}", decl.size(), inputs.size()));
-  std::unordered_map<std::string, int64_t> dim_values;  // dim_param -> size of this call
+  // dim_param -> size of this call. A few entries at most: a vector, and names quoted only for a message, since
+  // this runs on every forward (at batch 1 its map and strings showed in the profile).
+  std::vector<std::pair<const std::string*, int64_t>> dim_values;
   for (std::size_t i = 0; i < decl.size(); ++i) {
     const ValueInfo& v = decl[i];
-    const std::string name = quote_file_text(v.name, 96);
+    const auto name = [&] { return quote_file_text(v.name, 96); };
     if (!v.non_tensor_kind.empty())
-      throw UnsupportedDTypeError(fmt::format("input {} ({}) is not a tensor ({})", i, name, v.non_tensor_kind));
+      throw UnsupportedDTypeError(fmt::format("input {} ({}) is not a tensor ({})", i, name(), v.non_tensor_kind));
     const DType got = capi::dtype(inputs[i]);
     if (v.dtype && kind_of(*v.dtype) != kind_of(got))
-      throw OnnxError(fmt::format("input {} ({}) must be a {} tensor ({}), got {}", i, name,
+      throw OnnxError(fmt::format("input {} ({}) must be a {} tensor ({}), got {}", i, name(),
                                   kind_name(kind_of(*v.dtype)), dtype_name(*v.dtype), dtype_name(got)));
     if (!v.dims) continue;
     const Shape s = capi::shape(inputs[i]);
     if (s.rank() != v.dims->size())
-      throw OnnxError(fmt::format("input {} ({}) must have rank {}, got shape {}", i, name, v.dims->size(),
+      throw OnnxError(fmt::format("input {} ({}) must have rank {}, got shape {}", i, name(), v.dims->size(),
                                   s.to_string()));
     for (std::size_t d = 0; d < s.rank(); ++d) {
       const int64_t want = (*v.dims)[d];
       if (want >= 0 && want != s[d])
-        throw OnnxError(fmt::format("input {} ({}) must have size {} in dim {}, got shape {}", i, name, want, d,
+        throw OnnxError(fmt::format("input {} ({}) must have size {} in dim {}, got shape {}", i, name(), want, d,
                                     s.to_string()));
-      const std::string param = d < v.dim_params.size() ? v.dim_params[d] : std::string();
-      if (want >= 0 || param.empty()) continue;
-      auto [it, fresh] = dim_values.emplace(param, s[d]);
-      if (!fresh && it->second != s[d])
-        throw OnnxError(fmt::format("input {} ({}) has {} = {} in dim {}, but an earlier input has {} = {}", i, name,
-                                    quote_file_text(param, 64), s[d], d, quote_file_text(param, 64), it->second));
+      if (want >= 0 || d >= v.dim_params.size() || v.dim_params[d].empty()) continue;
+      const std::string& param = v.dim_params[d];
+      auto it = std::find_if(dim_values.begin(), dim_values.end(), [&](const auto& e) { return *e.first == param; });
+      if (it == dim_values.end()) {
+        dim_values.emplace_back(&param, s[d]);
+      } else if (it->second != s[d]) {
+        throw OnnxError(fmt::format("input {} ({}) has {} = {} in dim {}, but an earlier input has {} = {}", i,
+                                    name(), quote_file_text(param, 64), s[d], d, quote_file_text(param, 64),
+                                    it->second));
+      }
     }
   }
 }
 
 std::vector<DynTensor> OnnxModel::forward(const std::vector<DynTensor>& inputs, bool training) const {
   check_inputs(inputs);
-  std::unordered_map<std::string, DynTensor> preset;
-  for (const auto& [name, t] : params_) preset.emplace(name, t);
   Executor exec(device_, model_->opsets, training);
   exec.use_converters(converters_.get());
+  // params_ holds every initializer in g.initializers' order (the constructor made it so).
+  if (slots_) return exec.run_planned(*slots_, inputs, params_);
+  std::unordered_map<std::string, DynTensor> preset;
+  for (const auto& [name, t] : params_) preset.emplace(name, t);
   return exec.run(model_->graph, inputs, preset);
 }
 

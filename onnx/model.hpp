@@ -25,6 +25,8 @@
 
 namespace ember::onnx_import {
 
+struct SlotPlan;  // onnx/executor.hpp
+
 class OnnxModel {
  public:
   // Parses (onnx/parse.hpp), checks every operator is supported, uploads the initializers to `device`.
@@ -61,6 +63,7 @@ class OnnxModel {
 
   std::shared_ptr<const Model> model_;
   std::shared_ptr<const std::unordered_map<const Node*, const Converter*>> converters_;  // executor.hpp
+  std::shared_ptr<const SlotPlan> slots_;  // the main graph's slot plan; null where the Scope path runs it
   DynDevice device_;
   std::vector<std::pair<std::string, DynTensor>> params_;
 };

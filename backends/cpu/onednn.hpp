@@ -21,6 +21,11 @@ void set_enabled(bool on);
 // weights reorders each once (tests check the cache through this count).
 int64_t forward_weight_reorders();
 
+// How many forward slices took their source from the blocked output a previous convolution on the same thread
+// kept for the tensor it returned (conv -> conv without reordering that tensor back; onednn_conv.cpp's
+// BlockedOutput). Tests check the reuse and its limits through this count.
+int64_t forward_blocked_inputs_reused();
+
 // What the forward applies to its output in the same pass (oneDNN's post-ops).
 enum class PostOp { None, Relu };
 

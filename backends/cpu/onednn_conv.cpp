@@ -81,6 +81,12 @@ struct Plan {
   std::optional<dnnl::reorder> src_in, weights_in, dst_out;
   memory src_blocked, dst_blocked;
   std::vector<CachedWeights> weights;
+  // The forward's memory objects over Ember's buffers, made once and pointed at each call's buffers through
+  // set_data_handle, and the argument map that names them: made per call they were ~10 % of the batch-1 digits
+  // CNN's inference (every dnnl::memory is an aligned allocation inside oneDNN, and the map's nodes more).
+  memory user_x, user_y, user_b, dst_plain;
+  std::unordered_map<int, memory> fwd_args;
+  uint64_t dst_writes = 0;  // how many forwards wrote dst_blocked (a kept BlockedOutput names the one it holds)
   bool has_backward = false;
   dnnl::convolution_backward_data::primitive_desc bwd_data_pd;
   dnnl::convolution_backward_data bwd_data;
@@ -146,6 +152,11 @@ std::unique_ptr<Plan> make_plan(const Conv2dGeometry& g, const Conv2dOptions& o,
     p->dst_out = reorder_between(p->fwd_pd.dst_desc(), p->y);
     p->dst_blocked = memory(p->fwd_pd.dst_desc(), engine());
   }
+  p->user_x = memory(p->x, engine(), DNNL_MEMORY_NONE);
+  p->user_y = memory(p->y, engine(), DNNL_MEMORY_NONE);
+  p->user_b = memory(p->b, engine(), DNNL_MEMORY_NONE);
+  p->fwd_args = {{DNNL_ARG_SRC, p->src_in ? p->src_blocked : p->user_x}};
+  if (has_bias) p->fwd_args.emplace(DNNL_ARG_BIAS, p->user_b);
   return p;
 }
 
@@ -246,10 +257,11 @@ std::atomic<int64_t> g_weight_reorders{0};
 // The forward's weights as the primitive wants them: the plain tensor itself, or its blocked copy, reordered on
 // the first call with this buffer and reused while the buffer lives.
 memory forward_weights(Plan& p, const CpuTensor<float>& w, dnnl::stream& s) {
-  memory user = wrap(p.w, w.data());
-  if (!p.weights_in) return user;
+  if (!p.weights_in) return wrap(p.w, w.data());
+  // Looked up before any memory object is made: a hit (every call of an inference but the first) costs none.
   for (const CachedWeights& c : p.weights)
     if (!c.source.owner_before(w.buffer) && !w.buffer.owner_before(c.source) && !c.source.expired()) return c.blocked;
+  memory user = wrap(p.w, w.data());
   std::erase_if(p.weights, [](const CachedWeights& c) { return c.source.expired(); });
   if (p.weights.size() >= kCachedWeightsPerPlan) p.weights.erase(p.weights.begin());  // the oldest
   memory blocked(p.fwd_pd.weights_desc(), engine());
@@ -265,30 +277,69 @@ dnnl::stream& thread_stream() {
   return s;
 }
 
-// Runs p's convolution of x into dst (the primitive's own layout), on s, not waited for.
-void run_forward(Plan& p, const float* x, const CpuTensor<float>& w, const float* bias, const memory& dst,
-                 dnnl::stream& s) {
-  memory src = wrap(p.x, x);
+// The blocked output of this thread's last convolution forward whose output went back to plain NCHW: a
+// convolution that reads that output next (conv -> conv, the body of every CNN) takes the blocked copy as its
+// source instead of reordering the NCHW tensor back into the layout it came from (ORT keeps its blocked layout
+// between such convolutions; Ember's tensors are NCHW, so the copy is kept beside the tensor instead).
+// Valid while the tensor's buffer lives (a CPU buffer is never written after the op that made it returns, and the
+// weak_ptr tells it from a new buffer at the same address) and the producer has not written its scratch again.
+struct BlockedOutput {
+  std::weak_ptr<Buffer> source;  // the NCHW output's buffer
+  const float* data = nullptr;   // where this slice of it starts
+  memory::desc plain;            // the slice as NCHW
+  memory blocked;                // the producer plan's dst_blocked
+  const Plan* producer = nullptr;
+  uint64_t write = 0;            // producer->dst_writes when it was kept
+};
+thread_local BlockedOutput t_last_output;
+std::atomic<int64_t> g_blocked_inputs_reused{0};
+
+// The kept blocked copy of the slice x of `source` when it is the layout p's convolution reads; nullptr otherwise.
+// Never p's own scratch: p writes its output there while reading the source.
+const memory* kept_blocked_input(const Plan& p, const float* x, const std::shared_ptr<Buffer>* source) {
+  const BlockedOutput& k = t_last_output;
+  if (!source || !p.src_in || !k.producer || k.producer == &p || k.data != x || k.producer->dst_writes != k.write)
+    return nullptr;
+  if (k.source.owner_before(*source) || source->owner_before(k.source) || k.source.expired()) return nullptr;
+  if (k.plain != p.x || k.blocked.get_desc() != p.fwd_pd.src_desc()) return nullptr;
+  return &k.blocked;
+}
+
+// Runs p's convolution of x into dst (the primitive's own layout), on s, not waited for. The plan's own memory
+// objects point at x and bias; the argument map names the source, dst and the weights of this call. `x_source` is x's buffer when x is a slice of a whole CPU tensor (then a kept blocked copy may serve).
+void run_forward(Plan& p, const float* x, const std::shared_ptr<Buffer>* x_source, const CpuTensor<float>& w,
+                 const float* bias, const memory& dst, dnnl::stream& s) {
+  p.user_x.set_data_handle(const_cast<float*>(x));
   if (p.src_in) {
-    p.src_in->execute(s, src, p.src_blocked);
-    src = p.src_blocked;
+    if (const memory* kept = kept_blocked_input(p, x, x_source)) {
+      p.fwd_args.insert_or_assign(DNNL_ARG_SRC, *kept);
+      g_blocked_inputs_reused.fetch_add(1, std::memory_order_relaxed);
+    } else {
+      p.src_in->execute(s, p.user_x, p.src_blocked);
+      p.fwd_args.insert_or_assign(DNNL_ARG_SRC, p.src_blocked);
+    }
   }
-  memory wei = forward_weights(p, w, s);
-  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
-  if (bias) args.emplace(DNNL_ARG_BIAS, wrap(p.b, bias));
-  p.fwd.execute(s, args);
+  if (bias) p.user_b.set_data_handle(const_cast<float*>(bias));
+  p.fwd_args.insert_or_assign(DNNL_ARG_WEIGHTS, forward_weights(p, w, s));
+  p.fwd_args.insert_or_assign(DNNL_ARG_DST, dst);
+  p.fwd.execute(s, p.fwd_args);
 }
 
 // One batch slice's forward: x, y point at the slice's first image.
-bool forward_slice(const Conv2dGeometry& g, const Conv2dOptions& o, const float* x, const CpuTensor<float>& w,
-                   const float* bias, float* y, PostOp post) {
+// x_source / y_source: the buffers x and y lie in.
+bool forward_slice(const Conv2dGeometry& g, const Conv2dOptions& o, const float* x,
+                   const std::shared_ptr<Buffer>& x_source, const CpuTensor<float>& w, const float* bias, float* y,
+                   const std::shared_ptr<Buffer>& y_source, PostOp post) {
   Plan* p = plan(g, o, bias != nullptr, false, post);
   if (!p) return false;
   dnnl::stream& s = thread_stream();
-  memory uy = wrap(p->y, y);
-  memory dst = p->dst_out ? p->dst_blocked : uy;
-  run_forward(*p, x, w, bias, dst, s);
-  if (p->dst_out) p->dst_out->execute(s, dst, uy);
+  p->user_y.set_data_handle(y);
+  const memory& dst = p->dst_out ? p->dst_blocked : p->user_y;
+  run_forward(*p, x, &x_source, w, bias, dst, s);
+  if (p->dst_out) {
+    p->dst_out->execute(s, p->dst_blocked, p->user_y);
+    t_last_output = {y_source, y, p->y, p->dst_blocked, p, ++p->dst_writes};
+  }
   s.wait();
   return true;
 }
@@ -302,6 +353,8 @@ struct PoolPlan {
   dnnl::pooling_forward fwd;
   memory pooled;
   std::optional<dnnl::reorder> out_reorder;
+  memory user_out;  // over the caller's output, pointed at it per call (as Plan's user memories)
+  std::unordered_map<int, memory> args;  // the convolution plan's output -> pooled, named on first use
 };
 
 PoolPlan* pool_plan(Plan& conv, const Key& conv_key, const Pool2dGeometry& pg) {
@@ -324,26 +377,32 @@ PoolPlan* pool_plan(Plan& conv, const Key& conv_key, const Pool2dGeometry& pg) {
     p->fwd = dnnl::pooling_forward(pd);
     p->pooled = memory(pd.dst_desc(), engine());
     if (pd.dst_desc() != p->out) p->out_reorder = reorder_between(pd.dst_desc(), p->out);
+    p->user_out = memory(p->out, engine(), DNNL_MEMORY_NONE);
     return cache.emplace(k, std::move(p)).first->second.get();
   } catch (const dnnl::error&) {
     return nullptr;
   }
 }
 
-bool conv_pool_slice(const Conv2dGeometry& g, const Conv2dOptions& o, const float* x, const CpuTensor<float>& w,
-                     const float* bias, PostOp post, const Pool2dGeometry& pg, float* y) {
+bool conv_pool_slice(const Conv2dGeometry& g, const Conv2dOptions& o, const float* x,
+                     const std::shared_ptr<Buffer>& x_source, const CpuTensor<float>& w, const float* bias,
+                     PostOp post, const Pool2dGeometry& pg, float* y) {
   Plan* p = plan(g, o, bias != nullptr, false, post);
   if (!p) return false;
   PoolPlan* pp = pool_plan(*p, key_of(g, o, bias != nullptr, post), pg);
   if (!pp) return false;
   dnnl::stream& s = thread_stream();
-  // The convolution's output stays in its own layout: the plan's scratch, or a plain one when that is its layout.
-  memory conv_out = p->dst_out ? p->dst_blocked : memory(p->fwd_pd.dst_desc(), engine());
-  run_forward(*p, x, w, bias, conv_out, s);
-  memory uy = wrap(pp->out, y);
-  memory pooled = pp->out_reorder ? pp->pooled : uy;
-  pp->fwd.execute(s, {{DNNL_ARG_SRC, conv_out}, {DNNL_ARG_DST, pooled}});
-  if (pp->out_reorder) pp->out_reorder->execute(s, pooled, uy);
+  // The convolution's output stays in its own layout: the plan's scratch, or a plain one (made on first use) when
+  // that is its layout.
+  if (!p->dst_out && !p->dst_plain) p->dst_plain = memory(p->fwd_pd.dst_desc(), engine());
+  const memory& conv_out = p->dst_out ? p->dst_blocked : p->dst_plain;
+  if (p->dst_out) ++p->dst_writes;  // a blocked copy kept from this plan's scratch is overwritten now
+  run_forward(*p, x, &x_source, w, bias, conv_out, s);
+  pp->user_out.set_data_handle(y);
+  const memory& pooled = pp->out_reorder ? pp->pooled : pp->user_out;
+  if (pp->args.empty()) pp->args = {{DNNL_ARG_SRC, conv_out}, {DNNL_ARG_DST, pooled}};
+  pp->fwd.execute(s, pp->args);
+  if (pp->out_reorder) pp->out_reorder->execute(s, pp->pooled, pp->user_out);
   s.wait();
   return true;
 }
@@ -382,6 +441,7 @@ bool backward_slice(const Conv2dGeometry& g, const Conv2dOptions& o, const float
 
 bool enabled() { return g_enabled.load(std::memory_order_relaxed); }
 int64_t forward_weight_reorders() { return g_weight_reorders.load(std::memory_order_relaxed); }
+int64_t forward_blocked_inputs_reused() { return g_blocked_inputs_reused.load(std::memory_order_relaxed); }
 void set_enabled(bool on) { g_enabled.store(on, std::memory_order_relaxed); }
 
 std::optional<CpuTensor<float>> conv2d(const CpuTensor<float>& x, const CpuTensor<float>& w,
@@ -392,8 +452,8 @@ std::optional<CpuTensor<float>> conv2d(const CpuTensor<float>& x, const CpuTenso
   const int64_t in_image = g.c * g.h * g.w, out_image = g.cout * g.ho * g.wo;
   std::atomic<bool> ok{true};
   over_batch(g.n, [&](int64_t lo, int64_t hi) {
-    if (!forward_slice(slice(g, lo, hi), o, x.data() + lo * in_image, w, bias ? bias->data() : nullptr,
-                       out.data() + lo * out_image, post))
+    if (!forward_slice(slice(g, lo, hi), o, x.data() + lo * in_image, x.buffer, w, bias ? bias->data() : nullptr,
+                       out.data() + lo * out_image, out.buffer, post))
       ok = false;
   });
   if (!ok) return std::nullopt;
@@ -414,8 +474,8 @@ std::optional<CpuTensor<float>> conv2d_max_pool(const CpuTensor<float>& x, const
   over_batch(g.n, [&](int64_t lo, int64_t hi) {
     Pool2dGeometry slice_pg = pg;
     slice_pg.n = hi - lo;
-    if (!conv_pool_slice(slice(g, lo, hi), o, x.data() + lo * in_image, w, bias ? bias->data() : nullptr, post,
-                         slice_pg, out.data() + lo * out_image))
+    if (!conv_pool_slice(slice(g, lo, hi), o, x.data() + lo * in_image, x.buffer, w, bias ? bias->data() : nullptr,
+                         post, slice_pg, out.data() + lo * out_image))
       ok = false;
   });
   if (!ok) return std::nullopt;
