@@ -1,0 +1,219 @@
+// Fusion<Vulkan> (backends/vulkan/fused_chain*.cpp): the shader generated for a chain against the op-by-op executor
+// (fusion::replay) on the same programs and against eager Vulkan, GELU's backward step against the eager composed
+// rule, the pipeline cache (compiled once, found again with other scalars and sizes), and the layout the shader
+// reads its inputs through. Runs under tests/support/vulkan_main.cpp (validation layer on).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backends/vulkan/context.hpp"
+#include "backends/vulkan/fused_chain.hpp"
+#include "backends/vulkan/fused_chain_glsl.hpp"
+#include "backends/vulkan/vulkan_backend.hpp"
+#include "engine/ember.hpp"
+
+namespace ember::test {
+namespace {
+
+using V = Vulkan;
+using F = Fusion<V>;
+
+std::vector<double> uniform(int64_t n, uint64_t seed, double lo = -3, double hi = 3) {
+  Rng rng(seed);
+  std::vector<double> v(static_cast<std::size_t>(n));
+  for (auto& x : v) x = lo + (hi - lo) * rng.uniform();
+  return v;
+}
+
+vk::FusedChainStats stats() { return vk::fused_chain_stats(*vk::default_context()); }
+
+// Elementwise: the same bits (NaN where NaN), since every op runs the eager shader's function on f32 locals with
+// no contraction across ops.
+void expect_same_bits(const std::vector<float>& got, const std::vector<float>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    uint32_t a, b;
+    std::memcpy(&a, &got[i], 4);
+    std::memcpy(&b, &want[i], 4);
+    ASSERT_EQ(a, b) << "element " << i << ": " << got[i] << " vs " << want[i];
+  }
+}
+
+// Sums: the fused pass adds in another order than the eager reduction (per-workgroup partials).
+void expect_close(const std::vector<float>& got, const std::vector<float>& want, double rel) {
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < got.size(); ++i)
+    EXPECT_NEAR(got[i], want[i], rel * std::max(1.0, std::abs(double(want[i])))) << "element " << i;
+}
+
+// A chain over every instruction kind: a broadcast bias row, a scalar tensor, an Int column cast to float, a Bool
+// mask (where and mask_fill), expand, full, unary, scalar and binary ops, on [rows, cols].
+template <class B>
+Tensor<B, 2> chain(int64_t rows, int64_t cols, double scale = 0.75) {
+  const auto x = Tensor<B, 2>::from_values(uniform(rows * cols, 1), {rows, cols});
+  const auto bias = Tensor<B, 1>::from_values(uniform(cols, 2), {cols});
+  const auto s = Tensor<B, 1>::from_values({scale}, {1});
+  std::vector<int64_t> ints(static_cast<std::size_t>(rows));
+  for (int64_t i = 0; i < rows; ++i) ints[static_cast<std::size_t>(i)] = i % 7 - 3;
+  const auto idx = Tensor<B, 2, Int>::from_values(ints, {rows, 1});
+  std::vector<bool> keep(static_cast<std::size_t>(rows * cols));
+  for (std::size_t i = 0; i < keep.size(); ++i) keep[i] = (i * 2654435761u) % 5 < 3;
+  const auto mask = Tensor<B, 2, Bool>::from_values(keep, {rows, cols});
+
+  auto y = (x + bias.template unsqueeze<2>(0)).gelu();
+  y = y * s.template unsqueeze<2>(0) + idx.to_float();
+  y = y.mask_where(mask, Tensor<B, 2>::full({rows, cols}, -0.5)).exp().sub_scalar(1.0);
+  y = y.mask_fill(mask.logical_not(), 2.0) * mask.to_float();
+  y = y + bias.template unsqueeze<2>(0).expand(std::array<int64_t, 2>{rows, cols}).tanh().pow_scalar(2.0);
+  return y.maximum(x.sigmoid()).div(x.abs().add_scalar(1.0));
+}
+
+TEST(FusionVulkan, ChainMatchesEagerVulkan) {
+  for (auto [rows, cols] : {std::array<int64_t, 2>{1, 1}, {3, 5}, {17, 300}}) {
+    SCOPED_TRACE(rows * cols);
+    const auto fused = chain<F>(rows, cols);
+    EXPECT_TRUE(F::is_pending(fused.primitive()));
+    expect_same_bits(fused.into_data().to_vec<float>(), chain<V>(rows, cols).into_data().to_vec<float>());
+    expect_close(chain<F>(rows, cols).sum().into_data().to_vec<float>(),
+                 chain<V>(rows, cols).sum().into_data().to_vec<float>(), 1e-5);
+    expect_close(chain<F>(rows, cols).mean().into_data().to_vec<float>(),
+                 chain<V>(rows, cols).mean().into_data().to_vec<float>(), 1e-5);
+  }
+}
+
+// The generated kernel and the op-by-op executor on the same recorded programs: an input broadcast along a middle
+// dim, Int and Bool inputs, a program of one Fill (no inputs), each plain and with a trailing sum and mean.
+TEST(FusionVulkan, KernelMatchesReplay) {
+  using namespace fusion;
+  const auto a = Tensor<F, 3>::from_values(uniform(2 * 5 * 7, 5), {2, 5, 7});
+  const auto b = Tensor<F, 3>::from_values(uniform(2 * 7, 6), {2, 1, 7});
+  const auto programs = {(a * b).sub_scalar(0.25).atan2(a.add(b)).primitive(),
+                         chain<F>(9, 70).primitive(),
+                         Tensor<F, 3>::full({4, 3, 2}, 1.5).exp().primitive()};
+  for (const auto& p : programs) {
+    for (const std::optional<ReduceOp> reduce :
+         {std::optional<ReduceOp>{}, std::optional<ReduceOp>{ReduceOp::Sum}, std::optional<ReduceOp>{ReduceOp::Mean}}) {
+      Builder<V> builder;
+      builder.program.out = builder.visit(p.node);
+      builder.program.shape = p.node->shape;
+      builder.program.reduce_all = reduce;
+      const auto fused = V::float_fused_chain(builder.program, builder.inputs);
+      const auto replayed = replay<V>(builder.program, builder.inputs, {});
+      EXPECT_EQ(fused.shape, replayed.shape);
+      const auto got = V::into_data<Float>(fused).to_vec<float>(), want = V::into_data<Float>(replayed).to_vec<float>();
+      if (reduce) expect_close(got, want, 1e-5);
+      else expect_same_bits(got, want);
+    }
+  }
+}
+
+// GELU's backward step inside a chain runs the eager (composed) rule's ops in order: the eager bits.
+TEST(FusionVulkan, GeluBackwardMatchesEager) {
+  const auto x = Tensor<F, 1>::from_values(uniform(600, 11, -6, 6), {600}).primitive();
+  const auto g = Tensor<F, 1>::from_values(uniform(600, 12), {600}).primitive();
+  const auto step = F::float_unary_backward(UnaryOp::Gelu, x, x, g);
+  ASSERT_TRUE(step.has_value());
+  EXPECT_TRUE(F::is_pending(*step));
+  const auto want = optional_ops::float_unary_backward<V>(UnaryOp::Gelu, F::value(x), F::value(x), F::value(g));
+  expect_same_bits(V::into_data<Float>(F::value(*step)).to_vec<float>(), V::into_data<Float>(want).to_vec<float>());
+}
+
+// linear -> bias -> GELU -> dropout's mask, forward and backward: Autodiff<Fusion<Vulkan>> against Autodiff<Vulkan>.
+template <class B>
+std::vector<std::vector<float>> block_grads() {
+  using AD = Autodiff<B>;
+  const int64_t n = 6, k = 5, m = 9;
+  const auto x = Tensor<AD, 2>::from_values(uniform(n * k, 7), {n, k}).require_grad();
+  const auto w = Tensor<AD, 2>::from_values(uniform(k * m, 8, -1, 1), {k, m}).require_grad();
+  const auto bias = Tensor<AD, 1>::from_values(uniform(m, 9), {m}).require_grad();
+  std::vector<bool> keep(static_cast<std::size_t>(n * m));
+  for (std::size_t i = 0; i < keep.size(); ++i) keep[i] = i % 3 != 0;
+  const auto mask = Tensor<AD, 2, Bool>::from_values(keep, {n, m}).to_float().mul_scalar(1.5);
+  const auto y = (x.matmul(w) + bias.template unsqueeze<2>(0)).gelu() * mask;
+  const auto grads = y.mul(y).sum().backward();
+  return {y.into_data().template to_vec<float>(), x.grad(grads)->into_data().template to_vec<float>(),
+          w.grad(grads)->into_data().template to_vec<float>(), bias.grad(grads)->into_data().template to_vec<float>()};
+}
+
+TEST(FusionVulkan, AutodiffGradientsMatchEager) {
+  const auto fused = block_grads<F>(), eager = block_grads<V>();
+  ASSERT_EQ(fused.size(), eager.size());
+  for (std::size_t i = 0; i < fused.size(); ++i) {
+    SCOPED_TRACE(i);
+    expect_close(fused[i], eager[i], 1e-5);
+  }
+}
+
+// A program compiles once; the same chain with another scalar and another size finds its pipeline (scalars, sizes
+// and strides are push constants, not part of the key), while a different op compiles anew.
+TEST(FusionVulkan, CompilesOnceThenHitsTheCache) {
+  auto run = [](int64_t rows, double s, bool cosh) {
+    const auto x = Tensor<F, 2>::from_values(uniform(rows * 8, 21), {rows, 8});
+    const auto b = Tensor<F, 1>::from_values(uniform(8, 22), {8});
+    const auto y = (x + b.unsqueeze<2>(0)).mul_scalar(s);
+    (cosh ? y.cosh() : y.sinh()).into_data();
+  };
+  const auto before = stats();
+  run(4, 0.5, false);
+  const auto first = stats();
+  EXPECT_EQ(first.compiled, before.compiled + 1);
+  run(4, 0.5, false);
+  run(13, -2.25, false);
+  const auto again = stats();
+  EXPECT_EQ(again.compiled, first.compiled);
+  EXPECT_EQ(again.hits, first.hits + 2);
+  run(4, 0.5, true);
+  EXPECT_EQ(stats().compiled, again.compiled + 1);
+  EXPECT_LE(stats().cached, vk::kMaxFusedPipelines);
+}
+
+// How the shader reads its inputs: unit dims dropped, dims contiguous in every operand merged, a bias row strided
+// over the merged [6, 4], a one-element input a constant; scalars are push words, not key.
+TEST(FusionVulkan, LayoutMergesDimsAndKeepsScalarsOutOfTheKey) {
+  fusion::Program p;
+  p.shape = Shape{2, 3, 1, 4};
+  p.inputs = {{fusion::InputKind::Float, Shape{2, 3, 1, 4}}, {fusion::InputKind::Float, Shape{4}},
+              {fusion::InputKind::Float, Shape{1}}};
+  auto instr = [](fusion::InstrKind k, int32_t op, int32_t a = -1, int32_t b = -1, double s = 0) {
+    fusion::Instr i;
+    i.kind = k;
+    i.op = op;
+    i.a = a;
+    i.b = b;
+    i.s = s;
+    return i;
+  };
+  using fusion::InstrKind;
+  p.instrs = {instr(InstrKind::Input, 0), instr(InstrKind::Input, 1), instr(InstrKind::Input, 2),
+              instr(InstrKind::Binary, static_cast<int32_t>(BinaryOp::Add), 0, 1),
+              instr(InstrKind::Scalar, static_cast<int32_t>(ScalarOp::Mul), 3, -1, 0.5),
+              instr(InstrKind::Binary, static_cast<int32_t>(BinaryOp::Mul), 4, 2)};
+  p.out = 5;
+  const auto l = vk::fused_layout(p);
+  EXPECT_EQ(l.dims, (std::vector<int64_t>{6, 4}));
+  EXPECT_EQ(l.access, (std::vector<vk::FusedAccess>{vk::FusedAccess::Same, vk::FusedAccess::Strided,
+                                                    vk::FusedAccess::Constant}));
+  EXPECT_EQ(l.strides[1], (std::vector<int64_t>{0, 1}));
+  // n, the 2 dims, the bias's 2 strides, the scalar 0.5.
+  const float half = 0.5f;
+  uint32_t half_bits;
+  std::memcpy(&half_bits, &half, 4);
+  EXPECT_EQ(l.push, (std::vector<uint32_t>{24, 6, 4, 0, 1, half_bits}));
+  EXPECT_TRUE(vk::fused_fits(p, l));
+  p.instrs[4].s = -3.0;
+  p.shape = Shape{5, 4};
+  p.inputs[0].shape = Shape{5, 4};
+  EXPECT_EQ(vk::fused_layout(p).key, l.key);
+  const std::string glsl = vk::fused_chain_glsl(p, l, true);
+  EXPECT_NE(glsl.find("in1[o1]"), std::string::npos) << glsl;
+  EXPECT_NE(glsl.find("in2[0]"), std::string::npos) << glsl;
+}
+
+}  // namespace
+}  // namespace ember::test
