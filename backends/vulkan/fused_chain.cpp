@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <limits>
 #include <list>
 #include <mutex>
@@ -22,7 +23,7 @@
 #include "backends/vulkan/fused_chain_glsl.hpp"
 #include "backends/vulkan/launch.hpp"
 #include "backends/vulkan/vulkan_backend.hpp"
-#include "engine/fusion/replay.hpp"
+#include "engine/backend/optional_ops.hpp"  // fusion::replay and the GELU step it runs
 
 namespace ember::vk {
 namespace {
@@ -72,7 +73,17 @@ class FusedChainCache final : public Context::Extension {
   std::list<std::string> order;
   std::unordered_map<std::string, std::pair<std::shared_ptr<FusedPipeline>, std::list<std::string>::iterator>> map;
   FusedChainStats stats;
+  std::size_t limit = kMaxFusedPipelines;
 };
+
+// Drops the least recently used pipelines beyond the cache's limit (call with its mutex held).
+void evict(FusedChainCache& c) {
+  while (c.map.size() > c.limit) {
+    c.map.erase(c.order.back());
+    c.order.pop_back();
+    ++c.stats.evicted;
+  }
+}
 
 FusedChainCache& cache_of(Context& ctx) {
   return static_cast<FusedChainCache&>(
@@ -92,11 +103,7 @@ std::shared_ptr<FusedPipeline> pipeline_for(Context& ctx, const Program& p, cons
   c.order.push_front(l.key);
   c.map.emplace(l.key, std::make_pair(pipe, c.order.begin()));
   ++c.stats.compiled;
-  while (c.map.size() > kMaxFusedPipelines) {
-    c.map.erase(c.order.back());
-    c.order.pop_back();
-    ++c.stats.evicted;
-  }
+  evict(c);
   return pipe;
 }
 
@@ -135,9 +142,9 @@ VulkanTensor<float> fused_chain(const Program& p, const std::vector<FusedOperand
   const FusedLayout l = fused_layout(p);
   if (!fused_fits(p, l)) {
     {
-      FusedChainStats& s = cache_of(*ctx).stats;
-      std::lock_guard lock(cache_of(*ctx).mutex);
-      ++s.unfused;
+      FusedChainCache& c = cache_of(*ctx);
+      std::lock_guard lock(c.mutex);
+      ++c.stats.unfused;
     }
     return fusion::replay<Vulkan>(p, inputs, VulkanDevice{ctx});
   }
@@ -154,6 +161,13 @@ VulkanTensor<float> fused_chain(const Program& p, const std::vector<FusedOperand
   if (!p.reduce_all) return y;
   auto sum = reduce_all(y, ReduceOp::Sum);
   return *p.reduce_all == ReduceOp::Mean ? scalar(sum, ScalarOp::Div, static_cast<double>(n)) : sum;
+}
+
+void set_max_fused_pipelines(Context& ctx, std::size_t limit) {
+  FusedChainCache& c = cache_of(ctx);
+  std::lock_guard lock(c.mutex);
+  c.limit = std::max<std::size_t>(limit, 1);  // the pipeline being dispatched stays
+  evict(c);
 }
 
 FusedChainStats fused_chain_stats(Context& ctx) {

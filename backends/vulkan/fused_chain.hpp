@@ -22,9 +22,10 @@ using FusedOperand = fusion::Operand<VulkanTensor<float>, VulkanTensor<int64_t>,
 VulkanTensor<float> fused_chain(const fusion::Program& p, const std::vector<FusedOperand>& inputs,
                                 const std::shared_ptr<Context>& device);
 
-// Pipelines kept per context; the least recently used one goes beyond this (commands that still use it keep it
-// alive until they have executed).
+// Pipelines kept per context by default; the least recently used one goes beyond the limit (commands that still
+// use it keep it alive until they have executed). set_max_fused_pipelines changes a context's limit (tests).
 inline constexpr std::size_t kMaxFusedPipelines = 64;
+void set_max_fused_pipelines(Context& ctx, std::size_t limit);
 
 struct FusedChainStats {
   uint64_t compiled = 0;  // programs compiled to a pipeline (cache misses)

@@ -173,6 +173,51 @@ TEST(FusionVulkan, CompilesOnceThenHitsTheCache) {
   EXPECT_LE(stats().cached, vk::kMaxFusedPipelines);
 }
 
+// The cache is bounded: beyond its limit the least recently used pipeline goes, and running that program again
+// compiles it again; the most recent ones stay.
+TEST(FusionVulkan, CacheEvictsTheLeastRecentlyUsed) {
+  auto& ctx = *vk::default_context();
+  auto run = [](int which) {
+    const auto x = Tensor<F, 1>::from_values(uniform(40, 23), {40}).mul_scalar(0.25);
+    (which == 0 ? x.atan() : which == 1 ? x.asinh() : x.erf()).into_data();
+  };
+  run(0);
+  run(1);
+  vk::set_max_fused_pipelines(ctx, 2);
+  const auto before = stats();
+  EXPECT_EQ(before.cached, 2u);
+  run(2);  // evicts program 0
+  run(1);  // still cached
+  auto s = stats();
+  EXPECT_EQ(s.compiled, before.compiled + 1);
+  EXPECT_EQ(s.evicted, before.evicted + 1);
+  EXPECT_EQ(s.cached, 2u);
+  run(0);  // compiled again
+  EXPECT_EQ(stats().compiled, s.compiled + 1);
+  vk::set_max_fused_pipelines(ctx, vk::kMaxFusedPipelines);
+}
+
+// A program over more inputs than one dispatch binds runs op by op (fusion::replay): counted, and still right.
+TEST(FusionVulkan, TooManyInputsRunsOpByOp) {
+  std::vector<Tensor<F, 1>> fx;
+  std::vector<Tensor<V, 1>> vx;
+  for (uint64_t k = 0; k < vk::kMaxFusedInputs + 2; ++k) {
+    const auto v = uniform(33, 30 + k);
+    fx.push_back(Tensor<F, 1>::from_values(v, {33}));
+    vx.push_back(Tensor<V, 1>::from_values(v, {33}));
+  }
+  auto fsum = fx[0];
+  auto vsum = vx[0];
+  for (std::size_t k = 1; k < fx.size(); ++k) {
+    fsum = fsum * fx[k].tanh();
+    vsum = vsum * vx[k].tanh();
+  }
+  const auto before = stats();
+  const auto got = fsum.into_data().to_vec<float>();
+  EXPECT_EQ(stats().unfused, before.unfused + 1);
+  expect_same_bits(got, vsum.into_data().to_vec<float>());
+}
+
 // How the shader reads its inputs: unit dims dropped, dims contiguous in every operand merged, a bias row strided
 // over the merged [6, 4], a one-element input a constant; scalars are push words, not key.
 TEST(FusionVulkan, LayoutMergesDimsAndKeepsScalarsOutOfTheKey) {
