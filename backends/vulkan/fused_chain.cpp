@@ -139,7 +139,18 @@ VulkanTensor<float> fused_chain(const Program& p, const std::vector<FusedOperand
     if (!p.reduce_all) return empty<float>(ctx, p.shape);
     return full<float>(ctx, Shape{1}, *p.reduce_all == ReduceOp::Sum ? 0.0 : std::numeric_limits<double>::quiet_NaN());
   }
-  const FusedLayout l = fused_layout(p);
+  // Inputs holding the same tensor share one binding (a mask read by a where and a cast, the same activation).
+  std::vector<int32_t> alias(inputs.size());
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    alias[k] = static_cast<int32_t>(k);
+    for (std::size_t j = 0; j < k; ++j)
+      if (alloc_of(inputs[j]) == alloc_of(inputs[k]) && p.inputs[j].kind == p.inputs[k].kind &&
+          p.inputs[j].shape == p.inputs[k].shape) {
+        alias[k] = static_cast<int32_t>(j);
+        break;
+      }
+  }
+  const FusedLayout l = fused_layout(p, std::move(alias));
   if (!fused_fits(p, l)) {
     {
       FusedChainCache& c = cache_of(*ctx);
@@ -152,7 +163,8 @@ VulkanTensor<float> fused_chain(const Program& p, const std::vector<FusedOperand
   const uint32_t groups = groups_for(*ctx, static_cast<uint64_t>(n), kFusedWorkgroup);
   auto y = empty<float>(ctx, p.reduce_all ? Shape{static_cast<int64_t>(groups)} : p.shape);
   std::vector<BufferArg> args{out(y)};
-  for (const auto& o : inputs) args.push_back({alloc_of(o), false});
+  for (std::size_t k = 0; k < inputs.size(); ++k)
+    if (l.alias[k] == static_cast<int32_t>(k)) args.push_back({alloc_of(inputs[k]), false});
   {
     std::lock_guard lock(ctx->mutex());
     ctx->stream().dispatch(pipe->pipeline(), args, l.push.data(), static_cast<uint32_t>(l.push.size() * 4), groups);

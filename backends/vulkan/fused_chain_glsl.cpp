@@ -62,10 +62,14 @@ std::string gelu_backward_glsl() {
 
 }  // namespace
 
-FusedLayout fused_layout(const fusion::Program& p) {
+FusedLayout fused_layout(const fusion::Program& p, std::vector<int32_t> alias) {
   FusedLayout l;
   const Shape& out = p.shape;
   const std::size_t ni = p.inputs.size();
+  if (alias.empty())
+    for (std::size_t k = 0; k < ni; ++k) alias.push_back(static_cast<int32_t>(k));
+  l.alias = std::move(alias);
+  auto distinct = [&](std::size_t k) { return l.alias[k] == static_cast<int32_t>(k); };
   std::vector<std::vector<int64_t>> full(ni);
   for (std::size_t k = 0; k < ni; ++k) full[k] = broadcast_strides(p.inputs[k].shape, out);
   // Merge: drop unit dims; fold dim d into the previous kept dim q when every input steps through them as one
@@ -102,7 +106,7 @@ FusedLayout fused_layout(const fusion::Program& p) {
   l.push.push_back(static_cast<uint32_t>(out.num_elements()));
   for (int64_t d : l.dims) l.push.push_back(static_cast<uint32_t>(d));
   for (std::size_t k = 0; k < ni; ++k)
-    if (l.access[k] == FusedAccess::Strided)
+    if (distinct(k) && l.access[k] == FusedAccess::Strided)
       for (int64_t v : l.strides[k]) l.push.push_back(static_cast<uint32_t>(v));
   l.scalar_word.assign(p.instrs.size(), 0);
   for (std::size_t k = 0; k < p.instrs.size(); ++k) {
@@ -114,14 +118,22 @@ FusedLayout fused_layout(const fusion::Program& p) {
   for (std::size_t k = 0; k < ni; ++k) {
     l.key += kind_char(p.inputs[k].kind);
     l.key += access_char(l.access[k]);
+    if (!distinct(k)) l.key += fmt::format("={}", l.alias[k]);
   }
   for (const auto& i : p.instrs) l.key += fmt::format(";{},{},{},{},{}", static_cast<int>(i.kind), i.op, i.a, i.b, i.c);
   l.key += fmt::format(";o{}", p.out);
   return l;
 }
 
+std::size_t fused_bindings(const FusedLayout& l) {
+  std::size_t n = 0;
+  for (std::size_t k = 0; k < l.alias.size(); ++k) n += l.alias[k] == static_cast<int32_t>(k);
+  return n;
+}
+
 bool fused_fits(const fusion::Program& p, const FusedLayout& l) {
-  return p.inputs.size() <= kMaxFusedInputs && l.push.size() <= kMaxFusedPushWords;
+  (void)p;
+  return fused_bindings(l) <= kMaxFusedInputs && l.push.size() <= kMaxFusedPushWords;
 }
 
 std::string fused_chain_glsl(const fusion::Program& p, const FusedLayout& l, bool int64) {
@@ -145,9 +157,12 @@ std::string fused_chain_glsl(const fusion::Program& p, const FusedLayout& l, boo
   s += kGlslFloatOps;
   if (gelu) s += gelu_backward_glsl();
   s += "layout(std430, binding = 0) writeonly buffer Y { float y[]; };\n";
-  for (std::size_t k = 0; k < p.inputs.size(); ++k)
-    s += fmt::format("layout(std430, binding = {}) readonly buffer In{} {{ {} in{}[]; }};\n", k + 1, k,
-                     input_type(p.inputs[k].kind), k);
+  auto distinct = [&](std::size_t k) { return l.alias[k] == static_cast<int32_t>(k); };
+  // Buffers of the distinct inputs, bound in input order after the output.
+  for (std::size_t k = 0, binding = 1; k < p.inputs.size(); ++k)
+    if (distinct(k))
+      s += fmt::format("layout(std430, binding = {}) readonly buffer In{} {{ {} in{}[]; }};\n", binding++, k,
+                       input_type(p.inputs[k].kind), k);
   s += fmt::format("layout(push_constant) uniform P {{ uint w[{}]; }} p;\n", l.push.size());
   if (p.reduce_all) s += fmt::format("shared float partial[{}];\n", kFusedWorkgroup);
 
@@ -160,13 +175,14 @@ std::string fused_chain_glsl(const fusion::Program& p, const FusedLayout& l, boo
     s += "    uint rest = i, ix;\n";
     std::string decl;
     for (std::size_t k = 0; k < p.inputs.size(); ++k)
-      if (l.access[k] == FusedAccess::Strided) decl += fmt::format("{}o{} = 0u", decl.empty() ? "" : ", ", k);
+      if (distinct(k) && l.access[k] == FusedAccess::Strided)
+        decl += fmt::format("{}o{} = 0u", decl.empty() ? "" : ", ", k);
     s += "    uint " + decl + ";\n";
     for (std::size_t d = rank; d-- > 0;) {
       s += fmt::format("    ix = rest % p.w[{}]; rest /= p.w[{}];", 1 + d, 1 + d);
       std::size_t word = 1 + rank;
       for (std::size_t k = 0; k < p.inputs.size(); ++k) {
-        if (l.access[k] != FusedAccess::Strided) continue;
+        if (!distinct(k) || l.access[k] != FusedAccess::Strided) continue;
         s += fmt::format(" o{} += ix * p.w[{}];", k, word + d);
         word += rank;
       }
@@ -179,7 +195,7 @@ std::string fused_chain_glsl(const fusion::Program& p, const FusedLayout& l, boo
     const std::string r = fmt::format("r{}", k);
     switch (i.kind) {
       case InstrKind::Input: {
-        const auto in = static_cast<std::size_t>(i.op);
+        const auto in = static_cast<std::size_t>(l.alias[static_cast<std::size_t>(i.op)]);  // the buffer read
         const char* type = input_type(p.inputs[in].kind);
         const std::string at = l.access[in] == FusedAccess::Same       ? "i"
                                : l.access[in] == FusedAccess::Constant ? "0"

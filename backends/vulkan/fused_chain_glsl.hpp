@@ -20,6 +20,9 @@ struct FusedLayout {
   // The output's dims after dropping 1s and merging dims that are contiguous in the output and every input.
   std::vector<int64_t> dims;
   std::vector<FusedAccess> access;             // per input
+  // Per input: the first input holding the same tensor (same memory, kind and shape), itself if none. Each
+  // distinct tensor is bound and read once (a chain reads a mask for a where, its negation's mask_fill and a cast).
+  std::vector<int32_t> alias;
   std::vector<std::vector<int64_t>> strides;   // per input, over `dims` (used for Strided ones)
   // Push-constant words: [0] the element count, then `dims`, then the strides of each Strided input, then the
   // scalars of the Fill / Scalar / MaskFill instructions in program order (f32 bits). Only what varies between
@@ -31,12 +34,15 @@ struct FusedLayout {
   std::string key;
 };
 
-// Storage buffers one dispatch binds (Pipelines::kBindings): the output and up to 7 inputs.
+// Storage buffers one dispatch binds (Pipelines::kBindings): the output and up to 7 distinct input tensors.
 inline constexpr std::size_t kMaxFusedInputs = 7;
 // Push-constant words (Pipelines::kPushBytes / 4).
 inline constexpr std::size_t kMaxFusedPushWords = 32;
 
-FusedLayout fused_layout(const fusion::Program& p);
+// alias: as FusedLayout::alias (empty: every input distinct).
+FusedLayout fused_layout(const fusion::Program& p, std::vector<int32_t> alias = {});
+// The distinct tensors a program binds (inputs that are their own alias).
+std::size_t fused_bindings(const FusedLayout& l);
 // Whether the shader of this layout fits one dispatch (else the program runs op by op).
 bool fused_fits(const fusion::Program& p, const FusedLayout& l);
 // The compute shader (workgroup size kFusedWorkgroup). int64: the context stores Int tensors as int64 (else int32,

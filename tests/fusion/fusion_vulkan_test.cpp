@@ -74,7 +74,10 @@ Tensor<B, 2> chain(int64_t rows, int64_t cols, double scale = 0.75) {
   return y.maximum(x.sigmoid()).div(x.abs().add_scalar(1.0));
 }
 
+// The chain binds 6 distinct tensors (the bias row read twice and the mask read by the where and the cast share
+// their bindings), so it runs fused: nothing is counted as unfused.
 TEST(FusionVulkan, ChainMatchesEagerVulkan) {
+  const auto before = stats();
   for (auto [rows, cols] : {std::array<int64_t, 2>{1, 1}, {3, 5}, {17, 300}}) {
     SCOPED_TRACE(rows * cols);
     const auto fused = chain<F>(rows, cols);
@@ -85,6 +88,9 @@ TEST(FusionVulkan, ChainMatchesEagerVulkan) {
     expect_close(chain<F>(rows, cols).mean().into_data().to_vec<float>(),
                  chain<V>(rows, cols).mean().into_data().to_vec<float>(), 1e-5);
   }
+  const auto after = stats();
+  EXPECT_EQ(after.unfused, before.unfused);
+  EXPECT_GE(after.compiled + after.hits, before.compiled + before.hits + 9);
 }
 
 // The generated kernel and the op-by-op executor on the same recorded programs: an input broadcast along a middle
@@ -258,6 +264,15 @@ TEST(FusionVulkan, LayoutMergesDimsAndKeepsScalarsOutOfTheKey) {
   const std::string glsl = vk::fused_chain_glsl(p, l, true);
   EXPECT_NE(glsl.find("in1[o1]"), std::string::npos) << glsl;
   EXPECT_NE(glsl.find("in2[0]"), std::string::npos) << glsl;
+  // The same bias row read twice: one binding and one set of strides, read through the first input's buffer.
+  p.inputs[2].shape = Shape{4};
+  const auto twice = vk::fused_layout(p, {0, 1, 1});
+  EXPECT_EQ(vk::fused_bindings(twice), 2u);
+  EXPECT_EQ(twice.push.size(), 6u);
+  EXPECT_NE(twice.key, vk::fused_layout(p).key);
+  const std::string shared = vk::fused_chain_glsl(p, twice, true);
+  EXPECT_EQ(shared.find("buffer In2"), std::string::npos) << shared;
+  EXPECT_NE(shared.find("r2 = in1[o1]"), std::string::npos) << shared;
 }
 
 }  // namespace
