@@ -21,6 +21,7 @@
 #include <utility>
 
 #include "backends/vulkan/fused_chain_glsl.hpp"
+#include "backends/vulkan/fused_chain_split.hpp"
 #include "backends/vulkan/launch.hpp"
 #include "backends/vulkan/vulkan_backend.hpp"
 #include "engine/backend/optional_ops.hpp"  // fusion::replay and the GELU step it runs
@@ -111,6 +112,87 @@ const std::shared_ptr<Allocation>& alloc_of(const FusedOperand& o) {
   return o.f ? o.f->alloc : o.i ? o.i->alloc : o.b->alloc;
 }
 
+// Inputs holding the same tensor share one binding (a mask read by a where and a cast, the same activation).
+std::vector<int32_t> aliases(const Program& p, const std::vector<FusedOperand>& inputs) {
+  std::vector<int32_t> alias(inputs.size());
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    alias[k] = static_cast<int32_t>(k);
+    for (std::size_t j = 0; j < k; ++j)
+      if (alloc_of(inputs[j]) == alloc_of(inputs[k]) && p.inputs[j].kind == p.inputs[k].kind &&
+          p.inputs[j].shape == p.inputs[k].shape) {
+        alias[k] = static_cast<int32_t>(j);
+        break;
+      }
+  }
+  return alias;
+}
+
+void count(Context& ctx, uint64_t FusedChainStats::*counter) {
+  FusedChainCache& c = cache_of(ctx);
+  std::lock_guard lock(c.mutex);
+  ++(c.stats.*counter);
+}
+
+// One dispatch of p's shader (p fits: fused_fits).
+VulkanTensor<float> dispatch(const std::shared_ptr<Context>& ctx, const Program& p, const FusedLayout& l,
+                             const std::vector<FusedOperand>& inputs) {
+  const int64_t n = p.shape.num_elements();
+  const auto pipe = pipeline_for(*ctx, p, l);
+  const uint32_t groups = groups_for(*ctx, static_cast<uint64_t>(n), kFusedWorkgroup);
+  auto y = empty<float>(ctx, p.reduce_all ? Shape{static_cast<int64_t>(groups)} : p.shape);
+  std::vector<BufferArg> args{out(y)};
+  for (std::size_t k = 0; k < inputs.size(); ++k)
+    if (l.alias[k] == static_cast<int32_t>(k)) args.push_back({alloc_of(inputs[k]), false});
+  {
+    std::lock_guard lock(ctx->mutex());
+    ctx->stream().dispatch(pipe->pipeline(), args, l.push.data(), static_cast<uint32_t>(l.push.size() * 4), groups);
+    ctx->stream().retain(pipe);
+  }
+  if (!p.reduce_all) return y;
+  auto sum = reduce_all(y, ReduceOp::Sum);
+  return *p.reduce_all == ReduceOp::Mean ? scalar(sum, ScalarOp::Div, static_cast<double>(n)) : sum;
+}
+
+// p (n > 0; no reduction but Sum / Mean) as one kernel; over the bindings, a sub-expression first as a kernel of its
+// own (fused_chain_split.hpp) until the rest fits; over the push-constant words, op by op.
+VulkanTensor<float> run(const std::shared_ptr<Context>& ctx, Program p, std::vector<FusedOperand> inputs) {
+  bool split = false;
+  for (;;) {
+    const FusedLayout l = fused_layout(p, aliases(p, inputs));
+    if (fused_fits(p, l)) {
+      if (split) count(*ctx, &FusedChainStats::split);
+      return dispatch(ctx, p, l, inputs);
+    }
+    const auto r = fused_bindings(l) > kMaxFusedInputs ? split_point(p, l.alias, kMaxFusedInputs) : std::nullopt;
+    if (!r) {
+      count(*ctx, &FusedChainStats::unfused);
+      return fusion::replay<Vulkan>(p, inputs, VulkanDevice{ctx});
+    }
+    // Register r computed by its own kernel, then read by the rest as an input (the instructions only r needed
+    // drop out with the inputs only they read).
+    std::vector<std::size_t> map;
+    const Program sub = extract_program(p, *r, map);
+    std::vector<FusedOperand> sub_inputs;
+    for (std::size_t j : map) sub_inputs.push_back(inputs[j]);
+    FusedOperand value;
+    value.f = run(ctx, sub, std::move(sub_inputs));
+    fusion::Instr& i = p.instrs[static_cast<std::size_t>(*r)];
+    i.kind = fusion::InstrKind::Input;
+    i.op = static_cast<int32_t>(p.inputs.size());
+    i.a = i.b = i.c = -1;
+    p.inputs.push_back({fusion::InputKind::Float, i.shape});
+    inputs.push_back(std::move(value));
+    Program rest = extract_program(p, p.out, map);
+    rest.shape = p.shape;
+    rest.reduce_all = p.reduce_all;
+    std::vector<FusedOperand> rest_inputs;
+    for (std::size_t j : map) rest_inputs.push_back(inputs[j]);
+    p = std::move(rest);
+    inputs = std::move(rest_inputs);
+    split = true;
+  }
+}
+
 }  // namespace
 
 VulkanTensor<float> fused_chain(const Program& p, const std::vector<FusedOperand>& inputs,
@@ -139,40 +221,7 @@ VulkanTensor<float> fused_chain(const Program& p, const std::vector<FusedOperand
     if (!p.reduce_all) return empty<float>(ctx, p.shape);
     return full<float>(ctx, Shape{1}, *p.reduce_all == ReduceOp::Sum ? 0.0 : std::numeric_limits<double>::quiet_NaN());
   }
-  // Inputs holding the same tensor share one binding (a mask read by a where and a cast, the same activation).
-  std::vector<int32_t> alias(inputs.size());
-  for (std::size_t k = 0; k < inputs.size(); ++k) {
-    alias[k] = static_cast<int32_t>(k);
-    for (std::size_t j = 0; j < k; ++j)
-      if (alloc_of(inputs[j]) == alloc_of(inputs[k]) && p.inputs[j].kind == p.inputs[k].kind &&
-          p.inputs[j].shape == p.inputs[k].shape) {
-        alias[k] = static_cast<int32_t>(j);
-        break;
-      }
-  }
-  const FusedLayout l = fused_layout(p, std::move(alias));
-  if (!fused_fits(p, l)) {
-    {
-      FusedChainCache& c = cache_of(*ctx);
-      std::lock_guard lock(c.mutex);
-      ++c.stats.unfused;
-    }
-    return fusion::replay<Vulkan>(p, inputs, VulkanDevice{ctx});
-  }
-  const auto pipe = pipeline_for(*ctx, p, l);
-  const uint32_t groups = groups_for(*ctx, static_cast<uint64_t>(n), kFusedWorkgroup);
-  auto y = empty<float>(ctx, p.reduce_all ? Shape{static_cast<int64_t>(groups)} : p.shape);
-  std::vector<BufferArg> args{out(y)};
-  for (std::size_t k = 0; k < inputs.size(); ++k)
-    if (l.alias[k] == static_cast<int32_t>(k)) args.push_back({alloc_of(inputs[k]), false});
-  {
-    std::lock_guard lock(ctx->mutex());
-    ctx->stream().dispatch(pipe->pipeline(), args, l.push.data(), static_cast<uint32_t>(l.push.size() * 4), groups);
-    ctx->stream().retain(pipe);
-  }
-  if (!p.reduce_all) return y;
-  auto sum = reduce_all(y, ReduceOp::Sum);
-  return *p.reduce_all == ReduceOp::Mean ? scalar(sum, ScalarOp::Div, static_cast<double>(n)) : sum;
+  return run(ctx, p, inputs);
 }
 
 void set_max_fused_pipelines(Context& ctx, std::size_t limit) {

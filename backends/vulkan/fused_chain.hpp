@@ -31,7 +31,8 @@ struct FusedChainStats {
   uint64_t compiled = 0;  // programs compiled to a pipeline (cache misses)
   uint64_t hits = 0;      // runs that found their pipeline cached
   uint64_t evicted = 0;   // pipelines dropped to stay within kMaxFusedPipelines
-  uint64_t unfused = 0;   // programs run op by op (fusion::replay): over the bindings or push-constant words
+  uint64_t split = 0;     // programs over the bindings, run as several kernels (fused_chain_split.hpp)
+  uint64_t unfused = 0;   // programs run op by op (fusion::replay): over the push-constant words
   std::size_t cached = 0;
 };
 FusedChainStats fused_chain_stats(Context& ctx);

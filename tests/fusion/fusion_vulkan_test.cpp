@@ -15,6 +15,7 @@
 #include "backends/vulkan/context.hpp"
 #include "backends/vulkan/fused_chain.hpp"
 #include "backends/vulkan/fused_chain_glsl.hpp"
+#include "backends/vulkan/fused_chain_split.hpp"
 #include "backends/vulkan/vulkan_backend.hpp"
 #include "engine/ember.hpp"
 
@@ -203,11 +204,12 @@ TEST(FusionVulkan, CacheEvictsTheLeastRecentlyUsed) {
   vk::set_max_fused_pipelines(ctx, vk::kMaxFusedPipelines);
 }
 
-// A program over more inputs than one dispatch binds runs op by op (fusion::replay): counted, and still right.
-TEST(FusionVulkan, TooManyInputsRunsOpByOp) {
+// A program over more tensors than one dispatch binds runs as several kernels: a sub-expression over at most 7
+// first, the rest reading its result; nothing op by op, and the eager bits.
+TEST(FusionVulkan, TooManyInputsSplitIntoKernels) {
   std::vector<Tensor<F, 1>> fx;
   std::vector<Tensor<V, 1>> vx;
-  for (uint64_t k = 0; k < vk::kMaxFusedInputs + 2; ++k) {
+  for (uint64_t k = 0; k < 2 * vk::kMaxFusedInputs + 3; ++k) {
     const auto v = uniform(33, 30 + k);
     fx.push_back(Tensor<F, 1>::from_values(v, {33}));
     vx.push_back(Tensor<V, 1>::from_values(v, {33}));
@@ -215,13 +217,72 @@ TEST(FusionVulkan, TooManyInputsRunsOpByOp) {
   auto fsum = fx[0];
   auto vsum = vx[0];
   for (std::size_t k = 1; k < fx.size(); ++k) {
-    fsum = fsum * fx[k].tanh();
-    vsum = vsum * vx[k].tanh();
+    fsum = k % 2 ? fsum * fx[k].tanh() : fsum + fx[k];
+    vsum = k % 2 ? vsum * vx[k].tanh() : vsum + vx[k];
   }
   const auto before = stats();
   const auto got = fsum.into_data().to_vec<float>();
-  EXPECT_EQ(stats().unfused, before.unfused + 1);
+  const auto after = stats();
+  EXPECT_EQ(after.split, before.split + 1);
+  EXPECT_EQ(after.unfused, before.unfused);
   expect_same_bits(got, vsum.into_data().to_vec<float>());
+  expect_close(fx[0].mul(fsum).sum().into_data().to_vec<float>(), vx[0].mul(vsum).sum().into_data().to_vec<float>(),
+               1e-5);
+}
+
+// The sub-expression chosen: the most distinct tensors within the limit; extracted with only what it needs.
+TEST(FusionVulkan, SplitPointAndExtract) {
+  using fusion::InstrKind;
+  fusion::Program p;
+  p.shape = Shape{4};
+  auto instr = [](InstrKind k, int32_t op, int32_t a = -1, int32_t b = -1) {
+    fusion::Instr i;
+    i.kind = k;
+    i.op = op;
+    i.a = a;
+    i.b = b;
+    i.shape = Shape{4};
+    return i;
+  };
+  const int32_t add = static_cast<int32_t>(BinaryOp::Add);
+  // r0..r3 inputs 0..3, r4 = r0 + r1, r5 = r4 + r2, r6 = r5 + r3 (out)
+  for (int32_t k = 0; k < 4; ++k) {
+    p.inputs.push_back({fusion::InputKind::Float, Shape{4}});
+    p.instrs.push_back(instr(InstrKind::Input, k));
+  }
+  p.instrs.push_back(instr(InstrKind::Binary, add, 0, 1));
+  p.instrs.push_back(instr(InstrKind::Binary, add, 4, 2));
+  p.instrs.push_back(instr(InstrKind::Binary, add, 5, 3));
+  p.out = 6;
+  EXPECT_EQ(vk::split_point(p, {0, 1, 2, 3}, 3), std::optional<int32_t>(5));
+  EXPECT_EQ(vk::split_point(p, {0, 1, 2, 3}, 2), std::optional<int32_t>(4));
+  EXPECT_EQ(vk::split_point(p, {0, 0, 0, 0}, 1), std::nullopt);  // one tensor under every register
+  std::vector<std::size_t> map;
+  const auto q = vk::extract_program(p, 5, map);
+  EXPECT_EQ(map, (std::vector<std::size_t>{0, 1, 2}));
+  ASSERT_EQ(q.instrs.size(), 5u);
+  EXPECT_EQ(q.out, 4);
+  // Post-order: input 0, input 1, their sum, input 2, the output (operands always before their users).
+  EXPECT_EQ(q.instrs[2].kind, InstrKind::Binary);
+  EXPECT_EQ(q.instrs[3].kind, InstrKind::Input);
+  EXPECT_EQ(q.instrs[3].op, 2);
+  EXPECT_EQ(q.instrs[4].a, 2);
+  EXPECT_EQ(q.instrs[4].b, 3);
+}
+
+// Over the push-constant words (31 scalars of a chain of scalar ops, the element count and one dim): op by op.
+TEST(FusionVulkan, TooManyScalarsRunsOpByOp) {
+  const auto v = uniform(50, 40);
+  auto f = Tensor<F, 1>::from_values(v, {50});
+  auto e = Tensor<V, 1>::from_values(v, {50});
+  for (int k = 0; k < 31; ++k) {
+    f = f.mul_scalar(1.0 + k / 64.0);
+    e = e.mul_scalar(1.0 + k / 64.0);
+  }
+  const auto before = stats();
+  const auto got = f.into_data().to_vec<float>();
+  EXPECT_EQ(stats().unfused, before.unfused + 1);
+  expect_same_bits(got, e.into_data().to_vec<float>());
 }
 
 // How the shader reads its inputs: unit dims dropped, dims contiguous in every operand merged, a bias row strided
