@@ -248,6 +248,9 @@ Conv2dGrads<CpuTensor<T>> conv2d_backward(const CpuTensor<T>& x, const CpuTensor
     return {std::move(gx), std::move(gw), std::move(gb)};
   }
 
+  // Few input channels per group (an image's first layer), where oneDNN's whole backward declined above: its
+  // backward-weights kernel still beats im2col + GEMM (onednn.hpp), so only the grad input is computed here.
+  std::optional<onednn::WeightGrads<CpuTensor<T>>> dnn_weights = onednn::conv2d_backward_weights(x, w, grad, has_bias, o);
   std::shared_ptr<Buffer> col_buf, gg_buf;
   T* col = scratch<T>(col_buf, k * l);
   // With one image, grad's group slice already is the [C_out/g, H_out*W_out] GEMM operand.
@@ -266,14 +269,17 @@ Conv2dGrads<CpuTensor<T>> conv2d_backward(const CpuTensor<T>& x, const CpuTensor
                    });
       gr = gg;
     }
-    im2col(x.data(), g, grp * g.cg, col);
-    // grad_w_g = grad_g x col^T.
-    gemm<T>(false, true, cog, k, l, T(1), gr, l, col, l, T(0), gw.data() + grp * cog * k, k);
+    if (!dnn_weights) {
+      im2col(x.data(), g, grp * g.cg, col);
+      // grad_w_g = grad_g x col^T.
+      gemm<T>(false, true, cog, k, l, T(1), gr, l, col, l, T(0), gw.data() + grp * cog * k, k);
+    }
     // grad_col = w_g^T x grad_g, reusing the column buffer now that grad_w is done with it.
     gemm<T>(true, false, k, l, cog, T(1), w.data() + grp * cog * k, k, gr, l, T(0), col, l);
     col2im(col, g, grp * g.cg, gx.data());
   }
 
+  if (dnn_weights) return {std::move(gx), std::move(dnn_weights->weight), std::move(dnn_weights->bias)};
   std::optional<CpuTensor<T>> gb;
   if (has_bias) {
     CpuTensor<T> b(Shape{cout});

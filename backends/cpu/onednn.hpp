@@ -31,6 +31,24 @@ std::optional<CpuTensor<float>> conv2d(const CpuTensor<float>& x, const CpuTenso
 std::optional<Conv2dGrads<CpuTensor<float>>> conv2d_backward(const CpuTensor<float>& x, const CpuTensor<float>& w,
                                                              const CpuTensor<float>& grad, bool has_bias,
                                                              const Conv2dOptions& o);
+// Only grad weight / bias of conv2d (h-gemm, issue 15): with fewer than 8 input channels per group, where
+// conv2d_backward declines, oneDNN's backward-weights kernel still beats im2col + GEMM (3->32 @32x32, batch 32:
+// 0.3 ms), and conv.cpp computes the grad input with col2im.
+template <class FP>
+struct WeightGrads {
+  FP weight;
+  std::optional<FP> bias;
+};
+std::optional<WeightGrads<CpuTensor<float>>> conv2d_backward_weights(const CpuTensor<float>& x,
+                                                                     const CpuTensor<float>& w,
+                                                                     const CpuTensor<float>& grad, bool has_bias,
+                                                                     const Conv2dOptions& o);
+inline std::optional<WeightGrads<CpuTensor<double>>> conv2d_backward_weights(const CpuTensor<double>&,
+                                                                             const CpuTensor<double>&,
+                                                                             const CpuTensor<double>&, bool,
+                                                                             const Conv2dOptions&) {
+  return std::nullopt;
+}
 // max_pool2d(post(conv2d(x, w, bias, o)), pool)'s values, with the pooling run by oneDNN on the convolution's
 // blocked output (no indices: inference), so only the pooled, smaller tensor is reordered back to NCHW.
 std::optional<CpuTensor<float>> conv2d_max_pool(const CpuTensor<float>& x, const CpuTensor<float>& w,

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -51,6 +52,25 @@ struct CachedWeights {
 };
 constexpr std::size_t kCachedWeightsPerPlan = 8;  // a ResNet runs up to 4 convolutions of one shape per stage
 
+// One reorder between a plain (Ember) layout and a primitive's, with the blocked buffer on the primitive's side;
+// empty (no reorder, no buffer) where the primitive takes the plain layout itself.
+struct Reorder {
+  std::optional<dnnl::reorder> prim;
+  memory blocked;
+};
+
+// The backward's reorders and blocked buffers, made once with its primitives (h-gemm, issue 15). Made per call, as
+// before, each cost a reorder primitive descriptor, a fresh allocation and the page faults of first touching it:
+// five per training step of every convolution layer.
+struct BackwardReorders {
+  Reorder grad_in;    // grad [N, Cout, Ho, Wo] -> backward data's diff_dst
+  Reorder grad_in_w;  // the same grad -> backward weights' diff_dst, where it wants another layout than the above
+  Reorder w_in;       // w -> backward data's weights
+  Reorder gx_out;     // backward data's diff_src -> grad input
+  Reorder x_in;       // x -> backward weights' src
+  Reorder gw_out;     // backward weights' diff_weights -> grad weight
+};
+
 // Plain (Ember) layouts of one problem, and everything oneDNN built for it.
 struct Plan {
   memory::desc x, w, b, y;
@@ -67,6 +87,7 @@ struct Plan {
   dnnl::convolution_backward_data bwd_data;
   dnnl::convolution_backward_weights::primitive_desc bwd_weights_pd;
   dnnl::convolution_backward_weights bwd_weights;
+  BackwardReorders bwd_reorders;
 };
 
 using Key = std::array<int64_t, 18>;
@@ -129,6 +150,27 @@ std::unique_ptr<Plan> make_plan(const Conv2dGeometry& g, const Conv2dOptions& o,
   return p;
 }
 
+// plain -> want, and produced -> plain: a reorder and its blocked buffer, or nothing where the layouts agree.
+Reorder reorder_into(const memory::desc& plain, const memory::desc& want) {
+  if (want == plain) return {};
+  return {reorder_between(plain, want), memory(want, engine())};
+}
+Reorder reorder_out_of(const memory::desc& produced, const memory::desc& plain) {
+  if (produced == plain) return {};
+  return {reorder_between(produced, plain), memory(produced, engine())};
+}
+// `user` in the layout the primitive reads: itself, or the reorder's buffer filled from it.
+memory read_through(Reorder& r, const memory& user, dnnl::stream& s) {
+  if (!r.prim) return user;
+  r.prim->execute(s, const_cast<memory&>(user), r.blocked);
+  return r.blocked;
+}
+// Where the primitive writes a result that ends in `user` (written back by write_back).
+memory written_to(Reorder& r, const memory& user) { return r.prim ? r.blocked : user; }
+void write_back(Reorder& r, memory& user, dnnl::stream& s) {
+  if (r.prim) r.prim->execute(s, r.blocked, user);
+}
+
 void add_backward(Plan& p, const Conv2dGeometry& g, bool has_bias) {
   const Conv c = conv_params(g);
   const dnnl::convolution_backward_data::desc dd(dnnl::algorithm::convolution_direct, any(p.x), any(p.w), any(p.y),
@@ -143,6 +185,14 @@ void add_backward(Plan& p, const Conv2dGeometry& g, bool has_bias) {
                                                                      c.pad);
   p.bwd_weights_pd = dnnl::convolution_backward_weights::primitive_desc(wd, engine(), p.fwd_pd);
   p.bwd_weights = dnnl::convolution_backward_weights(p.bwd_weights_pd);
+  BackwardReorders& r = p.bwd_reorders;
+  r.grad_in = reorder_into(p.y, p.bwd_data_pd.diff_dst_desc());
+  if (p.bwd_weights_pd.diff_dst_desc() != p.bwd_data_pd.diff_dst_desc())
+    r.grad_in_w = reorder_into(p.y, p.bwd_weights_pd.diff_dst_desc());
+  r.w_in = reorder_into(p.w, p.bwd_data_pd.weights_desc());
+  r.gx_out = reorder_out_of(p.bwd_data_pd.diff_src_desc(), p.x);
+  r.x_in = reorder_into(p.x, p.bwd_weights_pd.src_desc());
+  r.gw_out = reorder_out_of(p.bwd_weights_pd.diff_weights_desc(), p.w);
   p.has_backward = true;
 }
 
@@ -159,22 +209,6 @@ Plan* plan(const Conv2dGeometry& g, const Conv2dOptions& o, bool has_bias, bool 
     return nullptr;
   }
   return it->second.get();
-}
-
-// `user` as the primitive wants it: itself when the layouts agree, else a reordered copy.
-memory as(const memory::desc& want, const memory& user, dnnl::stream& s) {
-  if (want == user.get_desc()) return user;
-  memory m(want, engine());
-  dnnl::reorder(user, m).execute(s, const_cast<memory&>(user), m);
-  return m;
-}
-
-// Where a primitive writes a result that must end in `user`: `user` itself or a scratch memory to reorder back.
-memory output(const memory::desc& produced, const memory& user) {
-  return produced == user.get_desc() ? user : memory(produced, engine());
-}
-void finish(memory& produced, memory& user, dnnl::stream& s) {
-  if (produced.get_data_handle() != user.get_data_handle()) dnnl::reorder(produced, user).execute(s, produced, user);
 }
 
 memory wrap(const memory::desc& d, const float* p) { return memory(d, engine(), const_cast<float*>(p)); }
@@ -315,30 +349,34 @@ bool conv_pool_slice(const Conv2dGeometry& g, const Conv2dOptions& o, const floa
   return true;
 }
 
-// One batch slice's backward: grad input of the slice's images, and the slice's share of grad weight / bias
-// (written, not accumulated: the caller sums the slices).
+// One batch slice's backward: grad input of the slice's images (unless gx is null), and the slice's share of grad
+// weight / bias (written, not accumulated: the caller sums the slices). Every reorder and blocked buffer is the plan's
+// (BackwardReorders), and the stream the thread's.
 bool backward_slice(const Conv2dGeometry& g, const Conv2dOptions& o, const float* x, const float* w,
                     const float* grad, float* gx, float* gw, float* gb) {
   Plan* p = plan(g, o, gb != nullptr, true, PostOp::None);
   if (!p) return false;
-  dnnl::stream s(engine());
-  memory ugrad = wrap(p->y, grad);
-  // grad input = conv_transpose(grad, w).
-  memory dd = as(p->bwd_data_pd.diff_dst_desc(), ugrad, s);
-  memory wei = as(p->bwd_data_pd.weights_desc(), wrap(p->w, w), s);
-  memory ugx = wrap(p->x, gx);
-  memory dsrc = output(p->bwd_data_pd.diff_src_desc(), ugx);
-  p->bwd_data.execute(s, {{DNNL_ARG_DIFF_DST, dd}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DIFF_SRC, dsrc}});
-  finish(dsrc, ugx, s);
+  BackwardReorders& r = p->bwd_reorders;
+  dnnl::stream& s = thread_stream();
+  const memory ugrad = wrap(p->y, grad);
+  // grad input = conv_transpose(grad, w); skipped (gx null) when the caller computes it itself.
+  const memory dd = read_through(r.grad_in, ugrad, s);
+  if (gx) {
+    const memory wei = read_through(r.w_in, wrap(p->w, w), s);
+    memory ugx = wrap(p->x, gx);
+    const memory dsrc = written_to(r.gx_out, ugx);
+    p->bwd_data.execute(s, {{DNNL_ARG_DIFF_DST, dd}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DIFF_SRC, dsrc}});
+    write_back(r.gx_out, ugx, s);
+  }
   // grad weight (and bias) = correlation of x with grad.
-  memory src = as(p->bwd_weights_pd.src_desc(), wrap(p->x, x), s);
-  memory dd_w = p->bwd_weights_pd.diff_dst_desc() == dd.get_desc() ? dd : as(p->bwd_weights_pd.diff_dst_desc(), ugrad, s);
+  const memory src = read_through(r.x_in, wrap(p->x, x), s);
+  const memory dd_w = r.grad_in_w.prim ? read_through(r.grad_in_w, ugrad, s) : dd;
   memory ugw = wrap(p->w, gw);
-  memory dwei = output(p->bwd_weights_pd.diff_weights_desc(), ugw);
+  const memory dwei = written_to(r.gw_out, ugw);
   std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, dd_w}, {DNNL_ARG_DIFF_WEIGHTS, dwei}};
   if (gb) args.emplace(DNNL_ARG_DIFF_BIAS, wrap(p->b, gb));
   p->bwd_weights.execute(s, args);
-  finish(dwei, ugw, s);
+  write_back(r.gw_out, ugw, s);
   s.wait();
   return true;
 }
@@ -387,20 +425,15 @@ std::optional<CpuTensor<float>> conv2d_max_pool(const CpuTensor<float>& x, const
   return out;
 }
 
-std::optional<Conv2dGrads<CpuTensor<float>>> conv2d_backward(const CpuTensor<float>& x, const CpuTensor<float>& w,
-                                                             const CpuTensor<float>& grad, bool has_bias,
-                                                             const Conv2dOptions& o) {
-  const Conv2dGeometry g = conv2d_geometry(x.shape, w.shape, o);
-  // With few input channels per group (an image's first layer: 1 or 3) oneDNN's backward kernels work on plain
-  // layouts and took 1.5x the time of im2col + GEMM (3->32 @32x32, batch 32: 4.5 ms against 3.0 ms); its
-  // forward stays faster there.
-  if (!usable(g) || g.cg < kMinBackwardChannels) return std::nullopt;
-  CpuTensor<float> gx(x.shape), gw(w.shape);
-  std::optional<CpuTensor<float>> gb;
-  if (has_bias) gb = CpuTensor<float>(Shape{g.cout});
-  const int64_t in_image = g.c * g.h * g.w, out_image = g.cout * g.ho * g.wo, wn = gw.numel();
+namespace {
+
+// The backward over Ember's pool (over_batch): gx, when given, gets each slice's grad input; gw / gb the sum of the
+// slices' grad weight / bias (the slice starting at image 0 writes gw / gb, every other slice a slot of partial sums
+// added at the end). False when oneDNN cannot run the problem.
+bool backward_over_batch(const Conv2dGeometry& g, const Conv2dOptions& o, const CpuTensor<float>& x,
+                         const CpuTensor<float>& w, const CpuTensor<float>& grad, float* gx, float* gw, float* gb) {
+  const int64_t in_image = g.c * g.h * g.w, out_image = g.cout * g.ho * g.wo, wn = w.numel();
   const int64_t parts = std::max<int64_t>(1, std::min<int64_t>(num_threads(), g.n));
-  // The slice starting at image 0 writes gw / gb; every other slice takes a slot of partial sums, added below.
   std::shared_ptr<Buffer> partial_buf;
   float* partial = nullptr;
   if (parts > 1) {
@@ -411,20 +444,56 @@ std::optional<Conv2dGrads<CpuTensor<float>>> conv2d_backward(const CpuTensor<flo
   std::atomic<int64_t> slots{0};
   over_batch(g.n, [&](int64_t lo, int64_t hi) {
     float* slot = lo == 0 ? nullptr : partial + slots.fetch_add(1) * (wn + g.cout);
-    float* pw = slot ? slot : gw.data();
-    float* pb = !gb ? nullptr : slot ? slot + wn : gb->data();
+    float* pw = slot ? slot : gw;
+    float* pb = !gb ? nullptr : slot ? slot + wn : gb;
     if (!backward_slice(slice(g, lo, hi), o, x.data() + lo * in_image, w.data(), grad.data() + lo * out_image,
-                        gx.data() + lo * in_image, pw, pb))
+                        gx ? gx + lo * in_image : nullptr, pw, pb))
       ok = false;
   });
-  if (!ok) return std::nullopt;
+  if (!ok) return false;
   for (int64_t k = 0; k < slots.load(); ++k) {
     const float* pw = partial + k * (wn + g.cout);
-    for (int64_t i = 0; i < wn; ++i) gw.data()[i] += pw[i];
+    for (int64_t i = 0; i < wn; ++i) gw[i] += pw[i];
     if (gb)
-      for (int64_t i = 0; i < g.cout; ++i) gb->data()[i] += pw[wn + i];
+      for (int64_t i = 0; i < g.cout; ++i) gb[i] += pw[wn + i];
   }
+  return true;
+}
+
+}  // namespace
+
+std::optional<Conv2dGrads<CpuTensor<float>>> conv2d_backward(const CpuTensor<float>& x, const CpuTensor<float>& w,
+                                                             const CpuTensor<float>& grad, bool has_bias,
+                                                             const Conv2dOptions& o) {
+  const Conv2dGeometry g = conv2d_geometry(x.shape, w.shape, o);
+  // With few input channels per group (an image's first layer: 1 or 3) oneDNN's backward-data kernel works on
+  // plain layouts and took 1.5x the time of im2col + GEMM (3->32 @32x32, batch 32: 4.5 ms against 3.0 ms); its
+  // forward and its backward-weights (conv2d_backward_weights) stay faster there.
+  if (!usable(g) || g.cg < kMinBackwardChannels) return std::nullopt;
+  CpuTensor<float> gx(x.shape), gw(w.shape);
+  std::optional<CpuTensor<float>> gb;
+  if (has_bias) gb = CpuTensor<float>(Shape{g.cout});
+  if (!backward_over_batch(g, o, x, w, grad, gx.data(), gw.data(), gb ? gb->data() : nullptr)) return std::nullopt;
   return Conv2dGrads<CpuTensor<float>>{std::move(gx), std::move(gw), std::move(gb)};
+}
+
+std::optional<WeightGrads<CpuTensor<float>>> conv2d_backward_weights(const CpuTensor<float>& x,
+                                                                     const CpuTensor<float>& w,
+                                                                     const CpuTensor<float>& grad, bool has_bias,
+                                                                     const Conv2dOptions& o) {
+  const Conv2dGeometry g = conv2d_geometry(x.shape, w.shape, o);
+  if (!usable(g)) return std::nullopt;
+  // Only a JIT kernel beats im2col + GEMM; where oneDNN offers just its reference one (some grouped shapes), the
+  // caller's path runs. Asked of the first batch slice's plan, on this thread, before any slice runs.
+  const int64_t parts = std::max<int64_t>(1, std::min<int64_t>(num_threads(), g.n));
+  Plan* first = plan(slice(g, 0, (g.n + parts - 1) / parts), o, has_bias, true, PostOp::None);
+  if (!first || std::string_view(first->bwd_weights_pd.impl_info_str()).find("ref") != std::string_view::npos)
+    return std::nullopt;
+  CpuTensor<float> gw(w.shape);
+  std::optional<CpuTensor<float>> gb;
+  if (has_bias) gb = CpuTensor<float>(Shape{g.cout});
+  if (!backward_over_batch(g, o, x, w, grad, nullptr, gw.data(), gb ? gb->data() : nullptr)) return std::nullopt;
+  return WeightGrads<CpuTensor<float>>{std::move(gw), std::move(gb)};
 }
 
 }  // namespace ember::cpu::onednn

@@ -33,6 +33,9 @@ struct Plan {
   dnnl::matmul prim;
   dnnl::stream stream;
   memory src, wei, bias, dst;
+  // The execute arguments, made once: memory objects are handles, so re-pointing them above re-points these (a map
+  // built per call cost 3-4 allocations of each of the ~6 products of an MLP training step).
+  std::unordered_map<int, memory> args;
 };
 
 // One product C [m, n] = op(A) [m, k] @ op(B) [k, n] (+ bias, ReLU) with A's and B's leading dims: the memory
@@ -86,6 +89,8 @@ Plan* plan(const Problem& q) {
   p->wei = memory(wd, engine(), DNNL_MEMORY_NONE);
   p->bias = memory(bd, engine(), DNNL_MEMORY_NONE);
   p->dst = memory(dd, engine(), DNNL_MEMORY_NONE);
+  p->args = {{DNNL_ARG_SRC, p->src}, {DNNL_ARG_WEIGHTS, p->wei}, {DNNL_ARG_DST, p->dst}};
+  if (q.has_bias) p->args.emplace(DNNL_ARG_BIAS, p->bias);
   return plans.emplace(key, std::move(p)).first->second.get();
 }
 
@@ -97,25 +102,22 @@ bool run(const Problem& q, const float* a, const float* b, const float* bias, fl
   p->src.set_data_handle(const_cast<float*>(a));
   p->wei.set_data_handle(const_cast<float*>(b));
   p->dst.set_data_handle(c);
-  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, p->src}, {DNNL_ARG_WEIGHTS, p->wei}, {DNNL_ARG_DST, p->dst}};
-  if (bias) {
-    p->bias.set_data_handle(const_cast<float*>(bias));
-    args.emplace(DNNL_ARG_BIAS, p->bias);
-  }
+  if (bias) p->bias.set_data_handle(const_cast<float*>(bias));  // the plan has a bias argument iff the problem has
   const int before = omp_get_max_threads();
   if (before != 1) omp_set_num_threads(1);
-  p->prim.execute(p->stream, args);
+  p->prim.execute(p->stream, p->args);
   p->stream.wait();
   if (before != 1) omp_set_num_threads(before);
   return true;
 }
 
 // Where oneDNN measured faster than OpenBLAS (bench/README.md): one row is a GEMV, which OpenBLAS does in about a
-// third of oneDNN's time, and below 64 output columns (the 10 logits) sgemm's small-matrix kernel wins. Above
-// 2^24 multiply-adds (256^3) OpenBLAS's threaded sgemm is kept (the GEMM rows of bench/peers).
-bool worth_it(int64_t m, int64_t k, int64_t n) {
-  return m >= 8 && n >= 64 && k >= 8 && m * n * k <= (int64_t{1} << 24);
-}
+// third of oneDNN's time, and below 64 output columns (the 10 logits) sgemm's small-matrix kernel wins. Up to
+// 2^28 multiply-adds oneDNN's brgemm kernel ran 0.83-0.99 of OpenBLAS 0.3.21's time (384^3, 512^3, 512x1024x512,
+// 2048x256x256, 64x4096x512, 1 thread); from 768^3 up OpenBLAS was as fast or faster (768^3 1.04-1.07, 2048^3
+// 1.10), so the large squares stay on OpenBLAS (bench/README.md, "GEMM routing (h-gemm)").
+constexpr int64_t kMaxOneDnnMacs = int64_t{1} << 28;
+bool worth_it(int64_t m, int64_t k, int64_t n) { return m >= 8 && n >= 64 && k >= 8 && m * n * k <= kMaxOneDnnMacs; }
 
 // C = op(A) op(B) (+ bias, ReLU) with the rows split over Ember's pool when the product is large enough to pay a
 // fork (each slice its own plan); A's rows are contiguous slices only when A is not transposed.

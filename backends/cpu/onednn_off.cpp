@@ -21,5 +21,10 @@ std::optional<Conv2dGrads<CpuTensor<float>>> conv2d_backward(const CpuTensor<flo
                                                              const CpuTensor<float>&, bool, const Conv2dOptions&) {
   return std::nullopt;
 }
+std::optional<WeightGrads<CpuTensor<float>>> conv2d_backward_weights(const CpuTensor<float>&, const CpuTensor<float>&,
+                                                                     const CpuTensor<float>&, bool,
+                                                                     const Conv2dOptions&) {
+  return std::nullopt;
+}
 
 }  // namespace ember::cpu::onednn

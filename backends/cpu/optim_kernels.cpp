@@ -1,9 +1,11 @@
 // Fused optimizer updates. Adam composed from tensor ops reads and writes the whole parameter ~12 times per step;
 // this does it in one pass, with the same operation order as engine/optim/adam.hpp so results match it.
+#include "backends/cpu/denormals.hpp"
 #include "backends/cpu/kernels.hpp"
 #include "backends/cpu/parallel.hpp"
 
 #include <cmath>
+#include <type_traits>
 
 namespace ember::cpu {
 
@@ -12,7 +14,7 @@ namespace {
 // The branches are template parameters so that each variant's loop vectorizes (sqrt and division per element
 // would otherwise run at scalar speed).
 template <class T, int kDecay, bool kFirst>  // kDecay: 0 none, 1 L2 (Adam), 2 decoupled (AdamW)
-void adam_loop(int64_t b, int64_t e, const T* __restrict pw, const T* __restrict pg, const T* __restrict pm,
+[[gnu::always_inline]] inline void adam_loop(int64_t b, int64_t e, const T* __restrict pw, const T* __restrict pg, const T* __restrict pm,
                const T* __restrict pv, T* __restrict ow, T* __restrict om, T* __restrict ov, T decay, T wd, T one_b1,
                T b2, T one_b2, T sqrt_bc2, T eps, T step) {
   for (int64_t i = b; i < e; ++i) {
@@ -35,6 +37,33 @@ void adam_loop(int64_t b, int64_t e, const T* __restrict pw, const T* __restrict
   }
 }
 
+// The f32 loops compiled for AVX-512, AVX2 and baseline x86-64 and picked at load time (as elementwise.cpp's unary
+// loops): the per-element sqrt and division ran 4 wide on baseline SSE, 16% of the digits MLP epoch. Contraction
+// into FMAs is off so every clone rounds as the baseline and the composed Adam do (optional_ops_test compares them).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
+#define EMBER_ADAM_CLONES \
+  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"), optimize("fp-contract=off")))
+#else
+#define EMBER_ADAM_CLONES
+#endif
+
+EMBER_ADAM_CLONES
+void adam_loop_f32(int mode, bool first, int64_t b, int64_t e, const float* __restrict pw, const float* __restrict pg,
+                   const float* __restrict pm, const float* __restrict pv, float* __restrict ow, float* __restrict om,
+                   float* __restrict ov, float decay, float wd, float one_b1, float b2, float one_b2, float sqrt_bc2,
+                   float eps, float step) {
+  auto run = [&](auto loop) { loop(b, e, pw, pg, pm, pv, ow, om, ov, decay, wd, one_b1, b2, one_b2, sqrt_bc2, eps, step); };
+  if (first) {
+    if (mode == 0) run(adam_loop<float, 0, true>);
+    else if (mode == 1) run(adam_loop<float, 1, true>);
+    else run(adam_loop<float, 2, true>);
+  } else {
+    if (mode == 0) run(adam_loop<float, 0, false>);
+    else if (mode == 1) run(adam_loop<float, 1, false>);
+    else run(adam_loop<float, 2, false>);
+  }
+}
+
 }  // namespace
 
 template <class T>
@@ -50,6 +79,11 @@ AdamStepResult<CpuTensor<T>> adam_step(const CpuTensor<T>& w, const CpuTensor<T>
   const T *pw = w.data(), *pg = g.data(), *pm = first ? nullptr : m->data(), *pv = first ? nullptr : v->data();
   T *ow = r.param.data(), *om = r.exp_avg.data(), *ov = r.exp_avg_sq.data();
   parallel_for(w.numel(), kParallelThreshold, [&](int64_t b, int64_t e) {
+    const FlushDenormals ftz;  // per worker thread: MXCSR is thread state (denormals.hpp says why)
+    if constexpr (std::is_same_v<T, float>) {
+      adam_loop_f32(mode, first, b, e, pw, pg, pm, pv, ow, om, ov, decay, wd, one_b1, b2, one_b2, sqrt_bc2, eps, step);
+      return;
+    }
     auto run = [&](auto loop) { loop(b, e, pw, pg, pm, pv, ow, om, ov, decay, wd, one_b1, b2, one_b2, sqrt_bc2, eps, step); };
     if (first) {
       if (mode == 0) run(adam_loop<T, 0, true>);
