@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Embeds GLSL files as C++ string constants for the shaders generated at run time (fused_chain_glsl.cpp).
 
-usage: embed_glsl.py OUT NAME FILE [NAME FILE]...   writes `static const char kGlsl<NAME>[] = R"glsl(...)glsl";` per file, so the
-generated fused-chain shaders include the very helpers (math.glsl, float_ops.glsl, ...) the build-time shaders do.
+usage: embed_glsl.py OUT NAME FILE [NAME FILE]...
+writes `static const char kGlsl<NAME>[] = R"glsl(...)glsl";` per file, so the generated fused-chain shaders include
+the very helpers (math.glsl, float_ops.glsl, ...) the build-time shaders do.
 """
 import sys
 

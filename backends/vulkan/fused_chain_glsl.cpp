@@ -217,7 +217,9 @@ std::string fused_chain_glsl(const fusion::Program& p, const FusedLayout& l, boo
         s += fmt::format("    precise float {} = binary_f32({}u, r{}, r{});  // {}\n", r, i.op, i.a, i.b,
                          op_name(static_cast<BinaryOp>(i.op)));
         break;
-      case InstrKind::Where: s += fmt::format("    precise float {} = r{} != 0u ? r{} : r{};\n", r, i.a, i.b, i.c); break;
+      case InstrKind::Where:
+        s += fmt::format("    precise float {} = r{} != 0u ? r{} : r{};\n", r, i.a, i.b, i.c);
+        break;
       case InstrKind::MaskFill:
         s += fmt::format("    precise float {} = r{} != 0u ? {} : r{};\n", r, i.b, scalar(k), i.a);
         break;
