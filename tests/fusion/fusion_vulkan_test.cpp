@@ -16,6 +16,7 @@
 #include "backends/vulkan/fused_chain.hpp"
 #include "backends/vulkan/fused_chain_glsl.hpp"
 #include "backends/vulkan/fused_chain_split.hpp"
+#include "backends/vulkan/interop.hpp"
 #include "backends/vulkan/vulkan_backend.hpp"
 #include "engine/ember.hpp"
 
@@ -283,6 +284,27 @@ TEST(FusionVulkan, TooManyScalarsRunsOpByOp) {
   const auto got = f.into_data().to_vec<float>();
   EXPECT_EQ(stats().unfused, before.unfused + 1);
   expect_same_bits(got, e.into_data().to_vec<float>());
+}
+
+// A context of its own: its chains run on it (also a constant chain, which has no input to say where), and when
+// it goes, its cached pipelines go before its device (the validation layer reports any object left behind, and a
+// pipeline destroyed while in use).
+TEST(FusionVulkan, OwnContextRunsItsChainsAndTearsDownClean) {
+  vk::ContextOptions o;
+  o.validation = true;
+  o.on_validation_message = [](const std::string& m) { ADD_FAILURE() << m; };
+  {
+    const auto dev = vulkan::create(o);
+    const auto v = uniform(70, 50);
+    const auto x = Tensor<F, 1>::from_values(v, {70}, dev);
+    const auto y = x.exp().mul_scalar(0.5).add(Tensor<F, 1>::full({70}, 0.25, dev));
+    const auto want = Tensor<V, 1>::from_values(v, {70}).exp().mul_scalar(0.5).add_scalar(0.25);
+    expect_same_bits(y.into_data().to_vec<float>(), want.into_data().to_vec<float>());
+    const auto c = Tensor<F, 1>::full({5}, 2.0, dev).exp();
+    EXPECT_EQ(F::value(c.primitive()).ctx, dev.get());
+    EXPECT_EQ(vk::fused_chain_stats(*dev.get()).compiled, 2u);
+    EXPECT_EQ(vk::fused_chain_stats(*dev.get()).unfused, 0u);
+  }
 }
 
 // How the shader reads its inputs: unit dims dropped, dims contiguous in every operand merged, a bias row strided
