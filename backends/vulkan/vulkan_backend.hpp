@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "backends/vulkan/attention.hpp"
+#include "backends/vulkan/fused_chain.hpp"  // issue 14 (h-fusvk)
 #include "backends/vulkan/kernels.hpp"
 #include "engine/backend/backend.hpp"
 
@@ -158,6 +159,13 @@ struct Vulkan {
                                                        const FloatPrimitive& out, const FloatPrimitive& lse,
                                                        const FloatPrimitive& dout, const SdpaOptions& o) {
     return vk::sdpa_backward(q, k, v, bias, out, lse, dout, o);
+  }
+
+  // Optional op (engine/backend/optional_ops.hpp, HasFusedChain): Fusion<Vulkan>'s elementwise chains as one
+  // shader generated per chain and cached (backends/vulkan/fused_chain.cpp). dev: for chains without inputs.
+  static FloatPrimitive float_fused_chain(const fusion::Program& p, const std::vector<vk::FusedOperand>& in,
+                                          const Device& dev = {}) {
+    return vk::fused_chain(p, in, dev.get());
   }
 
   // ---- module ops ----

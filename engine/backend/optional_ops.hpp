@@ -419,8 +419,13 @@ typename B::FloatPrimitive float_linear_act(const typename B::FloatPrimitive& x,
 template <Backend B>
 typename B::FloatPrimitive float_fused_chain(const fusion::Program& p, const std::vector<fusion::OperandOf<B>>& in,
                                              const typename B::Device& dev) {
-  if constexpr (HasFusedChain<B>) return B::float_fused_chain(p, in);
-  else return fusion::replay<B>(p, in, dev);
+  if constexpr (HasFusedChain<B>) {
+    // A backend whose tensors name their device (Vulkan) takes `dev` for chains without inputs (constants).
+    if constexpr (requires { B::float_fused_chain(p, in, dev); }) return B::float_fused_chain(p, in, dev);
+    else return B::float_fused_chain(p, in);
+  } else {
+    return fusion::replay<B>(p, in, dev);
+  }
 }
 
 // ---------------------------------------------------------------- float_sdpa_packed: default and dispatcher

@@ -1,8 +1,8 @@
 #pragma once
 // The op-by-op executor of a fused chain: each instruction through B's own elementwise ops. It is the default of
 // the optional op float_fused_chain (engine/backend/optional_ops.hpp) for a backend without a fused kernel (today
-// Vulkan and CUDA: their generated kernels are a later part, engine/fusion/README.md), and the reference the CPU's
-// fused kernel is tested against (tests/fusion/).
+// CUDA, whose generated kernels are a later part, engine/fusion/README.md; Vulkan for a program over its
+// push-constant words), and the reference the CPU's and Vulkan's fused kernels are tested against (tests/fusion/).
 #include <optional>
 #include <stdexcept>
 #include <vector>

@@ -74,20 +74,8 @@ OUT apply(T x, T z) {
   return x;
 }
 #else
-OUT apply(T x, T z) {
-  switch (OP) {
-    case BINARY_ADD: return x + z;
-    case BINARY_SUB: return x - z;
-    case BINARY_MUL: return x * z;
-    case BINARY_DIV: return x / z;
-    case BINARY_POW: return ember_pow(x, z);
-    case BINARY_MAXIMUM: return (isnan(x) || x > z) ? x : z;  // NaN propagates, like torch.maximum
-    case BINARY_MINIMUM: return (isnan(x) || x < z) ? x : z;
-    case BINARY_ATAN2: return ember_atan2(x, z);
-    case BINARY_REMAINDER: return ember_remainder(x, z);
-  }
-  return x;
-}
+#include "float_ops.glsl"
+OUT apply(T x, T z) { return binary_f32(OP, x, z); }
 #endif
 
 void main() {

@@ -38,21 +38,8 @@ T apply(T v, T s) {
   return v;
 }
 #else
-float apply(float v, float s) {
-  switch (OP) {
-    case SCALAR_ADD: return v + s;
-    case SCALAR_SUB: return v - s;
-    case SCALAR_MUL: return v * s;
-    case SCALAR_DIV: return v / s;
-    case SCALAR_POW: return ember_pow(v, s);
-    case SCALAR_CLAMP_MIN: return v < s ? s : v;  // NaN passes through
-    case SCALAR_CLAMP_MAX: return v > s ? s : v;
-    case SCALAR_RSUB: return s - v;
-    case SCALAR_RDIV: return s / v;
-    case SCALAR_REMAINDER: return ember_remainder(v, s);
-  }
-  return v;
-}
+#include "float_ops.glsl"
+float apply(float v, float s) { return scalar_f32(OP, v, s); }
 #endif
 
 void main() {

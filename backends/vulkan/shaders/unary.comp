@@ -44,38 +44,8 @@ T apply(T v) {
   return v;
 }
 #else
-float apply(float v) {
-  switch (OP) {
-    case UNARY_NEG: return -v;
-    case UNARY_ABS: return abs(v);
-    case UNARY_EXP: return ember_exp(v);
-    case UNARY_LOG: return ember_log(v);
-    case UNARY_LOG1P: return ember_log1p(v);
-    case UNARY_SQRT: return ember_sqrt(v);
-    case UNARY_SIN: return isinf(v) ? F_NAN : sin(v);
-    case UNARY_COS: return isinf(v) ? F_NAN : cos(v);
-    case UNARY_TANH: return ember_tanh(v);
-    case UNARY_SIGMOID: return 1.0 / (1.0 + ember_exp(-v));
-    case UNARY_ERF: return ember_erf(v);
-    case UNARY_RECIP: return 1.0 / v;
-    case UNARY_SIGN: return v > 0.0 ? 1.0 : (v < 0.0 ? -1.0 : v);  // keeps NaN and signed zero
-    case UNARY_FLOOR: return floor(v);
-    case UNARY_CEIL: return ceil(v);
-    case UNARY_ROUND: return roundEven(v);
-    case UNARY_RELU: return v < 0.0 ? 0.0 : v;  // NaN passes through
-    case UNARY_GELU: return 0.5 * v * (1.0 + ember_erf(v * 0.70710678118654752));
-    case UNARY_GELU_TANH: return 0.5 * v * (1.0 + ember_tanh(0.79788456080286536 * (v + 0.044715 * v * v * v)));
-    case UNARY_ASIN: return ember_asin(v);
-    case UNARY_ACOS: return ember_acos(v);
-    case UNARY_ATAN: return ember_atan(v);
-    case UNARY_SINH: return ember_sinh(v);
-    case UNARY_COSH: return ember_cosh(v);
-    case UNARY_ASINH: return ember_asinh(v);
-    case UNARY_ACOSH: return ember_acosh(v);
-    case UNARY_ATANH: return ember_atanh(v);
-  }
-  return v;
-}
+#include "float_ops.glsl"
+float apply(float v) { return unary_f32(OP, v); }
 #endif
 
 void main() {
