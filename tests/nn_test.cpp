@@ -289,6 +289,24 @@ TEST(NnDropout, TrainScalesEvalIsIdentity) {
   EXPECT_THROW(DropoutConfig{1.5}.init(), ArgumentError);
 }
 
+// The pre-scaled mask (one multiply each way) gives the bits of the two-step x * keep * (1 / (1 - p)), forward and
+// backward, with keep drawn from the same seed.
+TEST(NnDropout, PrescaledMaskHasTheTwoStepBits) {
+  Rng r(5);
+  const auto x = Tensor<AD, 2>::random({37, 29}, Normal{0.0, 3.0}, r).require_grad();
+  const auto d = DropoutConfig{0.3}.init();
+  seed(21);
+  const auto y = d.forward(x);
+  const auto gy = Tensor<AD, 2>::random({37, 29}, Normal{}, r);
+  const auto gx = x.grad(y.mul(gy).sum().backward());
+  seed(21);
+  const auto keep = Tensor<CB, 2>::random({37, 29}, Bernoulli{0.7}, x.inner().device());
+  const auto xi = x.inner(), gyi = gy.inner();
+  EXPECT_EQ(values(y.inner()), values(xi.mul(keep).mul_scalar(1.0 / 0.7)));
+  ASSERT_TRUE(gx.has_value());
+  EXPECT_EQ(values(*gx), values(gyi.mul_scalar(1.0 / 0.7).mul(keep)));
+}
+
 // ---------------------------------------------------------------- Sequential, valid, BatchNorm modes
 TEST(NnSequential, ChainsLayersAcrossRanksAndKinds) {
   auto s = sequential<CB>(EmbeddingConfig{7, 4}.init<CB>(), LinearConfig{4, 3}.init<CB>(), Tanh{});

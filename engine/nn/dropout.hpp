@@ -17,8 +17,10 @@ struct Dropout {
   Tensor<B, D> forward(const Tensor<B, D>& x) const {
     if (!mode.training || prob == 0.0) return x;
     if (prob >= 1.0) return x.mul_scalar(0.0);  // keeps the graph: the gradient is zero, not missing
-    const auto keep = Tensor<B, D>::random(x.dims(), Bernoulli{1.0 - prob}, x.device());
-    return x.mul(keep).mul_scalar(1.0 / (1.0 - prob));
+    // The mask holds 0 or the scale, drawn so: one multiply forward and one backward instead of two each, with the
+    // same bits as x * keep * scale (x * 1 is exact, and the scale is the element type's value either way).
+    const auto mask = Tensor<B, D>::random(x.dims(), Bernoulli{1.0 - prob, 1.0 / (1.0 - prob)}, x.device());
+    return x.mul(mask);
   }
 };
 

@@ -49,10 +49,22 @@ struct Uniform {
 struct Normal {
   double mean = 0.0, std = 1.0;
 };
+// `value` with probability p, else 0. value is 1 unless a caller wants a pre-scaled mask (Dropout draws
+// 1 / (1 - prob), so that its forward and backward are one multiply each).
 struct Bernoulli {
   double p = 0.5;
+  double value = 1.0;
 };
 using Distribution = std::variant<Uniform, Normal, Bernoulli>;
+
+// Bernoulli's test `rng.uniform() < p` on the integer behind the uniform: uniform() is k * 2^-53 exactly (k the top
+// 53 bits of a draw), so it is below p exactly when k < ceil(p * 2^53) (p * 2^53 is exact too). Same draws and
+// results without an int-to-double conversion per element; p <= 0 or NaN never, p >= 1 always.
+inline uint64_t bernoulli_threshold(double p) {
+  if (!(p > 0.0)) return 0;
+  if (p >= 1.0) return uint64_t{1} << 53;
+  return static_cast<uint64_t>(std::ceil(p * 0x1.0p53));
+}
 
 // Fills `out` with samples of `dist`, each computed in double and converted to T as it is drawn: the same values
 // as static_cast<T>(sample(rng, dist, n)[i]) and the same draws from `rng`, without a double buffer in between
@@ -70,8 +82,10 @@ void sample_into(Rng& rng, const Distribution& dist, std::span<T> out) {
       if (i + 1 < n) out[i + 1] = static_cast<T>(g->mean + g->std * r * std::sin(2.0 * M_PI * u2));
     }
   } else {
-    const double p = std::get<Bernoulli>(dist).p;
-    for (auto& v : out) v = static_cast<T>(rng.uniform() < p ? 1.0 : 0.0);
+    const Bernoulli& b = std::get<Bernoulli>(dist);
+    const uint64_t threshold = bernoulli_threshold(b.p);
+    const T hit = static_cast<T>(b.value), miss = static_cast<T>(0.0);
+    for (auto& v : out) v = (rng.next() >> 11) < threshold ? hit : miss;
   }
 }
 

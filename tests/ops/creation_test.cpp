@@ -147,6 +147,34 @@ TYPED_TEST(CreationTest, RandomSameSeedMatchesHostReferenceExactly) {
   EXPECT_EQ(values(Tensor<B, 1>::random({3}, Normal{}, r)), host_sample<B>(9, Normal{}, 3));
 }
 
+// Bernoulli decides on the integer behind the uniform (bernoulli_threshold); it must be exactly `uniform() < p`:
+// checked at the threshold's neighbours for awkward p, and draw by draw against the double comparison.
+TEST(CreationRandom, BernoulliThresholdIsUniformBelowP) {
+  const double ps[] = {0.0, -0.5, kNan, 1e-300, 0x1.0p-53, 3e-16, 0.1, 0.3, 0.5, 0.9, 1.0 - 0x1.0p-53, 1.0, 2.0};
+  for (const double p : ps) {
+    const uint64_t t = bernoulli_threshold(p);
+    for (const uint64_t k : {t - 2, t - 1, t, t + 1}) {
+      if (k >= (uint64_t{1} << 53)) continue;  // k is a 53-bit draw (t - 2 wraps for t < 2)
+      EXPECT_EQ(static_cast<double>(k) * 0x1.0p-53 < p, k < t) << "p " << p << ", k " << k;
+    }
+    Rng a(11), b(11);
+    std::vector<double> got(4096);
+    sample_into<double>(a, Bernoulli{p}, got);
+    for (const double v : got) ASSERT_EQ(v, b.uniform() < p ? 1.0 : 0.0) << "p " << p;
+  }
+}
+
+// Bernoulli{p, value} draws value where Bernoulli{p} draws 1, from the same draws.
+TYPED_TEST(CreationTest, RandomBernoulliValue) {
+  using B = TypeParam;
+  Rng r1(3), r2(3);
+  const auto scaled = values(Tensor<B, 1>::random({300}, Bernoulli{0.7, 1.0 / 0.7}, r1));
+  const auto keep = values(Tensor<B, 1>::random({300}, Bernoulli{0.7}, r2));
+  const double v = static_cast<double>(static_cast<typename B::FloatElem>(1.0 / 0.7));
+  for (std::size_t i = 0; i < keep.size(); ++i) ASSERT_EQ(scaled[i], keep[i] * v) << i;
+  EXPECT_EQ(r1.next(), r2.next());
+}
+
 TYPED_TEST(CreationTest, RandomIntAndBoolKinds) {
   using B = TypeParam;
   Rng r1(5), r2(5), r3(5);
