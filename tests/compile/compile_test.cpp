@@ -85,34 +85,34 @@ struct Trace {
 };
 double lr_at(int i, bool schedule) { return schedule ? 1e-2 * std::pow(0.8, i) : 1e-3; }
 
-template <template <class> class Model>
+template <template <class> class Model, class EagerB = Eager>
 Trace eager_run(const std::vector<int64_t>& sizes, bool schedule, int eval_from = 1 << 30) {
   seed(42);
-  auto model = Model<Eager>::init();
-  Adam<Eager> adam;
+  auto model = Model<EagerB>::init();
+  Adam<EagerB> adam;
   Trace r;
   for (int i = 0; i < static_cast<int>(sizes.size()); ++i) {
     if (i == eval_from) model = set_training(std::move(model), false);
     const Batch b = batch(i, sizes[static_cast<std::size_t>(i)]);
-    r.losses.push_back(scalar(train_step(model, adam, lr_at(i, schedule), xs<Eager>(b), ys<Eager>(b))));
+    r.losses.push_back(scalar(train_step(model, adam, lr_at(i, schedule), xs<EagerB>(b), ys<EagerB>(b))));
   }
   r.params = params(model);
   return r;
 }
 
-template <template <class> class Model>
+template <template <class> class Model, class CapB = Cap>
 Trace compiled_run(const std::vector<int64_t>& sizes, bool schedule, int eval_from = 1 << 30) {
   seed(42);
-  auto model = Model<Cap>::init();
-  Adam<Cap> adam;
-  auto step = compile<Cap>([&](double lr, const Tensor<Cap, 2>& x, const Tensor<Cap, 1, Int>& y) {
+  auto model = Model<CapB>::init();
+  Adam<CapB> adam;
+  auto step = compile<CapB>([&](double lr, const Tensor<CapB, 2>& x, const Tensor<CapB, 1, Int>& y) {
     return train_step(model, adam, lr, x, y);
   }, model, adam);
   Trace r;
   for (int i = 0; i < static_cast<int>(sizes.size()); ++i) {
     if (i == eval_from) model = set_training(std::move(model), false);
     const Batch b = batch(i, sizes[static_cast<std::size_t>(i)]);
-    r.losses.push_back(scalar(step(lr_at(i, schedule), xs<Cap>(b), ys<Cap>(b))));
+    r.losses.push_back(scalar(step(lr_at(i, schedule), xs<CapB>(b), ys<CapB>(b))));
     r.calls.push_back(step.last_call());
     r.reasons.push_back(step.fallback_reason());
   }
@@ -150,6 +150,17 @@ TEST_F(CompileTest, DropoutAndLrScheduleReplayBitExact) {
   const Trace e = eager_run<DropMlp>(sizes, true);
   const Trace c = compiled_run<DropMlp>(sizes, true);
   expect_same(e, c);
+  for (std::size_t i = 2; i < c.calls.size(); ++i) EXPECT_EQ(c.calls[i], CompiledCall::Replayed) << i;
+}
+
+// Capture over Fusion: the tape records Fusion's ops and a replay runs them through Fusion again (chains fused
+// when materialized); the fused kernels have the eager ops' bits, so this equals eager Fusion and eager Cpu.
+TEST_F(CompileTest, CaptureOverFusionReplaysBitExact) {
+  const std::vector<int64_t> sizes(5, 16);
+  const Trace e = eager_run<DropMlp, Autodiff<Fusion<Cpu<float>>>>(sizes, true);
+  const Trace c = compiled_run<DropMlp, Autodiff<Capture<Fusion<Cpu<float>>>>>(sizes, true);
+  expect_same(e, c);
+  expect_same(eager_run<DropMlp>(sizes, true), c);
   for (std::size_t i = 2; i < c.calls.size(); ++i) EXPECT_EQ(c.calls[i], CompiledCall::Replayed) << i;
 }
 
