@@ -3,10 +3,10 @@
 // in the same run, on one thread. The figure is batch 64; batch 4 shows the same step where the host work
 // that a replay skips is a larger part (an online learner, a game's per-frame update).
 //
-//   build/bench/ember_compile_bench [steps] [eager|compiled]
+//   build/bench/ember_compile_bench [steps] [eager|compiled|both] [batch]
 //
-// A second argument runs only that side (for perf record); the default runs both, interleaved step by step
-// (eager, compiled, eager, ...) so both see the same machine load. Both train from the same initial params on the
+// A second argument other than "both" runs only that side (for perf record), a third only that batch size; the
+// default runs both, interleaved step by step (eager, compiled, eager, ...) so both see the same machine load. Both train from the same initial params on the
 // same batches; it prints the median step time of each (the step: forward, backward, Adam's update and reading the
 // loss), their ratio, and the largest relative difference between the two runs' losses over all steps (the same
 // kernels run, so it should be 0).
@@ -119,11 +119,13 @@ void compare(int64_t batch, int steps, const std::string& only) {
 
 int main(int argc, char** argv) {
   const int steps = argc > 1 ? std::atoi(argv[1]) : 400;
-  const std::string only = argc > 2 ? argv[2] : "";
+  const std::string only = argc > 2 && std::string(argv[2]) != "both" ? argv[2] : "";
+  const int64_t only_batch = argc > 3 ? std::atoll(argv[3]) : 0;
   cpu::set_num_threads(1);
   std::printf("digits MLP 64-256-256-10, cross entropy, Adam, 1 thread, %d steps per batch size\n", steps);
   std::printf("%6s %7s %9s %12s %12s %8s %18s\n", "batch", "replays", "tape ops", "eager us", "compiled us", "speedup",
               "max loss rel diff");
-  for (const int64_t batch : {64, 4}) compare(batch, steps, only);
+  for (const int64_t batch : {int64_t{64}, int64_t{4}})
+    if (only_batch == 0 || batch == only_batch) compare(batch, steps, only);
   return 0;
 }

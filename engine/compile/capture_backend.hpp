@@ -61,7 +61,11 @@ struct Capture : B {
     c->v = std::move(v);
     return {std::move(c)};
   }
-  static compile_detail::Tape* tape() { return compile_detail::active_tape(); }
+  // The tape recording on this thread, if any; none inside a host_check, whose ops the check re-runs itself.
+  static compile_detail::Tape* tape() {
+    compile_detail::Tape* t = compile_detail::active_tape();
+    return t && !t->reading_allowed() ? t : nullptr;
+  }
 
  private:
   // What a recorded closure keeps of an operand, and what B's op is given at run time: a cell handle gives its
@@ -106,7 +110,7 @@ struct Capture : B {
     return wrap<K>(B::template from_data<K>(d, dev));
   }
   template <class K> static TensorData into_data(const Prim<K>& x) {
-    if (auto* t = tape(); t && !t->reading_allowed()) {
+    if (auto* t = tape()) {
       t->refuse(fmt::format("a {} tensor of shape {} was read to the host during the step (data-dependent: the "
                             "step runs eagerly)", kind_name<K>(), B::template shape<K>(x.value()).to_string()));
     }

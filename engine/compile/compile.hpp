@@ -179,7 +179,7 @@ class CompiledStep {
     if constexpr (std::is_base_of_v<OptimizerBase<AD>, S>) {
       obj.visit_state_tensors([&](ParamId id, const std::string& name, const auto& t) {
         cells.push_back(compile_detail::cell_of(t));
-        if (keys) keys->push_back(fmt::format("optimizer {}.{}", id.value, name));
+        if (keys) keys->push_back(fmt::format("optimizer {}.{} {}", id.value, name, t.shape().to_string()));
       });
     } else {
       visit_params(obj, [&](const std::string& path, const auto& p) {
@@ -187,7 +187,7 @@ class CompiledStep {
         // no cell yet, and a key that differs once it has one, so that call is not kept (CompiledCall::Warmup).
         const bool lazy = !p.is_initialized();
         cells.push_back(lazy ? nullptr : compile_detail::cell_of(p.val()));
-        if (keys) keys->push_back(fmt::format("param {} {}{}", path, p.id().value, lazy ? " (lazy)" : ""));
+        if (keys) keys->push_back(fmt::format("param {} {} {}{}", path, p.id().value, p.shape().to_string(), lazy ? " (lazy)" : ""));
       });
     }
   }
@@ -288,9 +288,14 @@ class CompiledStep {
   std::optional<R> replay(Entry& e, const Args&... args) {
     Cells now;
     state_cells(now, nullptr);
-    if (now.size() != e.state_in.size()) return std::nullopt;
-    for (const auto& c : now)
-      if (!c) return std::nullopt;  // a lazy param: the step must run eagerly to draw it
+    if (now != e.state_out) {
+      // The caller replaced its module or optimizer state since the last call: replay only over the same layout
+      // (names, ids, shapes: the recorded kernels' shapes), else capture again.
+      Cells cells;
+      std::vector<std::string> keys;
+      state_cells(cells, &keys);
+      if (keys != e.state_keys) return std::nullopt;
+    }
     // The state the caller holds now (normally the cells the last call wrote) is what the step reads.
     for (std::size_t i = 0; i < now.size(); ++i) e.state_in[i]->copy_from(*now[i]);
     std::size_t k = 0;

@@ -204,6 +204,15 @@ TEST_F(CompileTest, ReplayedStateIsWhatTheCallerHolds) {
   EXPECT_EQ(step.last_call(), CompiledCall::Replayed);
   EXPECT_NE(params(model), before);
   EXPECT_TRUE(std::isfinite(l));
+
+  // Another module (other param ids, so other optimizer slots) is another state layout: never replayed over the
+  // old tape; its first step creates its moments (Warmup), the next captures.
+  model = tools::DigitsMlp<Cap>::init();
+  (void)params(model);
+  step(1e-3, xs<Cap>(batch(5, 16)), ys<Cap>(batch(5, 16)));
+  EXPECT_EQ(step.last_call(), CompiledCall::Warmup);
+  step(1e-3, xs<Cap>(batch(6, 16)), ys<Cap>(batch(6, 16)));
+  EXPECT_EQ(step.last_call(), CompiledCall::Captured);
 }
 
 TEST_F(CompileTest, ReplayedHostCheckStillRejectsBadTargets) {
