@@ -1,15 +1,16 @@
 // ember_compile_bench (issue 14): the digits MLP's training step (64 -> 256 -> 256 -> 10, ReLU, cross entropy,
-// Adam, batch 64), compiled (ember::compile on Autodiff<Capture<Cpu<float>>>) against eager (Autodiff<Cpu<float>>)
-// in the same run, on one thread. The issue's figure is batch 64; batch 4 shows the same step where the host work
-// that a replay skips is a larger part (an online learner, a game's per-frame update).
+// Adam), compiled (ember::compile on Autodiff<Capture<Cpu<float>>>, and over Fusion on
+// Autodiff<Capture<Fusion<Cpu<float>>>>) against eager (Autodiff<Cpu<float>>) in the same run, on one thread. The
+// issue's figure is batch 64; batch 4 is the same step where the host work a replay skips is a larger part (an
+// online learner, a game's per-frame update).
 //
 //   build/bench/ember_compile_bench [steps] [eager|compiled|both] [batch]
 //
 // A second argument other than "both" runs only that side (for perf record), a third only that batch size; the
-// default runs both, interleaved step by step (eager, compiled, eager, ...) so both see the same machine load. Both train from the same initial params on the
-// same batches; it prints the median step time of each (the step: forward, backward, Adam's update and reading the
-// loss), their ratio, and the largest relative difference between the two runs' losses over all steps (the same
-// kernels run, so it should be 0).
+// default runs both, interleaved step by step (eager, compiled, eager, ...) so both see the same machine load.
+// Both train from the same initial params on the same batches; each row prints the median step time of each (the
+// step: forward, backward, Adam's update and reading the loss), their ratio, and the largest relative difference
+// between the two runs' losses over all steps (the same kernels run, so it should be 0).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -29,7 +30,8 @@ namespace {
 
 using namespace ember;
 using Eager = Autodiff<Cpu<float>>;
-using Cap = Autodiff<Capture<Cpu<float>>>;
+using CapCpu = Autodiff<Capture<Cpu<float>>>;
+using CapFusion = Autodiff<Capture<Fusion<Cpu<float>>>>;  // the tape records Fusion's ops (chains fused on replay)
 
 constexpr int kBatches = 22;  // the digits training set's 1437 rows are 22 full batches of 64
 
@@ -85,13 +87,14 @@ double timed(F&& f, double& loss) {
 }
 
 // Runs `steps` steps of each side, interleaved, and prints one row.
+template <class Cap>
 void compare(int64_t batch, int steps, const std::string& only) {
   const std::vector<Batch> data = batches(batch);
   Side<Eager> eager(data);
   Side<Cap> comp(data);
-  auto step = compile<Cap>([&](const Tensor<Cap, 2>& x, const Tensor<Cap, 1, Int>& y) {
-    return train_step(comp.model, comp.adam, x, y);
-  }, comp.model, comp.adam);
+  auto step = compile<Cap>(
+      [&](const Tensor<Cap, 2>& x, const Tensor<Cap, 1, Int>& y) { return train_step(comp.model, comp.adam, x, y); },
+      comp.model, comp.adam);
 
   std::vector<double> te, tc;
   double max_rel = 0;
@@ -110,8 +113,9 @@ void compare(int64_t batch, int steps, const std::string& only) {
     if (only.empty()) max_rel = std::max(max_rel, std::fabs(lc - le) / std::fabs(le));
   }
   const double me = median(te), mc = median(tc);
-  std::printf("%6lld %7d %9zu %12.1f %12.1f %7.2fx %18.2e\n", static_cast<long long>(batch), replayed,
-              step.recorded_ops(), me * 1e6, mc * 1e6, mc > 0 ? me / mc : 0.0, max_rel);
+  std::printf("%-26s %6lld %7d %9zu %12.1f %12.1f %7.2fx %18.2e\n", Cap::InnerBackend::name(),
+              static_cast<long long>(batch), replayed, step.recorded_ops(), me * 1e6, mc * 1e6, mc > 0 ? me / mc : 0.0,
+              max_rel);
   if (!step.fallback_reason().empty()) std::printf("fallback: %s\n", step.fallback_reason().c_str());
 }
 
@@ -123,9 +127,12 @@ int main(int argc, char** argv) {
   const int64_t only_batch = argc > 3 ? std::atoll(argv[3]) : 0;
   cpu::set_num_threads(1);
   std::printf("digits MLP 64-256-256-10, cross entropy, Adam, 1 thread, %d steps per batch size\n", steps);
-  std::printf("%6s %7s %9s %12s %12s %8s %18s\n", "batch", "replays", "tape ops", "eager us", "compiled us", "speedup",
-              "max loss rel diff");
+  std::printf("%-26s %6s %7s %9s %12s %12s %8s %18s\n", "compiled on", "batch", "replays", "tape ops", "eager us",
+              "compiled us", "speedup", "max loss rel diff");
   for (const int64_t batch : {int64_t{64}, int64_t{4}})
-    if (only_batch == 0 || batch == only_batch) compare(batch, steps, only);
+    if (only_batch == 0 || batch == only_batch) {
+      compare<CapCpu>(batch, steps, only);
+      compare<CapFusion>(batch, steps, only);
+    }
   return 0;
 }

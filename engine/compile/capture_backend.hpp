@@ -71,22 +71,36 @@ struct Capture : B {
   // What a recorded closure keeps of an operand, and what B's op is given at run time: a cell handle gives its
   // value, an optional handle (a nullable operand) a pointer, a list its values; anything else is a host value,
   // copied into the closure.
-  template <class K> static const Primitive<B, K>& arg(const CaptureTensor<B, K>& x) { return x.value(); }
-  template <class K> static const Primitive<B, K>* arg(const std::optional<CaptureTensor<B, K>>& x) {
+  template <class K>
+  static const Primitive<B, K>& arg(const CaptureTensor<B, K>& x) {
+    return x.value();
+  }
+  template <class K>
+  static const Primitive<B, K>* arg(const std::optional<CaptureTensor<B, K>>& x) {
     return x ? &x->value() : nullptr;
   }
-  template <class K> static std::vector<Primitive<B, K>> arg(const std::vector<CaptureTensor<B, K>>& xs) {
+  template <class K>
+  static std::vector<Primitive<B, K>> arg(const std::vector<CaptureTensor<B, K>>& xs) {
     std::vector<Primitive<B, K>> out;
     out.reserve(xs.size());
     for (const auto& x : xs) out.push_back(x.value());
     return out;
   }
-  template <class T> static const T& arg(const T& x) { return x; }
+  template <class T>
+  static const T& arg(const T& x) {
+    return x;
+  }
 
   // Results: B's values become new cells; a replay stores into the same cells.
-  template <class K> static CaptureTensor<B, K> out_of(Primitive<B, K> v) { return wrap<K>(std::move(v)); }
+  template <class K>
+  static CaptureTensor<B, K> out_of(Primitive<B, K> v) {
+    return wrap<K>(std::move(v));
+  }
   static FloatPrimitive out_float(IFP v) { return wrap<Float>(std::move(v)); }
-  template <class K> static void store(const CaptureTensor<B, K>& c, Primitive<B, K> v) { c.cell->v = std::move(v); }
+  template <class K>
+  static void store(const CaptureTensor<B, K>& c, Primitive<B, K> v) {
+    c.cell->v = std::move(v);
+  }
 
   // Runs f on the operands' values now and, while recording, appends the closure that reruns it into the same
   // output cell. `Out` is the kind of f's result.
@@ -106,22 +120,34 @@ struct Capture : B {
 
  public:
   // ---- creation and transfer. from_data and full are constants of the step: a replay reuses their values.
-  template <class K> static Prim<K> from_data(const TensorData& d, const Device& dev) {
+  template <class K>
+  static Prim<K> from_data(const TensorData& d, const Device& dev) {
     return wrap<K>(B::template from_data<K>(d, dev));
   }
-  template <class K> static TensorData into_data(const Prim<K>& x) {
+  template <class K>
+  static TensorData into_data(const Prim<K>& x) {
     if (auto* t = tape()) {
-      t->refuse(fmt::format("a {} tensor of shape {} was read to the host during the step (data-dependent: the "
-                            "step runs eagerly)", kind_name<K>(), B::template shape<K>(x.value()).to_string()));
+      t->refuse(
+          fmt::format("a {} tensor of shape {} was read to the host during the step (data-dependent: the "
+                      "step runs eagerly)",
+                      kind_name<K>(), B::template shape<K>(x.value()).to_string()));
     }
     return B::template into_data<K>(x.value());
   }
-  template <class K> static Shape shape(const Prim<K>& x) { return B::template shape<K>(x.value()); }
-  template <class K> static Device device(const Prim<K>& x) { return B::template device<K>(x.value()); }
-  template <class K> static Prim<K> to_device(const Prim<K>& x, const Device& dev) {
+  template <class K>
+  static Shape shape(const Prim<K>& x) {
+    return B::template shape<K>(x.value());
+  }
+  template <class K>
+  static Device device(const Prim<K>& x) {
+    return B::template device<K>(x.value());
+  }
+  template <class K>
+  static Prim<K> to_device(const Prim<K>& x, const Device& dev) {
     return rec<K>([](const auto& v, const Device& d) { return B::template to_device<K>(v, d); }, x, dev);
   }
-  template <class K> static Prim<K> full(const Shape& s, double v, const Device& dev) {
+  template <class K>
+  static Prim<K> full(const Shape& s, double v, const Device& dev) {
     return wrap<K>(B::template full<K>(s, v, dev));
   }
   // A random draw (Tensor::random): a replay draws again from ember's global generator, in the step's order, so
@@ -144,61 +170,75 @@ struct Capture : B {
   }
 
   // ---- layout and indexing, every kind
-  template <class K> static Prim<K> reshape(const Prim<K>& x, const Shape& s) {
+  template <class K>
+  static Prim<K> reshape(const Prim<K>& x, const Shape& s) {
     return rec<K>([](const auto& v, const Shape& to) { return B::template reshape<K>(v, to); }, x, s);
   }
-  template <class K> static Prim<K> permute(const Prim<K>& x, const std::vector<std::size_t>& axes) {
+  template <class K>
+  static Prim<K> permute(const Prim<K>& x, const std::vector<std::size_t>& axes) {
     return rec<K>([](const auto& v, const auto& a) { return B::template permute<K>(v, a); }, x, axes);
   }
-  template <class K> static Prim<K> expand(const Prim<K>& x, const Shape& s) {
+  template <class K>
+  static Prim<K> expand(const Prim<K>& x, const Shape& s) {
     return rec<K>([](const auto& v, const Shape& to) { return B::template expand<K>(v, to); }, x, s);
   }
-  template <class K> static Prim<K> slice(const Prim<K>& x, const std::vector<Range>& r) {
+  template <class K>
+  static Prim<K> slice(const Prim<K>& x, const std::vector<Range>& r) {
     return rec<K>([](const auto& v, const auto& rr) { return B::template slice<K>(v, rr); }, x, r);
   }
   template <class K>
-  static Prim<K> select(const Prim<K>& x, std::size_t dim, int64_t index, Shape to)
-    requires optional_ops::HasSelect<B>
-  {
-    return rec<K>([](const auto& v, std::size_t d, int64_t i, const Shape& s) { return B::template select<K>(v, d, i, s); },
-                  x, dim, index, std::move(to));
+  static Prim<K> select(const Prim<K>& x, std::size_t dim, int64_t index,
+                        Shape to) requires optional_ops::HasSelect<B> {
+    return rec<K>(
+        [](const auto& v, std::size_t d, int64_t i, const Shape& s) { return B::template select<K>(v, d, i, s); }, x,
+        dim, index, std::move(to));
   }
-  template <class K> static Prim<K> slice_assign(const Prim<K>& x, const std::vector<Range>& r, const Prim<K>& v) {
-    return rec<K>([](const auto& a, const auto& rr, const auto& b) { return B::template slice_assign<K>(a, rr, b); },
-                  x, r, v);
+  template <class K>
+  static Prim<K> slice_assign(const Prim<K>& x, const std::vector<Range>& r, const Prim<K>& v) {
+    return rec<K>([](const auto& a, const auto& rr, const auto& b) { return B::template slice_assign<K>(a, rr, b); }, x,
+                  r, v);
   }
-  template <class K> static Prim<K> cat(const std::vector<Prim<K>>& xs, std::size_t dim) {
+  template <class K>
+  static Prim<K> cat(const std::vector<Prim<K>>& xs, std::size_t dim) {
     return rec<K>([](const auto& vs, std::size_t d) { return B::template cat<K>(vs, d); }, xs, dim);
   }
-  template <class K> static Prim<K> flip(const Prim<K>& x, const std::vector<std::size_t>& dims) {
+  template <class K>
+  static Prim<K> flip(const Prim<K>& x, const std::vector<std::size_t>& dims) {
     return rec<K>([](const auto& v, const auto& d) { return B::template flip<K>(v, d); }, x, dims);
   }
-  template <class K> static Prim<K> gather(std::size_t dim, const Prim<K>& x, const IntPrimitive& idx) {
-    return rec<K>([](std::size_t d, const auto& v, const auto& i) { return B::template gather<K>(d, v, i); }, dim, x, idx);
+  template <class K>
+  static Prim<K> gather(std::size_t dim, const Prim<K>& x, const IntPrimitive& idx) {
+    return rec<K>([](std::size_t d, const auto& v, const auto& i) { return B::template gather<K>(d, v, i); }, dim, x,
+                  idx);
   }
   template <class K>
   static Prim<K> scatter_add(std::size_t dim, const Prim<K>& x, const IntPrimitive& idx, const Prim<K>& v) {
-    return rec<K>([](std::size_t d, const auto& a, const auto& i, const auto& b) {
-      return B::template scatter_add<K>(d, a, i, b);
-    }, dim, x, idx, v);
+    return rec<K>([](std::size_t d, const auto& a, const auto& i,
+                     const auto& b) { return B::template scatter_add<K>(d, a, i, b); },
+                  dim, x, idx, v);
   }
-  template <class K> static Prim<K> index_select(const Prim<K>& x, std::size_t dim, const IntPrimitive& idx) {
-    return rec<K>([](const auto& v, std::size_t d, const auto& i) { return B::template index_select<K>(v, d, i); },
-                  x, dim, idx);
+  template <class K>
+  static Prim<K> index_select(const Prim<K>& x, std::size_t dim, const IntPrimitive& idx) {
+    return rec<K>([](const auto& v, std::size_t d, const auto& i) { return B::template index_select<K>(v, d, i); }, x,
+                  dim, idx);
   }
   template <class K>
   static Prim<K> index_select_add(const Prim<K>& x, std::size_t dim, const IntPrimitive& idx, const Prim<K>& v) {
-    return rec<K>([](const auto& a, std::size_t d, const auto& i, const auto& b) {
-      return B::template index_select_add<K>(a, d, i, b);
-    }, x, dim, idx, v);
+    return rec<K>([](const auto& a, std::size_t d, const auto& i,
+                     const auto& b) { return B::template index_select_add<K>(a, d, i, b); },
+                  x, dim, idx, v);
   }
-  template <class K> static Prim<K> where(const BoolPrimitive& cond, const Prim<K>& a, const Prim<K>& b) {
-    return rec<K>([](const auto& c, const auto& x, const auto& y) { return B::template where<K>(c, x, y); }, cond, a, b);
+  template <class K>
+  static Prim<K> where(const BoolPrimitive& cond, const Prim<K>& a, const Prim<K>& b) {
+    return rec<K>([](const auto& c, const auto& x, const auto& y) { return B::template where<K>(c, x, y); }, cond, a,
+                  b);
   }
-  template <class K> static Prim<K> mask_fill(const Prim<K>& x, const BoolPrimitive& mask, double v) {
+  template <class K>
+  static Prim<K> mask_fill(const Prim<K>& x, const BoolPrimitive& mask, double v) {
     return rec<K>([](const auto& a, const auto& m, double s) { return B::template mask_fill<K>(a, m, s); }, x, mask, v);
   }
-  template <class From, class To> static Prim<To> cast(const Prim<From>& x) {
+  template <class From, class To>
+  static Prim<To> cast(const Prim<From>& x) {
     return rec<To>([](const auto& v) { return B::template cast<From, To>(v); }, x);
   }
   static IntPrimitive int_arange(int64_t start, int64_t end, const Device& dev) {
@@ -231,7 +271,8 @@ struct Capture : B {
     return recf([](const IFP& v, ReduceOp o) { return B::float_reduce_all(v, o); }, x, op);
   }
   static IntPrimitive float_arg_reduce(const FloatPrimitive& x, ArgReduceOp op, std::size_t dim) {
-    return rec<Int>([](const IFP& v, ArgReduceOp o, std::size_t d) { return B::float_arg_reduce(v, o, d); }, x, op, dim);
+    return rec<Int>([](const IFP& v, ArgReduceOp o, std::size_t d) { return B::float_arg_reduce(v, o, d); }, x, op,
+                    dim);
   }
   static IntPrimitive float_argsort(const FloatPrimitive& x, std::size_t dim, bool descending) {
     return rec<Int>([](const IFP& v, std::size_t d, bool desc) { return B::float_argsort(v, d, desc); }, x, dim,
@@ -281,43 +322,38 @@ struct Capture : B {
 
   // ---- B's optional ops that training uses, where B has them (the same kernels as eager, so the same bits).
   static std::optional<FloatPrimitive> float_unary_backward(UnaryOp op, const FloatPrimitive& x,
-                                                            const FloatPrimitive& y, const FloatPrimitive& g)
-    requires optional_ops::HasFusedUnaryBackward<B>
-  {
+                                                            const FloatPrimitive& y, const FloatPrimitive& g) requires
+      optional_ops::HasFusedUnaryBackward<B> {
     // Whether B has a fused step for `op` does not depend on the values: a replay takes the same branch.
     auto r = B::float_unary_backward(op, x.value(), y.value(), g.value());
     if (!r) return std::nullopt;
     FloatPrimitive out = out_float(std::move(*r));
     if (auto* t = tape())
-      t->ops.push_back([op, x, y, g, out] { store<Float>(out, *B::float_unary_backward(op, x.value(), y.value(), g.value())); });
+      t->ops.push_back(
+          [op, x, y, g, out] { store<Float>(out, *B::float_unary_backward(op, x.value(), y.value(), g.value())); });
     return out;
   }
-  static FloatPrimitive float_matmul_transposed(const FloatPrimitive& a, const FloatPrimitive& b, bool ta, bool tb)
-    requires optional_ops::HasMatmulTransposed<B>
-  {
+  static FloatPrimitive float_matmul_transposed(const FloatPrimitive& a, const FloatPrimitive& b, bool ta,
+                                                bool tb) requires optional_ops::HasMatmulTransposed<B> {
     return recf([](const IFP& x, const IFP& y, bool t1, bool t2) { return B::float_matmul_transposed(x, y, t1, t2); },
                 a, b, ta, tb);
   }
-  static FloatPrimitive float_linear(const FloatPrimitive& x, const FloatPrimitive& w, const FloatPrimitive* bias)
-    requires optional_ops::HasFusedLinear<B>
-  {
+  static FloatPrimitive float_linear(const FloatPrimitive& x, const FloatPrimitive& w,
+                                     const FloatPrimitive* bias) requires optional_ops::HasFusedLinear<B> {
     return recf([](const IFP& a, const IFP& b, const IFP* c) { return B::float_linear(a, b, c); }, x, w, opt(bias));
   }
   static FloatPrimitive float_linear_act(const FloatPrimitive& x, const FloatPrimitive& w, const FloatPrimitive* bias,
-                                         bool trans_w, LinearActivation act)
-    requires optional_ops::HasFusedLinearAct<B>
-  {
-    return recf([](const IFP& a, const IFP& b, const IFP* c, bool t, LinearActivation f) {
-      return B::float_linear_act(a, b, c, t, f);
-    }, x, w, opt(bias), trans_w, act);
+                                         bool trans_w,
+                                         LinearActivation act) requires optional_ops::HasFusedLinearAct<B> {
+    return recf([](const IFP& a, const IFP& b, const IFP* c, bool t,
+                   LinearActivation f) { return B::float_linear_act(a, b, c, t, f); },
+                x, w, opt(bias), trans_w, act);
   }
   // Adam's update: its lr and bias corrections change per step, so the closure reads them from the cell the
   // compiled step refills before each replay (compile_detail::AdamScalars), never the captured values.
-  static AdamStepResult<FloatPrimitive> float_adam_step(const FloatPrimitive& w, const FloatPrimitive& g,
-                                                        const FloatPrimitive* m, const FloatPrimitive* v,
-                                                        const AdamStepArgs& a)
-    requires optional_ops::HasFusedAdamStep<B>
-  {
+  static AdamStepResult<FloatPrimitive> float_adam_step(
+      const FloatPrimitive& w, const FloatPrimitive& g, const FloatPrimitive* m, const FloatPrimitive* v,
+      const AdamStepArgs& a) requires optional_ops::HasFusedAdamStep<B> {
     const auto om = opt(m), ov = opt(v);
     auto r = B::float_adam_step(w.value(), g.value(), arg(om), arg(ov), a);
     AdamStepResult<FloatPrimitive> out{out_float(std::move(r.param)), out_float(std::move(r.exp_avg)),
@@ -337,8 +373,9 @@ struct Capture : B {
   // ---- module ops
   static FloatPrimitive conv2d(const FloatPrimitive& x, const FloatPrimitive& w, const FloatPrimitive* bias,
                                const Conv2dOptions& o) {
-    return recf([](const IFP& a, const IFP& b, const IFP* c, const Conv2dOptions& opts) { return B::conv2d(a, b, c, opts); },
-                x, w, opt(bias), o);
+    return recf(
+        [](const IFP& a, const IFP& b, const IFP* c, const Conv2dOptions& opts) { return B::conv2d(a, b, c, opts); }, x,
+        w, opt(bias), o);
   }
   static Conv2dGrads<FloatPrimitive> conv2d_backward(const FloatPrimitive& x, const FloatPrimitive& w,
                                                      const FloatPrimitive& g, bool has_bias, const Conv2dOptions& o) {
@@ -374,8 +411,9 @@ struct Capture : B {
     return recf([](const IFP& a, const Pool2dOptions& opts) { return B::avg_pool2d(a, opts); }, x, o);
   }
   static FloatPrimitive avg_pool2d_backward(const FloatPrimitive& x, const FloatPrimitive& g, const Pool2dOptions& o) {
-    return recf([](const IFP& a, const IFP& b, const Pool2dOptions& opts) { return B::avg_pool2d_backward(a, b, opts); },
-                x, g, o);
+    return recf(
+        [](const IFP& a, const IFP& b, const Pool2dOptions& opts) { return B::avg_pool2d_backward(a, b, opts); }, x, g,
+        o);
   }
   static FloatPrimitive adaptive_avg_pool2d(const FloatPrimitive& x, std::array<int64_t, 2> hw) {
     return recf([](const IFP& a, std::array<int64_t, 2> s) { return B::adaptive_avg_pool2d(a, s); }, x, hw);
@@ -387,16 +425,18 @@ struct Capture : B {
  private:
   template <class K>
   static const char* kind_name() {
-    if constexpr (std::is_same_v<K, Float>) return "float";
-    else if constexpr (std::is_same_v<K, Int>) return "int";
-    else return "bool";
+    if constexpr (std::is_same_v<K, Float>)
+      return "float";
+    else if constexpr (std::is_same_v<K, Int>)
+      return "int";
+    else
+      return "bool";
   }
   // The values Tensor::random makes for B (engine/tensor/tensor.hpp), drawn from `rng`.
   template <class K>
   static Primitive<B, K> draw(const Shape& s, const Distribution& dist, Rng& rng, const Device& dev) {
     const auto n = static_cast<std::size_t>(s.num_elements());
-    if constexpr (std::is_same_v<K, Float> &&
-                  (std::is_same_v<FloatElem, float> || std::is_same_v<FloatElem, double>)) {
+    if constexpr (std::is_same_v<K, Float> && (std::is_same_v<FloatElem, float> || std::is_same_v<FloatElem, double>)) {
       std::vector<std::byte> bytes(n * sizeof(FloatElem));
       sample_into<FloatElem>(rng, dist, std::span<FloatElem>(reinterpret_cast<FloatElem*>(bytes.data()), n));
       return B::template from_data<K>(TensorData(std::move(bytes), s, dtype_of<FloatElem>()), dev);

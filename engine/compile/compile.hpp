@@ -40,19 +40,23 @@ namespace ember {
 
 namespace compile_detail {
 
-template <class T> struct IsTensorArg : std::false_type {};
-template <class B, std::size_t D, class K> struct IsTensorArg<Tensor<B, D, K>> : std::true_type {};
+template <class T>
+struct IsTensorArg : std::false_type {};
+template <class B, std::size_t D, class K>
+struct IsTensorArg<Tensor<B, D, K>> : std::true_type {};
 
 // Whether T is a tensor of an Autodiff backend over a Capture<B> (a param), rather than of the Capture<B> itself
 // (an optimizer's flat state).
 template <class T>
-constexpr bool tracked = T::is_float && detail::HasGradTracking<typename T::Backend_>;
+constexpr bool tracked = T::is_float&& detail::HasGradTracking<typename T::Backend_>;
 
 // The cell behind a tensor, and a tensor with the same value in a new cell, which nothing recorded reads or writes.
 template <class T>
 std::shared_ptr<CellBase> cell_of(const T& t) {
-  if constexpr (tracked<T>) return t.inner().primitive().cell;
-  else return t.primitive().cell;
+  if constexpr (tracked<T>)
+    return t.inner().primitive().cell;
+  else
+    return t.primitive().cell;
 }
 template <class T>
 T fresh(const T& t) {
@@ -70,8 +74,10 @@ T from_cell(const CellBase& cell) {
   using C = std::conditional_t<tracked<T>, typename T::Inner, typename T::Backend_>;
   using IP = Primitive<typename C::Eager, typename T::Kind>;
   auto p = C::template wrap<typename T::Kind>(*static_cast<const Cell<IP>&>(cell).v);
-  if constexpr (tracked<T>) return T::from_inner(Tensor<C, T::rank>(std::move(p)));
-  else return T(std::move(p));
+  if constexpr (tracked<T>)
+    return T::from_inner(Tensor<C, T::rank>(std::move(p)));
+  else
+    return T(std::move(p));
 }
 template <class T>
 void append_dims(std::vector<int64_t>& sig, const T& t) {
@@ -110,7 +116,7 @@ class CompiledStep {
 
   template <class... Args>
   auto operator()(const Args&... args) {
-    static_assert(((compile_detail::IsTensorArg<Args>::value || std::is_arithmetic_v<Args>) && ...),
+    static_assert(((compile_detail::IsTensorArg<Args>::value || std::is_arithmetic_v<Args>)&&...),
                   "compile: a step takes tensors and host scalars (double)");
     using R = std::invoke_result_t<Step&, const Args&...>;
     const std::vector<int64_t> sig = signature(args...);
@@ -139,12 +145,12 @@ class CompiledStep {
   struct Entry {
     compile_detail::Tape tape;
     std::string refusal;
-    Cells inputs;                  // the private cells the step's tensor arguments were copied into
-    std::vector<int> lr_source;    // per tape.adam: the double argument that was its lr, or -1 (a constant)
-    Cells state_in, state_out;     // the state read by and written by the step, paired
+    Cells inputs;                // the private cells the step's tensor arguments were copied into
+    std::vector<int> lr_source;  // per tape.adam: the double argument that was its lr, or -1 (a constant)
+    Cells state_in, state_out;   // the state read by and written by the step, paired
     std::vector<std::string> state_keys;
-    Cells outputs;                 // the step's result tensors
-    std::any result;               // the captured result (detached): the shape a replay's result is made in
+    Cells outputs;    // the step's result tensors
+    std::any result;  // the captured result (detached): the shape a replay's result is made in
   };
 
   template <class... Args>
@@ -152,19 +158,23 @@ class CompiledStep {
     std::vector<int64_t> sig;
     const auto add = [&](const auto& a) {
       using T = std::decay_t<decltype(a)>;
-      if constexpr (compile_detail::IsTensorArg<T>::value) compile_detail::append_dims(sig, a);
-      else sig.push_back(0);
+      if constexpr (compile_detail::IsTensorArg<T>::value)
+        compile_detail::append_dims(sig, a);
+      else
+        sig.push_back(0);
     };
     (add(args), ...);
-    std::apply([&](auto&... s) {
-      const auto flags = [&](auto& obj) {
-        using S = std::decay_t<decltype(obj)>;
-        if constexpr (!std::is_base_of_v<OptimizerBase<AD>, S>)
-          for_each_member_of_type(obj, [&](TrainingFlag& f) { sig.push_back(f.training ? 1 : 0); });
-      };
-      (flags(s), ...);
-      (void)flags;  // no state objects
-    }, state_);
+    std::apply(
+        [&](auto&... s) {
+          const auto flags = [&](auto& obj) {
+            using S = std::decay_t<decltype(obj)>;
+            if constexpr (!std::is_base_of_v<OptimizerBase<AD>, S>)
+              for_each_member_of_type(obj, [&](TrainingFlag& f) { sig.push_back(f.training ? 1 : 0); });
+          };
+          (flags(s), ...);
+          (void)flags;  // no state objects
+        },
+        state_);
     sig.push_back(autodiff::no_grad_flag() ? 1 : 0);
     return sig;
   }
@@ -187,7 +197,9 @@ class CompiledStep {
         // no cell yet, and a key that differs once it has one, so that call is not kept (CompiledCall::Warmup).
         const bool lazy = !p.is_initialized();
         cells.push_back(lazy ? nullptr : compile_detail::cell_of(p.val()));
-        if (keys) keys->push_back(fmt::format("param {} {} {}{}", path, p.id().value, p.shape().to_string(), lazy ? " (lazy)" : ""));
+        if (keys)
+          keys->push_back(
+              fmt::format("param {} {} {}{}", path, p.id().value, p.shape().to_string(), lazy ? " (lazy)" : ""));
       });
     }
   }
@@ -249,7 +261,8 @@ class CompiledStep {
     }();
     e->tape.finish();
     for (const void* o : e->tape.optimizers)
-      if (!declared_optimizer(o)) e->tape.refuse("an optimizer that is not in compile's state stepped (its moments would not carry over)");
+      if (!declared_optimizer(o))
+        e->tape.refuse("an optimizer that is not in compile's state stepped (its moments would not carry over)");
 
     Cells after;
     std::vector<std::string> keys_after;
@@ -302,8 +315,10 @@ class CompiledStep {
     std::vector<double> doubles;
     const auto feed = [&](const auto& a) {
       using T = std::decay_t<decltype(a)>;
-      if constexpr (compile_detail::IsTensorArg<T>::value) e.inputs[k++]->copy_from(*compile_detail::cell_of(a));
-      else doubles.push_back(as_double(a));
+      if constexpr (compile_detail::IsTensorArg<T>::value)
+        e.inputs[k++]->copy_from(*compile_detail::cell_of(a));
+      else
+        doubles.push_back(as_double(a));
     };
     (feed(args), ...);
     for (std::size_t i = 0; i < e.tape.adam.size(); ++i) {
@@ -324,8 +339,10 @@ class CompiledStep {
 
   template <class T>
   static double as_double(const T& v) {
-    if constexpr (std::is_arithmetic_v<T>) return static_cast<double>(v);
-    else return 0.0;
+    if constexpr (std::is_arithmetic_v<T>)
+      return static_cast<double>(v);
+    else
+      return 0.0;
   }
   template <class R>
   static R fresh_results(R r) {
@@ -337,9 +354,8 @@ class CompiledStep {
   static R result_shape(const Entry& e) {
     R r = std::any_cast<R>(e.result);
     std::size_t i = 0;
-    compile_detail::for_each_result(r, [&](auto& t) {
-      t = compile_detail::from_cell<std::decay_t<decltype(t)>>(*e.outputs[i++]);
-    });
+    compile_detail::for_each_result(
+        r, [&](auto& t) { t = compile_detail::from_cell<std::decay_t<decltype(t)>>(*e.outputs[i++]); });
     return r;
   }
 

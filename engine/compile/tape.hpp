@@ -75,8 +75,9 @@ class Tape final : public OptimizerCaptureListener, public HostCheckSink {
   // Every optimizer update must have reported its scalars (only Adam / AdamW do); another's lr would be frozen.
   void finish() {
     if (updates_ != adam.size())
-      refuse(pending_kind_ + "'s update takes its lr as a frozen host scalar (only Adam / AdamW report per-step "
-                             "scalars to a capture)");
+      refuse(pending_kind_ +
+             "'s update takes its lr as a frozen host scalar (only Adam / AdamW report per-step "
+             "scalars to a capture)");
   }
 
   void host_check(const std::function<void()>& check) override {

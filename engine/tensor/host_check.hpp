@@ -20,8 +20,10 @@ inline HostCheckSink*& host_check_sink() {
 }
 
 inline void host_check(const std::function<void()>& check) {
-  if (HostCheckSink* s = host_check_sink()) s->host_check(check);
-  else check();
+  if (HostCheckSink* s = host_check_sink())
+    s->host_check(check);
+  else
+    check();
 }
 
 }  // namespace ember

@@ -2,6 +2,8 @@
 // same CPU kernels run): the digits MLP with Adam, with dropout and a changing lr; another batch size and eval mode
 // capturing again; the module and optimizer the caller holds carrying the new state; and each fallback giving its
 // reason and eager results.
+#include "engine/compile/compile.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -10,7 +12,6 @@
 
 #include "backends/cpu/cpu_backend.hpp"
 #include "backends/cpu/parallel.hpp"
-#include "engine/compile/compile.hpp"
 #include "engine/ember.hpp"
 #include "engine/nn/dropout.hpp"
 #include "engine/optim/optim.hpp"
@@ -63,7 +64,8 @@ Tensor<AD, 1, Int> ys(const Batch& b) {
 template <class M>
 std::vector<std::vector<float>> params(const M& m) {
   std::vector<std::vector<float>> out;
-  visit_params(m, [&](const std::string&, const auto& p) { out.push_back(p.val().into_data().template to_vec<float>()); });
+  visit_params(m,
+               [&](const std::string&, const auto& p) { out.push_back(p.val().into_data().template to_vec<float>()); });
   return out;
 }
 float scalar(const auto& t) { return t.into_data().template to_vec<float>()[0]; }
@@ -105,9 +107,9 @@ Trace compiled_run(const std::vector<int64_t>& sizes, bool schedule, int eval_fr
   seed(42);
   auto model = Model<CapB>::init();
   Adam<CapB> adam;
-  auto step = compile<CapB>([&](double lr, const Tensor<CapB, 2>& x, const Tensor<CapB, 1, Int>& y) {
-    return train_step(model, adam, lr, x, y);
-  }, model, adam);
+  auto step = compile<CapB>([&](double lr, const Tensor<CapB, 2>& x,
+                                const Tensor<CapB, 1, Int>& y) { return train_step(model, adam, lr, x, y); },
+                            model, adam);
   Trace r;
   for (int i = 0; i < static_cast<int>(sizes.size()); ++i) {
     if (i == eval_from) model = set_training(std::move(model), false);
@@ -143,6 +145,23 @@ TEST_F(CompileTest, DigitsMlpAdamReplaysBitExact) {
   for (std::size_t i = 2; i < c.calls.size(); ++i) EXPECT_EQ(c.calls[i], CompiledCall::Replayed) << i;
   // The losses move: the replays really trained (a frozen state would repeat the captured update).
   EXPECT_NE(c.losses[2], c.losses[5]);
+}
+
+// No host-scalar argument: the lr is a constant of the step, and only the bias corrections advance per replay.
+TEST_F(CompileTest, ConstantLrInsideTheStepReplaysBitExact) {
+  const std::vector<int64_t> sizes(5, 16);
+  const Trace e = eager_run<tools::DigitsMlp>(sizes, false);
+  seed(42);
+  auto model = tools::DigitsMlp<Cap>::init();
+  Adam<Cap> adam;
+  auto step = compile<Cap>([&](const Tensor<Cap, 2>& x,
+                               const Tensor<Cap, 1, Int>& y) { return train_step(model, adam, lr_at(0, false), x, y); },
+                           model, adam);
+  std::vector<float> losses;
+  for (int i = 0; i < 5; ++i) losses.push_back(scalar(step(xs<Cap>(batch(i, 16)), ys<Cap>(batch(i, 16)))));
+  EXPECT_EQ(step.last_call(), CompiledCall::Replayed);
+  EXPECT_EQ(losses, e.losses);
+  EXPECT_EQ(params(model), e.params);
 }
 
 TEST_F(CompileTest, DropoutAndLrScheduleReplayBitExact) {
@@ -181,9 +200,9 @@ TEST_F(CompileTest, ReplayedStateIsWhatTheCallerHolds) {
   seed(42);
   auto model = tools::DigitsMlp<Cap>::init();
   Adam<Cap> adam;
-  auto step = compile<Cap>([&](double lr, const Tensor<Cap, 2>& x, const Tensor<Cap, 1, Int>& y) {
-    return train_step(model, adam, lr, x, y);
-  }, model, adam);
+  auto step = compile<Cap>([&](double lr, const Tensor<Cap, 2>& x,
+                               const Tensor<Cap, 1, Int>& y) { return train_step(model, adam, lr, x, y); },
+                           model, adam);
   for (int i = 0; i < 3; ++i) step(1e-3, xs<Cap>(batch(i, 16)), ys<Cap>(batch(i, 16)));
   ASSERT_EQ(step.last_call(), CompiledCall::Replayed);
   EXPECT_EQ(adam.step_count(model.fc1.weight.id()), 3);  // the replay advanced the step count
@@ -219,9 +238,9 @@ TEST_F(CompileTest, ReplayedHostCheckStillRejectsBadTargets) {
   seed(42);
   auto model = tools::DigitsMlp<Cap>::init();
   Adam<Cap> adam;
-  auto step = compile<Cap>([&](double lr, const Tensor<Cap, 2>& x, const Tensor<Cap, 1, Int>& y) {
-    return train_step(model, adam, lr, x, y);
-  }, model, adam);
+  auto step = compile<Cap>([&](double lr, const Tensor<Cap, 2>& x,
+                               const Tensor<Cap, 1, Int>& y) { return train_step(model, adam, lr, x, y); },
+                           model, adam);
   for (int i = 0; i < 3; ++i) step(1e-3, xs<Cap>(batch(i, 16)), ys<Cap>(batch(i, 16)));
   ASSERT_EQ(step.last_call(), CompiledCall::Replayed);
   const auto bad = Tensor<Cap, 1, Int>::full({16}, 12.0);
@@ -245,9 +264,8 @@ TEST_F(CompileTest, HostReadFallsBackToEager) {
   auto cm = tools::DigitsMlp<Cap>::init();
   (void)params(cm);
   Adam<Cap> ca;
-  auto step = compile<Cap>([&](double lr, const Tensor<Cap, 2>& x, const Tensor<Cap, 1, Int>& y) {
-    return body(cm, ca, lr, x, y);
-  }, cm, ca);
+  auto step = compile<Cap>(
+      [&](double lr, const Tensor<Cap, 2>& x, const Tensor<Cap, 1, Int>& y) { return body(cm, ca, lr, x, y); }, cm, ca);
   for (int i = 0; i < 4; ++i) {
     const Batch b = batch(i, 16);
     const float le = scalar(body(em, ea, 1e-3, xs<Eager>(b), ys<Eager>(b)));
@@ -267,19 +285,21 @@ TEST_F(CompileTest, UncapturableStepsNameTheirReason) {
   seed(42);
   auto model = tools::DigitsMlp<Cap>::init();
   Sgd<Cap> sgd(SgdConfig{});
-  auto sgd_step = compile<Cap>([&](double lr, const Tensor<Cap, 2>& x, const Tensor<Cap, 1, Int>& y) {
-    const auto loss = nn::cross_entropy(model.forward(x), y);
-    model = sgd.step(lr, std::move(model), GradientsParams<Cap>::from_grads(loss.backward(), model));
-    return loss;
-  }, model, sgd);
+  auto sgd_step = compile<Cap>(
+      [&](double lr, const Tensor<Cap, 2>& x, const Tensor<Cap, 1, Int>& y) {
+        const auto loss = nn::cross_entropy(model.forward(x), y);
+        model = sgd.step(lr, std::move(model), GradientsParams<Cap>::from_grads(loss.backward(), model));
+        return loss;
+      },
+      model, sgd);
   for (int i = 0; i < 2; ++i) sgd_step(1e-2, xs<Cap>(batch(i, 8)), ys<Cap>(batch(i, 8)));  // the first inits the params
   EXPECT_EQ(sgd_step.last_call(), CompiledCall::Eager);
   EXPECT_NE(sgd_step.fallback_reason().find("Sgd"), std::string::npos) << sgd_step.fallback_reason();
 
   Adam<Cap> adam;
-  auto hidden = compile<Cap>([&](double lr, const Tensor<Cap, 2>& x, const Tensor<Cap, 1, Int>& y) {
-    return train_step(model, adam, lr, x, y);
-  }, model);
+  auto hidden = compile<Cap>([&](double lr, const Tensor<Cap, 2>& x,
+                                 const Tensor<Cap, 1, Int>& y) { return train_step(model, adam, lr, x, y); },
+                             model);
   for (int i = 0; i < 2; ++i) hidden(1e-3, xs<Cap>(batch(i, 8)), ys<Cap>(batch(i, 8)));
   EXPECT_EQ(hidden.last_call(), CompiledCall::Eager);
   EXPECT_NE(hidden.fallback_reason().find("not in compile's state"), std::string::npos) << hidden.fallback_reason();
