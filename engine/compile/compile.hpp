@@ -119,6 +119,13 @@ class CompiledStep {
     static_assert(((compile_detail::IsTensorArg<Args>::value || std::is_arithmetic_v<Args>)&&...),
                   "compile: a step takes tensors and host scalars (double)");
     using R = std::invoke_result_t<Step&, const Args&...>;
+    if (compile_detail::active_tape()) {
+      // Called from inside another compiled step's capture: its ops must land on that tape as ordinary ops (a
+      // replay of this one's own tape would run B directly, unseen by the outer capture).
+      last_ = CompiledCall::Eager;
+      reason_ = "called while another compiled step captures (its ops are recorded there)";
+      return step_(args...);
+    }
     const std::vector<int64_t> sig = signature(args...);
     auto it = entries_.find(sig);
     if (it != entries_.end() && !it->second->refusal.empty()) {

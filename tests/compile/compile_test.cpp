@@ -247,6 +247,30 @@ TEST_F(CompileTest, ReplayedHostCheckStillRejectsBadTargets) {
   EXPECT_THROW(step(1e-3, xs<Cap>(batch(3, 16)), bad), IndexError);
 }
 
+// An inference step (no grad, eval): captured on the first call (no state changes), replayed after, the same
+// logits as eager; a compiled step called inside another's capture runs as part of that capture.
+TEST_F(CompileTest, InferenceStepAndNestedSteps) {
+  seed(42);
+  auto em = tools::DigitsMlp<Eager>::init();
+  (void)params(em);
+  seed(42);
+  auto cm = tools::DigitsMlp<Cap>::init();
+  (void)params(cm);
+  const autodiff::NoGrad no_grad;
+  auto infer = compile<Cap>([&](const Tensor<Cap, 2>& x) { return cm.forward(x); }, cm);
+  for (int i = 0; i < 3; ++i) {
+    const Batch b = batch(i, 8);
+    EXPECT_EQ(infer(xs<Cap>(b)).into_data().to_vec<float>(), em.forward(xs<Eager>(b)).into_data().to_vec<float>());
+    EXPECT_EQ(infer.last_call(), i == 0 ? CompiledCall::Captured : CompiledCall::Replayed);
+  }
+  auto outer = compile<Cap>([&](const Tensor<Cap, 2>& x) { return infer(x).sum(); });
+  for (int i = 0; i < 3; ++i) {
+    const Batch b = batch(i, 8);
+    EXPECT_EQ(scalar(outer(xs<Cap>(b))), scalar(em.forward(xs<Eager>(b)).sum())) << i;
+  }
+  EXPECT_EQ(outer.last_call(), CompiledCall::Replayed);
+}
+
 // A step whose host control flow reads a value: that signature runs eagerly, with the reason, and eager results.
 TEST_F(CompileTest, HostReadFallsBackToEager) {
   const auto body = [](auto& model, auto& adam, double lr, const auto& x, const auto& y) {
