@@ -349,6 +349,32 @@ struct Capture : B {
                    LinearActivation f) { return B::float_linear_act(a, b, c, t, f); },
                 x, w, opt(bias), trans_w, act);
   }
+  // A chain Fusion<Capture<B>> materializes (Autodiff<Fusion<Capture<B>>>): recorded as one op, so a replay runs
+  // B's fused kernel straight away, without Fusion's nodes and program building.
+  static FloatPrimitive float_fused_chain(const fusion::Program& p, const std::vector<fusion::OperandOf<Capture>>& in,
+                                          const Device& dev) requires optional_ops::HasFusedChain<B> {
+    return recf(
+        [](const fusion::Program& prog, const std::vector<fusion::OperandOf<Capture>>& ops, const Device& d) {
+          std::vector<fusion::OperandOf<B>> inner;
+          inner.reserve(ops.size());
+          for (const auto& o : ops) {
+            fusion::OperandOf<B> io;
+            io.kind = o.kind;
+            if (o.f) io.f = o.f->value();
+            if (o.i) io.i = o.i->value();
+            if (o.b) io.b = o.b->value();
+            inner.push_back(std::move(io));
+          }
+          return optional_ops::float_fused_chain<B>(prog, inner, d);
+        },
+        p, in, dev);
+  }
+  static FloatPrimitive float_fused_chain(const fusion::Program& p,
+                                          const std::vector<fusion::OperandOf<Capture>>& in) requires
+      optional_ops::HasFusedChain<B> {
+    return float_fused_chain(p, in, in.empty() ? Device{} : device<Float>(*in.front().f));
+  }
+
   // Adam's update: its lr and bias corrections change per step, so the closure reads them from the cell the
   // compiled step refills before each replay (compile_detail::AdamScalars), never the captured values.
   static AdamStepResult<FloatPrimitive> float_adam_step(

@@ -33,6 +33,7 @@
 
 #include "engine/autodiff/graph.hpp"
 #include "engine/compile/capture_backend.hpp"
+#include "engine/fusion/fusion_backend.hpp"
 #include "engine/module/traversal.hpp"
 #include "engine/optim/optimizer.hpp"
 
@@ -45,39 +46,84 @@ struct IsTensorArg : std::false_type {};
 template <class B, std::size_t D, class K>
 struct IsTensorArg<Tensor<B, D, K>> : std::true_type {};
 
-// Whether T is a tensor of an Autodiff backend over a Capture<B> (a param), rather than of the Capture<B> itself
-// (an optimizer's flat state).
+// The Capture layer of a backend stack: Capture<B> itself, or the one under Fusion (Autodiff<Fusion<Capture<B>>>,
+// where the tape records Fusion's fused chains). to_capture gives the Capture primitive behind one of the stack's
+// (a Fusion tensor's value, materialized), from_capture wraps one back.
+template <class Bk>
+struct Layer;
+template <class B>
+struct Layer<Capture<B>> {
+  using Cap = Capture<B>;
+  template <class K>
+  static const Primitive<Cap, K>& to_capture(const Primitive<Cap, K>& p) {
+    return p;
+  }
+  template <class K>
+  static Primitive<Cap, K> from_capture(Primitive<Cap, K> p) {
+    return p;
+  }
+};
+template <class X>
+struct Layer<Fusion<X>> {
+  using Cap = typename Layer<X>::Cap;
+  template <class K>
+  static Primitive<Cap, K> to_capture(const Primitive<Fusion<X>, K>& p) {
+    if constexpr (std::is_same_v<K, Float>)
+      return Layer<X>::template to_capture<K>(Fusion<X>::value(p));
+    else
+      return Layer<X>::template to_capture<K>(p);
+  }
+  template <class K>
+  static Primitive<Fusion<X>, K> from_capture(Primitive<Cap, K> p) {
+    if constexpr (std::is_same_v<K, Float>)
+      return Fusion<X>::wrap(Layer<X>::template from_capture<K>(std::move(p)));
+    else
+      return Layer<X>::template from_capture<K>(std::move(p));
+  }
+};
+
+// Whether T is a tensor of an Autodiff backend (a param, a step's argument or result), rather than of the backend
+// under it (an optimizer's flat state).
 template <class T>
 constexpr bool tracked = T::is_float&& detail::HasGradTracking<typename T::Backend_>;
+// The backend stack under Autodiff (whose Int and Bool primitives are that stack's own).
+template <class T>
+using StackOf =
+    std::conditional_t<detail::HasGradTracking<typename T::Backend_>, typename T::Inner, typename T::Backend_>;
 
 // The cell behind a tensor, and a tensor with the same value in a new cell, which nothing recorded reads or writes.
 template <class T>
 std::shared_ptr<CellBase> cell_of(const T& t) {
+  using L = Layer<StackOf<T>>;
   if constexpr (tracked<T>)
-    return t.inner().primitive().cell;
+    return L::template to_capture<Float>(t.inner().primitive()).cell;
   else
-    return t.primitive().cell;
+    return L::template to_capture<typename T::Kind>(t.primitive()).cell;
+}
+// A tensor of type T in a new cell holding `value` (Capture's inner backend's primitive).
+template <class T, class V>
+T with_value(const V& value) {
+  using S = StackOf<T>;
+  using L = Layer<S>;
+  using K = typename T::Kind;
+  auto p = L::template from_capture<K>(L::Cap::template wrap<K>(value));
+  if constexpr (tracked<T>)
+    return T::from_inner(Tensor<S, T::rank>(std::move(p)));
+  else
+    return T(std::move(p));
 }
 template <class T>
 T fresh(const T& t) {
-  if constexpr (tracked<T>) {
-    using C = typename T::Inner;
-    return T::from_inner(Tensor<C, T::rank>(C::template wrap<Float>(t.inner().primitive().value())));
-  } else {
-    using C = typename T::Backend_;
-    return T(C::template wrap<typename T::Kind>(t.primitive().value()));
-  }
+  using L = Layer<StackOf<T>>;
+  using IP = Primitive<typename L::Cap::Eager, typename T::Kind>;
+  return with_value<T>(*static_cast<const Cell<IP>&>(*cell_of(t)).v);
 }
-// A tensor of type T in a new cell holding `cell`'s value (a cell of Capture's inner backend B's primitive).
+// A tensor of type T in a new cell holding `cell`'s value.
 template <class T>
 T from_cell(const CellBase& cell) {
-  using C = std::conditional_t<tracked<T>, typename T::Inner, typename T::Backend_>;
-  using IP = Primitive<typename C::Eager, typename T::Kind>;
-  auto p = C::template wrap<typename T::Kind>(*static_cast<const Cell<IP>&>(cell).v);
-  if constexpr (tracked<T>)
-    return T::from_inner(Tensor<C, T::rank>(std::move(p)));
-  else
-    return T(std::move(p));
+  using L = Layer<StackOf<T>>;
+  using IP = Primitive<typename L::Cap::Eager, typename T::Kind>;
+  return with_value<T>(*static_cast<const Cell<IP>&>(cell).v);
 }
 template <class T>
 void append_dims(std::vector<int64_t>& sig, const T& t) {
@@ -108,7 +154,6 @@ enum class CompiledCall {
 
 template <AutodiffBackend AD, class Step, class... State>
 class CompiledStep {
-  using C = typename AD::InnerBackend;  // Capture<B>
   using Cells = std::vector<std::shared_ptr<compile_detail::CellBase>>;
 
  public:

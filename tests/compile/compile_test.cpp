@@ -84,6 +84,7 @@ struct Trace {
   std::vector<std::vector<float>> params;
   std::vector<CompiledCall> calls;
   std::vector<std::string> reasons;
+  std::size_t ops = 0;  // ops on the last signature's tape
 };
 double lr_at(int i, bool schedule) { return schedule ? 1e-2 * std::pow(0.8, i) : 1e-3; }
 
@@ -119,6 +120,7 @@ Trace compiled_run(const std::vector<int64_t>& sizes, bool schedule, int eval_fr
     r.reasons.push_back(step.fallback_reason());
   }
   r.params = params(model);
+  r.ops = step.recorded_ops();
   return r;
 }
 
@@ -181,6 +183,18 @@ TEST_F(CompileTest, CaptureOverFusionReplaysBitExact) {
   expect_same(e, c);
   expect_same(eager_run<DropMlp>(sizes, true), c);
   for (std::size_t i = 2; i < c.calls.size(); ++i) EXPECT_EQ(c.calls[i], CompiledCall::Replayed) << i;
+}
+
+// Fusion over Capture: the tape records each fused chain Fusion materializes as one op (B's fused kernel), so a
+// replay runs no Fusion node or program building; still the eager bits.
+TEST_F(CompileTest, FusedChainsRecordedUnderFusionReplayBitExact) {
+  const std::vector<int64_t> sizes(5, 16);
+  const Trace e = eager_run<DropMlp, Autodiff<Fusion<Cpu<float>>>>(sizes, true);
+  const Trace c = compiled_run<DropMlp, Autodiff<Fusion<Capture<Cpu<float>>>>>(sizes, true);
+  expect_same(e, c);
+  for (std::size_t i = 2; i < c.calls.size(); ++i) EXPECT_EQ(c.calls[i], CompiledCall::Replayed) << i;
+  // The elementwise runs (dropout masks, ReLU and its backward, the loss) became fewer, fused ops.
+  EXPECT_LT(c.ops, compiled_run<DropMlp>(sizes, true).ops);
 }
 
 TEST_F(CompileTest, NewBatchSizeAndEvalModeCaptureAgain) {
