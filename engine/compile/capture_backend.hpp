@@ -1,7 +1,8 @@
 #pragma once
 // Capture<B>: decorates any backend B so that the ops a step issues can be recorded and replayed
-// (engine/compile/README.md). Used under Autodiff: Autodiff<Capture<Cpu<float>>> or
-// Autodiff<Capture<Fusion<Cpu<float>>>>, so the backward pass and the optimizer's update are B ops like the forward.
+// (engine/compile/README.md). Used under Autodiff (Autodiff<Capture<Cpu<float>>>), so the backward pass and the
+// optimizer's update are B ops like the forward; under Fusion too (Autodiff<Fusion<Capture<Cpu<float>>>>), where
+// each fused chain is one recorded op.
 //
 // Every primitive (float, int and bool: a batch's labels change per step too) is a shared handle on a Cell holding
 // B's value. Each op runs B's op at once (eager: results are B's, bit for bit) and, while a Tape records on this
