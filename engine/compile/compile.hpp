@@ -161,9 +161,10 @@ class CompiledStep {
 
   template <class... Args>
   auto operator()(const Args&... args) {
-    static_assert(((compile_detail::IsTensorArg<Args>::value || std::is_arithmetic_v<Args>)&&...),
+    static_assert((... && (compile_detail::IsTensorArg<Args>::value || std::is_arithmetic_v<Args>)),
                   "compile: a step takes tensors and host scalars (double)");
     using R = std::invoke_result_t<Step&, const Args&...>;
+    last_entry_ = nullptr;
     if (compile_detail::active_tape()) {
       // Called from inside another compiled step's capture: its ops must land on that tape as ordinary ops (a
       // replay of this one's own tape would run B directly, unseen by the outer capture).
