@@ -308,19 +308,20 @@ class CompiledStep {
     std::vector<std::string> keys_before;
     state_cells(before, &keys_before);
 
+    Cells after;
+    std::vector<std::string> keys_after;
     R result = [&] {
       compile_detail::Recording rec(e->tape);
-      return std::apply([&](const auto&... a) { return step_(a...); }, private_args);
+      R r = std::apply([&](const auto&... a) { return step_(a...); }, private_args);
+      // Still recording: a result or state value that is pending (a Fusion chain) materializes here, on the tape.
+      compile_detail::for_each_result(r, [&](auto& t) { e->outputs.push_back(compile_detail::cell_of(t)); });
+      state_cells(after, &keys_after);
+      return r;
     }();
     e->tape.finish();
     for (const void* o : e->tape.optimizers)
       if (!declared_optimizer(o))
         e->tape.refuse("an optimizer that is not in compile's state stepped (its moments would not carry over)");
-
-    Cells after;
-    std::vector<std::string> keys_after;
-    state_cells(after, &keys_after);
-    compile_detail::for_each_result(result, [&](auto& t) { e->outputs.push_back(compile_detail::cell_of(t)); });
     result = fresh_results(detach(std::move(result)));
     e->result = result;
 

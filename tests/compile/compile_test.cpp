@@ -197,6 +197,19 @@ TEST_F(CompileTest, FusedChainsRecordedUnderFusionReplayBitExact) {
   EXPECT_LT(c.ops, compiled_run<DropMlp>(sizes, true).ops);
 }
 
+// Under Fusion a step's result can still be a pending chain when the step returns: it is materialized while the
+// capture records, so a replay recomputes it rather than returning the captured value.
+TEST_F(CompileTest, PendingResultUnderFusionIsRecorded) {
+  using FC = Autodiff<Fusion<Capture<Cpu<float>>>>;
+  auto step = compile<FC>([](const Tensor<FC, 2>& x) { return x.mul_scalar(2.0).add_scalar(1.0); });
+  for (int i = 0; i < 3; ++i) {
+    const Batch b = batch(i, 4);
+    const auto want = xs<Eager>(b).mul_scalar(2.0).add_scalar(1.0).into_data().to_vec<float>();
+    EXPECT_EQ(step(xs<FC>(b)).into_data().to_vec<float>(), want) << i;
+  }
+  EXPECT_EQ(step.last_call(), CompiledCall::Replayed);
+}
+
 TEST_F(CompileTest, NewBatchSizeAndEvalModeCaptureAgain) {
   // Batch 16 (warm-up, capture, replay), a last batch of 8 (capture), 16 again (replay), then eval mode (capture,
   // replay): dropout off is another signature.
