@@ -350,6 +350,114 @@ struct Capture : B {
                    LinearActivation f) { return B::float_linear_act(a, b, c, t, f); },
                 x, w, opt(bias), trans_w, act);
   }
+  // Fused attention and LayerNorm (the transformer's step). Whether B answers a size at all (the packed kernels'
+  // nullopt) depends on shapes only, which a signature fixes: a replay takes the captured branch.
+  static SdpaForward<FloatPrimitive> float_sdpa(const FloatPrimitive& q, const FloatPrimitive& k,
+                                                const FloatPrimitive& v, const FloatPrimitive* bias,
+                                                const SdpaOptions& o)
+    requires optional_ops::HasFusedSdpa<B>
+  {
+    const auto ob = opt(bias);
+    auto r = B::float_sdpa(q.value(), k.value(), v.value(), arg(ob), o);
+    SdpaForward<FloatPrimitive> out{out_float(std::move(r.out)), out_float(std::move(r.lse))};
+    if (auto* t = tape()) {
+      t->ops.push_back([q, k, v, ob, o, out] {
+        auto n = B::float_sdpa(q.value(), k.value(), v.value(), arg(ob), o);
+        store<Float>(out.out, std::move(n.out));
+        store<Float>(out.lse, std::move(n.lse));
+      });
+    }
+    return out;
+  }
+  static SdpaGrads<FloatPrimitive> float_sdpa_backward(const FloatPrimitive& q, const FloatPrimitive& k,
+                                                       const FloatPrimitive& v, const FloatPrimitive* bias,
+                                                       const FloatPrimitive& y, const FloatPrimitive& lse,
+                                                       const FloatPrimitive& g, const SdpaOptions& o)
+    requires optional_ops::HasFusedSdpa<B>
+  {
+    const auto ob = opt(bias);
+    auto r = B::float_sdpa_backward(q.value(), k.value(), v.value(), arg(ob), y.value(), lse.value(), g.value(), o);
+    SdpaGrads<FloatPrimitive> out{out_float(std::move(r.q)), out_float(std::move(r.k)), out_float(std::move(r.v)),
+                                  std::nullopt};
+    if (r.bias) out.bias = out_float(std::move(*r.bias));
+    if (auto* t = tape()) {
+      t->ops.push_back([q, k, v, ob, y, lse, g, o, out] {
+        auto n = B::float_sdpa_backward(q.value(), k.value(), v.value(), arg(ob), y.value(), lse.value(), g.value(), o);
+        store<Float>(out.q, std::move(n.q));
+        store<Float>(out.k, std::move(n.k));
+        store<Float>(out.v, std::move(n.v));
+        if (out.bias) store<Float>(*out.bias, std::move(*n.bias));
+      });
+    }
+    return out;
+  }
+  static std::optional<SdpaForward<FloatPrimitive>> float_sdpa_packed(const FloatPrimitive& qkv, int64_t heads,
+                                                                      const SdpaOptions& o)
+    requires optional_ops::HasPackedSdpa<B>
+  {
+    auto r = B::float_sdpa_packed(qkv.value(), heads, o);
+    if (!r) return std::nullopt;
+    SdpaForward<FloatPrimitive> out{out_float(std::move(r->out)), out_float(std::move(r->lse))};
+    if (auto* t = tape()) {
+      t->ops.push_back([qkv, heads, o, out] {
+        auto n = B::float_sdpa_packed(qkv.value(), heads, o);
+        store<Float>(out.out, std::move(n->out));
+        store<Float>(out.lse, std::move(n->lse));
+      });
+    }
+    return out;
+  }
+  static std::optional<FloatPrimitive> float_sdpa_packed_backward(const FloatPrimitive& qkv, const FloatPrimitive& y,
+                                                                  const FloatPrimitive& lse, const FloatPrimitive& g,
+                                                                  int64_t heads, const SdpaOptions& o)
+    requires optional_ops::HasPackedSdpa<B>
+  {
+    auto r = B::float_sdpa_packed_backward(qkv.value(), y.value(), lse.value(), g.value(), heads, o);
+    if (!r) return std::nullopt;
+    FloatPrimitive out = out_float(std::move(*r));
+    if (auto* t = tape()) {
+      t->ops.push_back([qkv, y, lse, g, heads, o, out] {
+        store<Float>(out, *B::float_sdpa_packed_backward(qkv.value(), y.value(), lse.value(), g.value(), heads, o));
+      });
+    }
+    return out;
+  }
+  static LayerNormForward<FloatPrimitive> float_layer_norm(const FloatPrimitive& x, const FloatPrimitive& gamma,
+                                                           const FloatPrimitive& beta, double eps)
+    requires optional_ops::HasFusedLayerNorm<B>
+  {
+    auto r = B::float_layer_norm(x.value(), gamma.value(), beta.value(), eps);
+    LayerNormForward<FloatPrimitive> out{out_float(std::move(r.out)), out_float(std::move(r.mean)),
+                                         out_float(std::move(r.rstd))};
+    if (auto* t = tape()) {
+      t->ops.push_back([x, gamma, beta, eps, out] {
+        auto n = B::float_layer_norm(x.value(), gamma.value(), beta.value(), eps);
+        store<Float>(out.out, std::move(n.out));
+        store<Float>(out.mean, std::move(n.mean));
+        store<Float>(out.rstd, std::move(n.rstd));
+      });
+    }
+    return out;
+  }
+  static LayerNormGrads<FloatPrimitive> float_layer_norm_backward(const FloatPrimitive& x, const FloatPrimitive& gamma,
+                                                                  const FloatPrimitive& mean,
+                                                                  const FloatPrimitive& rstd, const FloatPrimitive& g)
+    requires optional_ops::HasFusedLayerNorm<B>
+  {
+    auto r = B::float_layer_norm_backward(x.value(), gamma.value(), mean.value(), rstd.value(), g.value());
+    LayerNormGrads<FloatPrimitive> out{out_float(std::move(r.x)), out_float(std::move(r.gamma)),
+                                       out_float(std::move(r.beta))};
+    if (auto* t = tape()) {
+      t->ops.push_back([x, gamma, mean, rstd, g, out] {
+        auto n = B::float_layer_norm_backward(x.value(), gamma.value(), mean.value(), rstd.value(), g.value());
+        store<Float>(out.x, std::move(n.x));
+        store<Float>(out.gamma, std::move(n.gamma));
+        store<Float>(out.beta, std::move(n.beta));
+      });
+    }
+    return out;
+  }
+
   // A chain Fusion<Capture<B>> materializes (Autodiff<Fusion<Capture<B>>>): recorded as one op, so a replay runs
   // B's fused kernel straight away, without Fusion's nodes and program building.
   static FloatPrimitive float_fused_chain(const fusion::Program& p, const std::vector<fusion::OperandOf<Capture>>& in,

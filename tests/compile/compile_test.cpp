@@ -15,6 +15,7 @@
 #include "engine/ember.hpp"
 #include "engine/nn/dropout.hpp"
 #include "engine/optim/optim.hpp"
+#include "tools/ember/lm_model.hpp"
 #include "tools/ember/models.hpp"
 
 namespace ember::test {
@@ -195,6 +196,52 @@ TEST_F(CompileTest, FusedChainsRecordedUnderFusionReplayBitExact) {
   for (std::size_t i = 2; i < c.calls.size(); ++i) EXPECT_EQ(c.calls[i], CompiledCall::Replayed) << i;
   // The elementwise runs (dropout masks, ReLU and its backward, the loss) became fewer, fused ops.
   EXPECT_LT(c.ops, compiled_run<DropMlp>(sizes, true).ops);
+}
+
+// The character transformer's step (embeddings, fused LayerNorm and attention forward and backward, GELU, AdamW):
+// Capture forwards the CPU's fused kernels, so the replay has the eager bits.
+template <class AD>
+Trace lm_run() {
+  seed(42);
+  auto model = tools::CharTransformer<AD>::init(tools::LmConfig{12, 8, 16, 2, 1});
+  (void)params(model);
+  AdamW<AD> opt;
+  const auto body = [&](double lr, const Tensor<AD, 2, Int>& x, const Tensor<AD, 1, Int>& y) {
+    const auto loss = nn::cross_entropy(model.forward(x).reshape(std::array<int64_t, 2>{16, 12}), y);
+    model = opt.step(lr, std::move(model), GradientsParams<AD>::from_grads(loss.backward(), model));
+    return loss;
+  };
+  Trace r;
+  const auto loop = [&](auto&& call) {
+    for (int i = 0; i < 4; ++i) {
+      Rng rng(200 + static_cast<uint64_t>(i));
+      std::vector<double> ids(32);
+      for (auto& v : ids) v = static_cast<double>(static_cast<int64_t>(rng.uniform() * 12));
+      const auto x = Tensor<AD, 2, Int>::from_data(TensorData::from_vec<double>({ids.begin(), ids.begin() + 16}, {2, 8}));
+      const auto y = Tensor<AD, 1, Int>::from_data(TensorData::from_vec<double>({ids.begin() + 16, ids.end()}, {16}));
+      r.losses.push_back(scalar(call(2e-3 * (1.0 - 0.1 * i), x, y)));
+    }
+  };
+  if constexpr (std::is_same_v<AD, Eager>) {
+    loop(body);
+  } else {
+    auto step = compile<AD>(body, model, opt);
+    loop([&](double lr, const auto& x, const auto& y) {
+      auto loss = step(lr, x, y);
+      r.calls.push_back(step.last_call());
+      r.reasons.push_back(step.fallback_reason());
+      return loss;
+    });
+  }
+  r.params = params(model);
+  return r;
+}
+
+TEST_F(CompileTest, TransformerStepReplaysBitExact) {
+  const Trace e = lm_run<Eager>();
+  const Trace c = lm_run<Cap>();
+  expect_same(e, c);
+  EXPECT_EQ(c.calls[3], CompiledCall::Replayed) << c.reasons[3];
 }
 
 // Under Fusion a step's result can still be a pending chain when the step returns: it is materialized while the
