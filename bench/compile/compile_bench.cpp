@@ -3,7 +3,8 @@
 // Autodiff<Capture<Fusion<Cpu<float>>>>, and with Fusion's chains recorded on Autodiff<Fusion<Capture<Cpu<float>>>>)
 // against eager (Autodiff<Cpu<float>>) in the same run, on one thread. The
 // issue's figure is batch 64; batch 4 is the same step where the host work a replay skips is a larger part (an
-// online learner, a game's per-frame update).
+// online learner, a game's per-frame update). Last, the character transformer's AdamW step (bench/lm's shape),
+// compiled on Autodiff<Capture<Cpu<float>>>, for steps / 20 steps.
 //
 //   build/bench/ember_compile_bench [steps] [eager|compiled|both] [batch]
 //
@@ -22,9 +23,11 @@
 
 #include "backends/cpu/cpu_backend.hpp"
 #include "backends/cpu/parallel.hpp"
+#include "bench/lm/lm_shape.hpp"
 #include "engine/compile/compile.hpp"
 #include "engine/ember.hpp"
 #include "engine/optim/optim.hpp"
+#include "tools/ember/lm_model.hpp"
 #include "tools/ember/models.hpp"
 
 namespace {
@@ -121,6 +124,54 @@ void compare(int64_t batch, int steps, const std::string& only) {
   if (!step.fallback_reason().empty()) std::printf("fallback: %s\n", step.fallback_reason().c_str());
 }
 
+// The character transformer's training step (bench/lm's shape: batch 32 x 64 tokens, d_model 128, 4 heads, 2
+// layers, AdamW), compiled on Autodiff<Capture<Cpu<float>>> against eager, `steps` of each, interleaved.
+void compare_lm(int steps, const std::string& only) {
+  using namespace lm_bench;
+  const tools::LmConfig cfg{kVocab, kContext, kDModel, kHeads, kLayers};
+  const auto x_ids = token_ids(kBatch * kContext, 1), y_ids = token_ids(kBatch * kContext, 2);
+  const auto side = [&]<class AD>(tools::CharTransformer<AD>& model) {
+    seed(42);
+    model = tools::CharTransformer<AD>::init(cfg);
+    visit_params(model, [](const std::string&, const auto& p) { (void)p.val(); });
+    return std::pair{Tensor<AD, 2, Int>::from_values(x_ids, {kBatch, kContext}),
+                     Tensor<AD, 1, Int>::from_values(y_ids, {kBatch * kContext})};
+  };
+  const auto body = [](auto& model, auto& opt, const auto& x, const auto& y) {
+    using AD = typename std::decay_t<decltype(x)>::Backend_;
+    const auto logits = model.forward(x).reshape(std::array<int64_t, 2>{kBatch * kContext, kVocab});
+    const auto loss = nn::cross_entropy(logits, y);
+    model = opt.step(kLr, std::move(model), GradientsParams<AD>::from_grads(loss.backward(), model));
+    return loss;
+  };
+  tools::CharTransformer<Eager> em;
+  AdamW<Eager> eo;
+  const auto [ex, ey] = side(em);
+  tools::CharTransformer<CapCpu> cm;
+  AdamW<CapCpu> co;
+  const auto [cx, cy] = side(cm);
+  auto step = compile<CapCpu>(
+      [&](const Tensor<CapCpu, 2, Int>& x, const Tensor<CapCpu, 1, Int>& y) { return body(cm, co, x, y); }, cm, co);
+  std::vector<double> te, tc;
+  double max_rel = 0;
+  int replayed = 0;
+  for (int s = 0; s < steps + 2; ++s) {
+    double le = 0, lc = 0;
+    const double e = only != "compiled" ? timed([&] { return body(em, eo, ex, ey).item(); }, le) : 0.0;
+    const double c = only != "eager" ? timed([&] { return step(cx, cy).item(); }, lc) : 0.0;
+    if (s < 2) continue;
+    replayed += step.last_call() == CompiledCall::Replayed;
+    te.push_back(e);
+    tc.push_back(c);
+    if (only.empty()) max_rel = std::max(max_rel, std::fabs(lc - le) / std::fabs(le));
+  }
+  const double me = median(te), mc = median(tc);
+  std::printf("%-34s %6lld %7d %9zu %12.1f %12.1f %7.2fx %18.2e\n", "transformer LM, capture<cpu<f32>>",
+              static_cast<long long>(kBatch), replayed, step.recorded_ops(), me * 1e6, mc * 1e6, mc > 0 ? me / mc : 0.0,
+              max_rel);
+  if (!step.fallback_reason().empty()) std::printf("fallback: %s\n", step.fallback_reason().c_str());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -137,5 +188,6 @@ int main(int argc, char** argv) {
       compare<CapFusion>(batch, steps, only);
       compare<FusionCap>(batch, steps, only);
     }
+  if (only_batch == 0 || only_batch == lm_bench::kBatch) compare_lm(std::max(3, steps / 20), only);
   return 0;
 }

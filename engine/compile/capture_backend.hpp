@@ -354,9 +354,7 @@ struct Capture : B {
   // nullopt) depends on shapes only, which a signature fixes: a replay takes the captured branch.
   static SdpaForward<FloatPrimitive> float_sdpa(const FloatPrimitive& q, const FloatPrimitive& k,
                                                 const FloatPrimitive& v, const FloatPrimitive* bias,
-                                                const SdpaOptions& o)
-    requires optional_ops::HasFusedSdpa<B>
-  {
+                                                const SdpaOptions& o) requires optional_ops::HasFusedSdpa<B> {
     const auto ob = opt(bias);
     auto r = B::float_sdpa(q.value(), k.value(), v.value(), arg(ob), o);
     SdpaForward<FloatPrimitive> out{out_float(std::move(r.out)), out_float(std::move(r.lse))};
@@ -372,9 +370,8 @@ struct Capture : B {
   static SdpaGrads<FloatPrimitive> float_sdpa_backward(const FloatPrimitive& q, const FloatPrimitive& k,
                                                        const FloatPrimitive& v, const FloatPrimitive* bias,
                                                        const FloatPrimitive& y, const FloatPrimitive& lse,
-                                                       const FloatPrimitive& g, const SdpaOptions& o)
-    requires optional_ops::HasFusedSdpa<B>
-  {
+                                                       const FloatPrimitive& g,
+                                                       const SdpaOptions& o) requires optional_ops::HasFusedSdpa<B> {
     const auto ob = opt(bias);
     auto r = B::float_sdpa_backward(q.value(), k.value(), v.value(), arg(ob), y.value(), lse.value(), g.value(), o);
     SdpaGrads<FloatPrimitive> out{out_float(std::move(r.q)), out_float(std::move(r.k)), out_float(std::move(r.v)),
@@ -391,10 +388,8 @@ struct Capture : B {
     }
     return out;
   }
-  static std::optional<SdpaForward<FloatPrimitive>> float_sdpa_packed(const FloatPrimitive& qkv, int64_t heads,
-                                                                      const SdpaOptions& o)
-    requires optional_ops::HasPackedSdpa<B>
-  {
+  static std::optional<SdpaForward<FloatPrimitive>> float_sdpa_packed(
+      const FloatPrimitive& qkv, int64_t heads, const SdpaOptions& o) requires optional_ops::HasPackedSdpa<B> {
     auto r = B::float_sdpa_packed(qkv.value(), heads, o);
     if (!r) return std::nullopt;
     SdpaForward<FloatPrimitive> out{out_float(std::move(r->out)), out_float(std::move(r->lse))};
@@ -407,11 +402,9 @@ struct Capture : B {
     }
     return out;
   }
-  static std::optional<FloatPrimitive> float_sdpa_packed_backward(const FloatPrimitive& qkv, const FloatPrimitive& y,
-                                                                  const FloatPrimitive& lse, const FloatPrimitive& g,
-                                                                  int64_t heads, const SdpaOptions& o)
-    requires optional_ops::HasPackedSdpa<B>
-  {
+  static std::optional<FloatPrimitive> float_sdpa_packed_backward(
+      const FloatPrimitive& qkv, const FloatPrimitive& y, const FloatPrimitive& lse, const FloatPrimitive& g,
+      int64_t heads, const SdpaOptions& o) requires optional_ops::HasPackedSdpa<B> {
     auto r = B::float_sdpa_packed_backward(qkv.value(), y.value(), lse.value(), g.value(), heads, o);
     if (!r) return std::nullopt;
     FloatPrimitive out = out_float(std::move(*r));
@@ -423,9 +416,8 @@ struct Capture : B {
     return out;
   }
   static LayerNormForward<FloatPrimitive> float_layer_norm(const FloatPrimitive& x, const FloatPrimitive& gamma,
-                                                           const FloatPrimitive& beta, double eps)
-    requires optional_ops::HasFusedLayerNorm<B>
-  {
+                                                           const FloatPrimitive& beta,
+                                                           double eps) requires optional_ops::HasFusedLayerNorm<B> {
     auto r = B::float_layer_norm(x.value(), gamma.value(), beta.value(), eps);
     LayerNormForward<FloatPrimitive> out{out_float(std::move(r.out)), out_float(std::move(r.mean)),
                                          out_float(std::move(r.rstd))};
@@ -439,11 +431,9 @@ struct Capture : B {
     }
     return out;
   }
-  static LayerNormGrads<FloatPrimitive> float_layer_norm_backward(const FloatPrimitive& x, const FloatPrimitive& gamma,
-                                                                  const FloatPrimitive& mean,
-                                                                  const FloatPrimitive& rstd, const FloatPrimitive& g)
-    requires optional_ops::HasFusedLayerNorm<B>
-  {
+  static LayerNormGrads<FloatPrimitive> float_layer_norm_backward(
+      const FloatPrimitive& x, const FloatPrimitive& gamma, const FloatPrimitive& mean, const FloatPrimitive& rstd,
+      const FloatPrimitive& g) requires optional_ops::HasFusedLayerNorm<B> {
     auto r = B::float_layer_norm_backward(x.value(), gamma.value(), mean.value(), rstd.value(), g.value());
     LayerNormGrads<FloatPrimitive> out{out_float(std::move(r.x)), out_float(std::move(r.gamma)),
                                        out_float(std::move(r.beta))};

@@ -217,7 +217,8 @@ Trace lm_run() {
       Rng rng(200 + static_cast<uint64_t>(i));
       std::vector<double> ids(32);
       for (auto& v : ids) v = static_cast<double>(static_cast<int64_t>(rng.uniform() * 12));
-      const auto x = Tensor<AD, 2, Int>::from_data(TensorData::from_vec<double>({ids.begin(), ids.begin() + 16}, {2, 8}));
+      const auto x =
+          Tensor<AD, 2, Int>::from_data(TensorData::from_vec<double>({ids.begin(), ids.begin() + 16}, {2, 8}));
       const auto y = Tensor<AD, 1, Int>::from_data(TensorData::from_vec<double>({ids.begin() + 16, ids.end()}, {16}));
       r.losses.push_back(scalar(call(2e-3 * (1.0 - 0.1 * i), x, y)));
     }
