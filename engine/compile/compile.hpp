@@ -335,13 +335,17 @@ class CompiledStep {
     e->state_in = std::move(before);
     e->state_out = std::move(after);
     e->state_keys = std::move(keys_after);
-    // An update's lr follows the double argument it equalled at capture (the first such); none: a constant.
+    // An update's lr follows the double argument it equalled at capture; none: a constant of the step. Two equal
+    // candidates cannot be told apart: that signature runs eagerly rather than guess.
     std::vector<double> doubles;
     ((std::is_arithmetic_v<Args> ? doubles.push_back(as_double(args)) : void()), ...);
     for (const auto& a : e->tape.adam) {
-      int src = -1;
-      for (std::size_t i = 0; i < doubles.size() && src < 0; ++i)
-        if (doubles[i] == a.captured_lr) src = static_cast<int>(i);
+      int src = -1, matches = 0;
+      for (std::size_t i = 0; i < doubles.size(); ++i)
+        if (doubles[i] == a.captured_lr && matches++ == 0) src = static_cast<int>(i);
+      if (matches > 1 && e->refusal.empty())
+        e->refusal = fmt::format("the optimizer's lr {} equals {} of the step's scalar arguments (which one is it?)",
+                                 a.captured_lr, matches);
       e->lr_source.push_back(src);
     }
     last_ = e->refusal.empty() ? CompiledCall::Captured : CompiledCall::Eager;

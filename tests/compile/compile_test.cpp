@@ -403,6 +403,14 @@ TEST_F(CompileTest, UncapturableStepsNameTheirReason) {
   EXPECT_EQ(hidden.last_call(), CompiledCall::Eager);
   EXPECT_NE(hidden.fallback_reason().find("not in compile's state"), std::string::npos) << hidden.fallback_reason();
 
+  // Two scalar arguments equal to the lr at capture: which one feeds the lr is unknown.
+  auto twins = compile<Cap>([&](double lr, double other, const Tensor<Cap, 2>& x, const Tensor<Cap, 1, Int>& y) {
+    return train_step(model, adam, lr + 0.0 * other, x, y);
+  }, model, adam);
+  for (int i = 0; i < 3; ++i) twins(1e-3, 1e-3, xs<Cap>(batch(i, 8)), ys<Cap>(batch(i, 8)));
+  EXPECT_EQ(twins.last_call(), CompiledCall::Eager);
+  EXPECT_NE(twins.fallback_reason().find("equals 2 of the step's scalar"), std::string::npos) << twins.fallback_reason();
+
   Rng own(5);
   auto noisy = compile<Cap>([&](const Tensor<Cap, 2>& x) {
     return x.add(Tensor<Cap, 2>::random({8, 64}, Normal{}, own)).sum();
