@@ -383,6 +383,7 @@ TEST_F(CompileTest, HostReadFallsBackToEager) {
 TEST_F(CompileTest, UncapturableStepsNameTheirReason) {
   seed(42);
   auto model = tools::DigitsMlp<Cap>::init();
+  (void)params(model);
   Sgd<Cap> sgd(SgdConfig{});
   auto sgd_step = compile<Cap>(
       [&](double lr, const Tensor<Cap, 2>& x, const Tensor<Cap, 1, Int>& y) {
@@ -391,9 +392,20 @@ TEST_F(CompileTest, UncapturableStepsNameTheirReason) {
         return loss;
       },
       model, sgd);
-  for (int i = 0; i < 2; ++i) sgd_step(1e-2, xs<Cap>(batch(i, 8)), ys<Cap>(batch(i, 8)));  // the first inits the params
+  seed(42);
+  auto eager_model = tools::DigitsMlp<Eager>::init();
+  (void)params(eager_model);
+  Sgd<Eager> eager_sgd(SgdConfig{});
+  for (int i = 0; i < 3; ++i) {
+    const float lc = scalar(sgd_step(1e-2 * (i + 1), xs<Cap>(batch(i, 8)), ys<Cap>(batch(i, 8))));
+    const auto le = nn::cross_entropy(eager_model.forward(xs<Eager>(batch(i, 8))), ys<Eager>(batch(i, 8)));
+    eager_model = eager_sgd.step(1e-2 * (i + 1), std::move(eager_model),
+                                 GradientsParams<Eager>::from_grads(le.backward(), eager_model));
+    EXPECT_EQ(lc, scalar(le)) << i;
+  }
   EXPECT_EQ(sgd_step.last_call(), CompiledCall::Eager);
   EXPECT_NE(sgd_step.fallback_reason().find("Sgd"), std::string::npos) << sgd_step.fallback_reason();
+  EXPECT_EQ(params(model), params(eager_model));  // the changing lr reached every fallback step
 
   Adam<Cap> adam;
   auto hidden = compile<Cap>([&](double lr, const Tensor<Cap, 2>& x,
@@ -404,12 +416,14 @@ TEST_F(CompileTest, UncapturableStepsNameTheirReason) {
   EXPECT_NE(hidden.fallback_reason().find("not in compile's state"), std::string::npos) << hidden.fallback_reason();
 
   // Two scalar arguments equal to the lr at capture: which one feeds the lr is unknown.
-  auto twins = compile<Cap>([&](double lr, double other, const Tensor<Cap, 2>& x, const Tensor<Cap, 1, Int>& y) {
-    return train_step(model, adam, lr + 0.0 * other, x, y);
-  }, model, adam);
+  auto twins =
+      compile<Cap>([&](double lr, double other, const Tensor<Cap, 2>& x,
+                       const Tensor<Cap, 1, Int>& y) { return train_step(model, adam, lr + 0.0 * other, x, y); },
+                   model, adam);
   for (int i = 0; i < 3; ++i) twins(1e-3, 1e-3, xs<Cap>(batch(i, 8)), ys<Cap>(batch(i, 8)));
   EXPECT_EQ(twins.last_call(), CompiledCall::Eager);
-  EXPECT_NE(twins.fallback_reason().find("equals 2 of the step's scalar"), std::string::npos) << twins.fallback_reason();
+  EXPECT_NE(twins.fallback_reason().find("equals 2 of the step's scalar"), std::string::npos)
+      << twins.fallback_reason();
 
   Rng own(5);
   auto noisy = compile<Cap>([&](const Tensor<Cap, 2>& x) {
