@@ -50,9 +50,19 @@ class Adam : public OptimizerBase<B> {
       const double wd = weight_decay_ * wd_mult;
       auto m_it = slot.tensors.find("exp_avg");
       auto v_it = slot.tensors.find("exp_avg_sq");
-      const double t = static_cast<double>(slot.step);
+      const AdamStepArgs args = step_args(plr, wd, slot.step);
+      // A capture replays this update without running this code: it recomputes the lr and the bias corrections of
+      // each later step through this (the lr given to that step, the slot's next step count).
+      if (auto* l = optimizer_capture_listener()) {
+        const ParamId id = this->current_update().id;
+        const double lr_mult = this->current_update().lr_mult;
+        l->adam_scalars(this, lr, [this, id, lr_mult, wd](double lr_now) {
+          auto& s = this->slot(id);
+          ++s.step;
+          return step_args(lr_now * lr_mult, wd, s.step);
+        });
+      }
       // One fused pass where the backend has it, else the composed default (engine/backend/optional_ops.hpp).
-      const AdamStepArgs args{plr, beta1_, beta2_, eps_, wd, decoupled_, 1 - std::pow(beta1_, t), 1 - std::pow(beta2_, t)};
       auto r = optional_ops::float_adam_step<typename B::InnerBackend>(
           w.primitive(), g.primitive(), m_it == slot.tensors.end() ? nullptr : &m_it->second.primitive(),
           v_it == slot.tensors.end() ? nullptr : &v_it->second.primitive(), args);
@@ -73,6 +83,12 @@ class Adam : public OptimizerBase<B> {
   }
 
  private:
+  // The update's arguments at the param's step t (from 1): per-param lr and weight decay, bias corrections.
+  AdamStepArgs step_args(double plr, double wd, int64_t step) const {
+    const double t = static_cast<double>(step);
+    return {plr, beta1_, beta2_, eps_, wd, decoupled_, 1 - std::pow(beta1_, t), 1 - std::pow(beta2_, t)};
+  }
+
   double beta1_, beta2_, eps_, weight_decay_;
   bool decoupled_;
 };

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/optim/capture_hook.hpp"
 #include "engine/optim/grads.hpp"
 #include "engine/optim/param_options.hpp"
 #include "engine/module/record.hpp"
@@ -127,6 +128,15 @@ class OptimizerBase {
   OptimizerBase(std::string kind, std::set<std::string> known, std::set<std::string> required)
       : kind_(std::move(kind)), known_(std::move(known)), required_(std::move(required)) {}
 
+  // The param update that apply() is running, for an update that reports its per-step scalars to a graph capture
+  // (engine/optim/capture_hook.hpp), and that param's slot when a replay advances it.
+  struct CurrentUpdate {
+    ParamId id;
+    double lr_mult = 1.0;
+  };
+  const CurrentUpdate& current_update() const { return current_; }
+  Slot& slot(ParamId id) { return slots_[id]; }
+
   // Runs update(slot, param, grad, lr, wd_mult) -> new param (all flat, on the inner backend) for every param the
   // step applies to; the slot's step count is incremented before the call (PyTorch counts from 1).
   template <class M, class Update>
@@ -151,6 +161,8 @@ class OptimizerBase {
         ++slot.step;
         const ParamOptions o = options_.resolve(path);
         const Flat w = p.val().inner().template reshape<1>({shape.num_elements()});
+        current_ = {p.id(), o.lr_mult};
+        if (auto* l = optimizer_capture_listener()) l->update_begun(this, kind_);
         const Flat next = update(slot, w, *grads.get(p.id()), lr * o.lr_mult, o.wd_mult);
         return p.with_value(T::from_inner(next.template reshape<T::rank>(p.val().dims())));
       }
@@ -184,6 +196,16 @@ class OptimizerBase {
   std::set<std::string> known_, required_;
   ParamOptionsTable options_;
   std::map<ParamId, Slot> slots_;
+  CurrentUpdate current_;
+
+ public:
+  // Every state tensor (flat, on the inner backend), which `f(id, name, tensor)` may replace by one of the same
+  // shape: a graph capture (engine/compile) pairs them before and after a captured step.
+  template <class F>
+  void visit_state_tensors(F&& f) {
+    for (auto& [id, s] : slots_)
+      for (auto& [name, t] : s.tensors) f(id, name, t);
+  }
 };
 
 }  // namespace ember

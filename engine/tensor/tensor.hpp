@@ -95,6 +95,9 @@ class Tensor {
   static Tensor random(std::array<int64_t, D> shape, const Distribution& dist, Rng& rng, const Device& dev = {}) {
     Shape s(detail::vec(shape));
     check_dims("random", s);
+    // A backend that replays recorded steps (engine/compile's Capture<B>) draws itself, so a replay draws anew.
+    if constexpr (requires { B::template random_draw<K>(s, dist, rng, dev); })
+      return Tensor(B::template random_draw<K>(s, dist, rng, dev));
     const auto n = static_cast<std::size_t>(s.num_elements());
     if constexpr (is_float && (std::is_same_v<typename B::FloatElem, float> ||
                                std::is_same_v<typename B::FloatElem, double>)) {

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "engine/nn/loss/reduction.hpp"
+#include "engine/tensor/host_check.hpp"
 
 namespace ember::nn {
 
@@ -14,9 +15,12 @@ void check_class_targets(const char* who, const Tensor<B, 2>& input, const Tenso
     throw ShapeError(fmt::format("{}: input {} and targets {} disagree on the batch size", who,
                                  input.shape().to_string(), targets.shape().to_string()));
   if (targets.numel() == 0) return;
-  const double lo = targets.min().item(), hi = targets.max().item();
-  if (lo < 0 || hi >= static_cast<double>(input.dim(1)))
-    throw IndexError(fmt::format("{}: target class out of range [0, {})", who, input.dim(1)));
+  // A validation read, not a data-dependent choice: a graph capture re-runs it on each replay (host_check.hpp).
+  host_check([who, targets, classes = input.dim(1)] {
+    const double lo = targets.min().item(), hi = targets.max().item();
+    if (lo < 0 || hi >= static_cast<double>(classes))
+      throw IndexError(fmt::format("{}: target class out of range [0, {})", who, classes));
+  });
 }
 }  // namespace detail
 
