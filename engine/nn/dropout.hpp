@@ -18,7 +18,8 @@ struct Dropout {
     if (!mode.training || prob == 0.0) return x;
     if (prob >= 1.0) return x.mul_scalar(0.0);  // keeps the graph: the gradient is zero, not missing
     // The mask holds 0 or the scale, drawn so: one multiply forward and one backward instead of two each, with the
-    // same bits as x * keep * scale (x * 1 is exact, and the scale is the element type's value either way).
+    // same bits as x * keep * scale on float and double elements (x * 1 is exact, and the scale is rounded to the
+    // element type either way; an f16 mask holds it rounded to f16, a last-bit difference from the f32 scalar).
     const auto mask = Tensor<B, D>::random(x.dims(), Bernoulli{1.0 - prob, 1.0 / (1.0 - prob)}, x.device());
     return x.mul(mask);
   }
