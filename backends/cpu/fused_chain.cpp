@@ -125,6 +125,7 @@ class Chain {
             break;
           }
           case InstrKind::GeluBackward: gelu_backward_span(reg[i.a], reg[i.b], dst, len); break;
+          case InstrKind::ReluBackward: relu_backward_span(reg[i.a], reg[i.b], dst, len); break;
           case InstrKind::Cast:  // Int and Bool inputs are loaded as T already (Cpu's cast: static_cast, 0 / 1)
           case InstrKind::Expand:  // every register is read at the output's positions already
             if (store) std::copy(reg[i.a], reg[i.a] + len, dst);

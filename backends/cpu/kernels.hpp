@@ -67,6 +67,8 @@ std::optional<CpuTensor<T>> unary_backward(UnaryOp op, const CpuTensor<T>& x, co
                                            const CpuTensor<T>& g);
 // GELU's step g * GELU'(x) over flat arrays (the eager op and the fused chains run it).
 template <class T> void gelu_backward_span(const T* x, const T* g, T* out, int64_t n);
+// ReLU's step g * (x > 0) as x > 0 ? g : +0, branch-free (the eager op and Fusion's ReluBackward share it).
+template <class T> void relu_backward_span(const T* x, const T* g, T* out, int64_t n);
 
 // optim_kernels.cpp (float, double): one fused Adam/AdamW update; m and v null on the first step.
 template <class T>

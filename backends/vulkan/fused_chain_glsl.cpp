@@ -228,6 +228,10 @@ std::string fused_chain_glsl(const fusion::Program& p, const FusedLayout& l, boo
       case InstrKind::GeluBackward:
         s += fmt::format("    precise float {} = gelu_backward_f32(r{}, r{});\n", r, i.a, i.b);
         break;
+      case InstrKind::ReluBackward:  // the eager rule: g * float(x > 0) (compare, cast, multiply), same bits
+        s += fmt::format("    precise float {} = binary_f32({}u, r{}, r{} > 0.0 ? 1.0 : 0.0);\n", r,
+                         static_cast<int>(BinaryOp::Mul), i.b, i.a);
+        break;
     }
   }
   if (p.reduce_all) s += fmt::format("    acc += r{};\n  }}\n", p.out);

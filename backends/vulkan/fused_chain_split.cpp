@@ -21,6 +21,7 @@ std::vector<int32_t> operands(const fusion::Instr& i) {
     case InstrKind::Expand: return {i.a};
     case InstrKind::Binary:
     case InstrKind::GeluBackward:
+    case InstrKind::ReluBackward:
     case InstrKind::MaskFill: return {i.a, i.b};
     case InstrKind::Where: return {i.a, i.b, i.c};
   }

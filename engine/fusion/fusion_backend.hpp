@@ -268,16 +268,18 @@ struct Fusion : B {
     return wrap(B::float_fft(value(x), op, n));
   }
 
-  // ---- GELU's backward step, recorded as one instruction (autodiff calls this through optional_ops'
-  // float_unary_backward): it fuses with the ops around it (dropout's mask, the loss's gradient) and runs the
-  // backend's own one-pass formula inside the chain. Other ops return nullopt: their composed chain rule is
+  // ---- GELU's and ReLU's backward steps, each recorded as one instruction (autodiff calls this through
+  // optional_ops' float_unary_backward): they fuse with the ops around them (dropout's mask, the loss's gradient)
+  // and run the backend's own one-pass formula inside the chain. ReLU's composed rule would compare x (running its
+  // chain and storing a Bool tensor) before it could fuse. Other ops return nullopt: their composed chain rule is
   // elementwise, so it fuses as it is.
   static std::optional<FloatPrimitive> float_unary_backward(UnaryOp op, const FloatPrimitive& x,
                                                             const FloatPrimitive&, const FloatPrimitive& g) {
-    if (op != UnaryOp::Gelu) return std::nullopt;
+    if (op != UnaryOp::Gelu && op != UnaryOp::Relu) return std::nullopt;
     const Shape s = x.node->shape == g.node->shape ? g.node->shape
-                                                   : broadcast_shapes("gelu backward", x.node->shape, g.node->shape);
-    return pending(instr(InstrKind::GeluBackward), s, g.node->device, {x.node, g.node});
+                                                   : broadcast_shapes("unary backward", x.node->shape, g.node->shape);
+    const InstrKind kind = op == UnaryOp::Gelu ? InstrKind::GeluBackward : InstrKind::ReluBackward;
+    return pending(instr(kind), s, g.node->device, {x.node, g.node});
   }
 
   // ---- B's optional ops, where B has them (engine/backend/optional_ops.hpp): operands materialized, B's kernel.

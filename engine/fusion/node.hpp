@@ -70,6 +70,7 @@ class Builder {
         case InstrKind::Expand: i.a = visit(n->args[0]); break;
         case InstrKind::Binary:
         case InstrKind::GeluBackward:
+        case InstrKind::ReluBackward:
           i.a = visit(n->args[0]);
           i.b = visit(n->args[1]);
           break;

@@ -29,6 +29,8 @@ enum class InstrKind : uint8_t {
   Expand,    // register a broadcast to this instruction's shape (no arithmetic)
   GeluBackward,  // g * GELU'(x), x register a, g register b: autodiff's GELU step as one instruction (kernels run
                  // the eager backend's own fused formula, so the result has the eager gradient's bits)
+  ReluBackward,  // g * (x > 0), x register a, g register b: ReLU's step as one instruction instead of a compare
+                 // that materializes x and a Bool tensor (kernels match the eager backend's step bit for bit)
 };
 
 struct Instr {

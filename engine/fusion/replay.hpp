@@ -49,6 +49,9 @@ typename B::FloatPrimitive replay(const Program& p, const std::vector<OperandOf<
       case InstrKind::GeluBackward:  // y is unused by GELU's rule: x stands in for it
         reg[k] = optional_ops::float_unary_backward<B>(UnaryOp::Gelu, *reg[i.a], *reg[i.a], *reg[i.b]);
         break;
+      case InstrKind::ReluBackward:  // x > 0 exactly when relu(x) > 0: x stands in for y
+        reg[k] = optional_ops::float_unary_backward<B>(UnaryOp::Relu, *reg[i.a], *reg[i.a], *reg[i.b]);
+        break;
     }
   }
   // The builder ends every program on a float value of the program's shape.

@@ -146,9 +146,10 @@ TEST(Fusion, CpuKernelMatchesReplay) {
   }
 }
 
-// linear -> bias -> GELU -> dropout's mask, forward and backward: Autodiff<Fusion<Cpu>> against Autodiff<Cpu>.
+// linear -> bias -> GELU (or ReLU) -> dropout's mask, forward and backward: Autodiff<Fusion<Cpu>> against
+// Autodiff<Cpu>.
 template <class B>
-std::vector<std::vector<float>> block_grads() {
+std::vector<std::vector<float>> block_grads(bool relu = false) {
   using AD = Autodiff<B>;
   const int64_t n = 6, k = 5, m = 9;
   const auto x = Tensor<AD, 2>::from_values(uniform(n * k, 7), {n, k}).require_grad();
@@ -157,29 +158,46 @@ std::vector<std::vector<float>> block_grads() {
   std::vector<bool> keep(static_cast<std::size_t>(n * m));
   for (std::size_t i = 0; i < keep.size(); ++i) keep[i] = i % 3 != 0;
   const auto mask = Tensor<AD, 2, Bool>::from_values(keep, {n, m}).to_float().mul_scalar(1.5);
-  const auto y = (x.matmul(w) + bias.template unsqueeze<2>(0)).gelu() * mask;
+  const auto z = x.matmul(w) + bias.template unsqueeze<2>(0);
+  const auto y = (relu ? z.relu() : z.gelu()) * mask;
   const auto grads = y.mul(y).sum().backward();
   return {y.into_data().template to_vec<float>(), x.grad(grads)->into_data().template to_vec<float>(),
           w.grad(grads)->into_data().template to_vec<float>(), bias.grad(grads)->into_data().template to_vec<float>()};
 }
 
-// GELU's backward step is one instruction of the chain running the CPU's own formula, so the gradients have the
-// eager bits; other activations answer nullopt (their composed rule fuses as it is).
+// GELU's and ReLU's backward steps are one instruction of the chain running the CPU's own formula, so the
+// gradients have the eager bits; other activations answer nullopt (their composed rule fuses as it is).
 TEST(Fusion, AutodiffGradientsMatchEager) {
-  const auto fused = block_grads<F>(), eager = block_grads<C>();
-  ASSERT_EQ(fused.size(), eager.size());
-  for (std::size_t i = 0; i < fused.size(); ++i) {
-    SCOPED_TRACE(i);
-    expect_same_bits(fused[i], eager[i]);
+  for (const bool relu : {false, true}) {
+    SCOPED_TRACE(relu ? "relu" : "gelu");
+    const auto fused = block_grads<F>(relu), eager = block_grads<C>(relu);
+    ASSERT_EQ(fused.size(), eager.size());
+    for (std::size_t i = 0; i < fused.size(); ++i) {
+      SCOPED_TRACE(i);
+      expect_same_bits(fused[i], eager[i]);
+    }
   }
-  const auto x = Tensor<F, 1>::from_values(uniform(600, 11), {600}).primitive();
+  // x with exact zeros (ReLU's step is 0 there) and g with both signs.
+  auto xs = uniform(600, 11);
+  for (std::size_t i = 0; i < xs.size(); i += 7) xs[i] = 0.0;
+  const auto x = Tensor<F, 1>::from_values(xs, {600}).primitive();
   const auto g = Tensor<F, 1>::from_values(uniform(600, 12), {600}).primitive();
-  const auto step = F::float_unary_backward(UnaryOp::Gelu, x, x, g);
-  ASSERT_TRUE(step.has_value());
-  EXPECT_TRUE(F::is_pending(*step));
-  const auto want = *C::float_unary_backward(UnaryOp::Gelu, F::value(x), F::value(x), F::value(g));
-  expect_same_bits(C::into_data<Float>(F::value(*step)).to_vec<float>(), C::into_data<Float>(want).to_vec<float>());
-  EXPECT_FALSE(F::float_unary_backward(UnaryOp::Relu, x, x, g).has_value());
+  for (const UnaryOp op : {UnaryOp::Gelu, UnaryOp::Relu}) {
+    SCOPED_TRACE(op_name(op));
+    const auto step = F::float_unary_backward(op, x, x, g);
+    ASSERT_TRUE(step.has_value());
+    EXPECT_TRUE(F::is_pending(*step));
+    const auto want = *C::float_unary_backward(op, F::value(x), F::value(x), F::value(g));
+    expect_same_bits(C::into_data<Float>(F::value(*step)).to_vec<float>(), C::into_data<Float>(want).to_vec<float>());
+    // The same program op by op (fusion::replay, what a backend without float_fused_chain runs).
+    const auto again = F::float_unary_backward(op, x, x, g);
+    fusion::Builder<C> builder;
+    builder.program.out = builder.visit(again->node);
+    builder.program.shape = again->node->shape;
+    const auto replayed = fusion::replay<C>(builder.program, builder.inputs, {});
+    expect_same_bits(C::into_data<Float>(replayed).to_vec<float>(), C::into_data<Float>(want).to_vec<float>());
+  }
+  EXPECT_FALSE(F::float_unary_backward(UnaryOp::Tanh, x, x, g).has_value());
 }
 
 }  // namespace

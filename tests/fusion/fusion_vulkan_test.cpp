@@ -121,15 +121,21 @@ TEST(FusionVulkan, KernelMatchesReplay) {
   }
 }
 
-// GELU's backward step inside a chain runs the eager (composed) rule's ops in order: the eager bits.
-TEST(FusionVulkan, GeluBackwardMatchesEager) {
-  const auto x = Tensor<F, 1>::from_values(uniform(600, 11, -6, 6), {600}).primitive();
+// GELU's and ReLU's backward steps inside a chain run the eager (composed) rule's ops in order: the eager bits
+// (ReLU's at exact zeros of x and for both signs of g too).
+TEST(FusionVulkan, GeluAndReluBackwardMatchEager) {
+  auto xs = uniform(600, 11, -6, 6);
+  for (std::size_t i = 0; i < xs.size(); i += 7) xs[i] = 0.0;
+  const auto x = Tensor<F, 1>::from_values(xs, {600}).primitive();
   const auto g = Tensor<F, 1>::from_values(uniform(600, 12), {600}).primitive();
-  const auto step = F::float_unary_backward(UnaryOp::Gelu, x, x, g);
-  ASSERT_TRUE(step.has_value());
-  EXPECT_TRUE(F::is_pending(*step));
-  const auto want = optional_ops::float_unary_backward<V>(UnaryOp::Gelu, F::value(x), F::value(x), F::value(g));
-  expect_same_bits(V::into_data<Float>(F::value(*step)).to_vec<float>(), V::into_data<Float>(want).to_vec<float>());
+  for (const UnaryOp op : {UnaryOp::Gelu, UnaryOp::Relu}) {
+    SCOPED_TRACE(op_name(op));
+    const auto step = F::float_unary_backward(op, x, x, g);
+    ASSERT_TRUE(step.has_value());
+    EXPECT_TRUE(F::is_pending(*step));
+    const auto want = optional_ops::float_unary_backward<V>(op, F::value(x), F::value(x), F::value(g));
+    expect_same_bits(V::into_data<Float>(F::value(*step)).to_vec<float>(), V::into_data<Float>(want).to_vec<float>());
+  }
 }
 
 // linear -> bias -> GELU -> dropout's mask, forward and backward: Autodiff<Fusion<Vulkan>> against Autodiff<Vulkan>.
