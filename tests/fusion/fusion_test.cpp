@@ -12,19 +12,13 @@
 
 #include "backends/cpu/cpu_backend.hpp"
 #include "engine/ember.hpp"
+#include "tests/fusion/fusion_test_util.hpp"
 
 namespace ember::test {
 namespace {
 
 using C = Cpu<float>;
 using F = Fusion<C>;
-
-std::vector<double> uniform(int64_t n, uint64_t seed, double lo = -3, double hi = 3) {
-  Rng rng(seed);
-  std::vector<double> v(static_cast<std::size_t>(n));
-  for (auto& x : v) x = lo + (hi - lo) * rng.uniform();
-  return v;
-}
 
 // A chain over every instruction kind: a broadcast bias row, a scalar tensor, an Int tensor cast to float, a Bool
 // mask (where and mask_fill), expand, full, unary, scalar and binary ops, on [rows, cols].
@@ -47,17 +41,6 @@ std::vector<float> chain(int64_t rows, int64_t cols) {
   y = y + bias.template unsqueeze<2>(0).expand(std::array<int64_t, 2>{rows, cols}).tanh().pow_scalar(2.0);
   y = y.maximum(x.sigmoid()).div(x.abs().add_scalar(1.0));
   return y.into_data().template to_vec<float>();
-}
-
-// The same bits (NaN where NaN): the fused kernel runs the eager ops' own arithmetic.
-void expect_same_bits(const std::vector<float>& got, const std::vector<float>& want) {
-  ASSERT_EQ(got.size(), want.size());
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    uint32_t a, b;
-    std::memcpy(&a, &got[i], 4);
-    std::memcpy(&b, &want[i], 4);
-    ASSERT_EQ(a, b) << "element " << i << ": " << got[i] << " vs " << want[i];
-  }
 }
 
 TEST(Fusion, ChainMatchesEagerBitForBit) {

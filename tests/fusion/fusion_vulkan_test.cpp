@@ -19,6 +19,7 @@
 #include "backends/vulkan/interop.hpp"
 #include "backends/vulkan/vulkan_backend.hpp"
 #include "engine/ember.hpp"
+#include "tests/fusion/fusion_test_util.hpp"
 
 namespace ember::test {
 namespace {
@@ -26,26 +27,7 @@ namespace {
 using V = Vulkan;
 using F = Fusion<V>;
 
-std::vector<double> uniform(int64_t n, uint64_t seed, double lo = -3, double hi = 3) {
-  Rng rng(seed);
-  std::vector<double> v(static_cast<std::size_t>(n));
-  for (auto& x : v) x = lo + (hi - lo) * rng.uniform();
-  return v;
-}
-
 vk::FusedChainStats stats() { return vk::fused_chain_stats(*vk::default_context()); }
-
-// Elementwise: the same bits (NaN where NaN), since every op runs the eager shader's function on f32 locals with
-// no contraction across ops.
-void expect_same_bits(const std::vector<float>& got, const std::vector<float>& want) {
-  ASSERT_EQ(got.size(), want.size());
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    uint32_t a, b;
-    std::memcpy(&a, &got[i], 4);
-    std::memcpy(&b, &want[i], 4);
-    ASSERT_EQ(a, b) << "element " << i << ": " << got[i] << " vs " << want[i];
-  }
-}
 
 // Sums: the fused pass adds in another order than the eager reduction (per-workgroup partials).
 void expect_close(const std::vector<float>& got, const std::vector<float>& want, double rel) {
