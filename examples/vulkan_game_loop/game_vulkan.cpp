@@ -182,18 +182,19 @@ void GameVulkan::create_consume_pipeline() {
   ci.stage.pName = "main";
   ci.layout = layout_;
   check(vkCreateComputePipelines(device, VK_NULL_HANDLE, 1, &ci, nullptr, &pipeline_), "vkCreateComputePipelines");
-  VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 2};
+  VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 4};
   VkDescriptorPoolCreateInfo pi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
   pi.flags = VK_DESCRIPTOR_POOL_CREATE_FREE_DESCRIPTOR_SET_BIT;
-  pi.maxSets = 1;
+  pi.maxSets = 2;
   pi.poolSizeCount = 1;
   pi.pPoolSizes = &size;
   check(vkCreateDescriptorPool(device, &pi, nullptr, &pool_), "vkCreateDescriptorPool");
   VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
   ai.descriptorPool = pool_;
-  ai.descriptorSetCount = 1;
-  ai.pSetLayouts = &set_layout_;
-  check(vkAllocateDescriptorSets(device, &ai, &set_), "vkAllocateDescriptorSets");
+  const VkDescriptorSetLayout layouts[2] = {set_layout_, set_layout_};
+  ai.descriptorSetCount = 2;
+  ai.pSetLayouts = layouts;
+  check(vkAllocateDescriptorSets(device, &ai, sets_), "vkAllocateDescriptorSets");
   VkCommandPoolCreateInfo cpi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
   cpi.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
   cpi.queueFamilyIndex = queue_family;
@@ -215,42 +216,78 @@ VkCommandBuffer GameVulkan::begin_frame() {
   return cb_;
 }
 
-void GameVulkan::record_consume(VkCommandBuffer cb, VkBuffer logits, VkDeviceSize offset, VkDeviceSize size,
-                                const HostBuffer& decisions, uint32_t rows, uint32_t classes) {
-  // The set is rewritten per frame: the previous frame's command buffer has completed (one frame in flight).
+void GameVulkan::write_set(VkDescriptorSet ds, VkBuffer logits, VkDeviceSize offset, VkDeviceSize size,
+                           const HostBuffer& decisions) {
   VkDescriptorBufferInfo infos[2] = {{logits, offset, size}, {decisions.buffer, 0, decisions.size}};
   VkWriteDescriptorSet writes[2]{};
   for (uint32_t i = 0; i < 2; ++i) {
     writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
-    writes[i].dstSet = set_;
+    writes[i].dstSet = ds;
     writes[i].dstBinding = i;
     writes[i].descriptorCount = 1;
     writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
     writes[i].pBufferInfo = &infos[i];
   }
   vkUpdateDescriptorSets(device, 2, writes, 0, nullptr);
+}
+
+void GameVulkan::record_consume(VkCommandBuffer cb, VkBuffer logits, VkDeviceSize offset, VkDeviceSize size,
+                                const HostBuffer& decisions, uint32_t rows, uint32_t classes, int set) {
+  // kFrameSet is rewritten per frame: the previous frame's command buffer has completed (one frame in flight).
+  // kFixedSet is written once, when the first pre-recorded frame is recorded at load: updating a set invalidates
+  // every command buffer recorded with it, so every pre-recorded frame consumes the same two buffers.
+  const VkDescriptorSet ds = sets_[set];
+  if (set == kFixedSet && fixed_written_) {
+    if (fixed_buffers_[0] != logits || fixed_buffers_[1] != decisions.buffer)
+      throw std::runtime_error("record_consume: the pre-recorded frames' set already names other buffers");
+  } else {
+    write_set(ds, logits, offset, size, decisions);
+    if (set == kFixedSet) {
+      fixed_written_ = true;
+      fixed_buffers_[0] = logits;
+      fixed_buffers_[1] = decisions.buffer;
+    }
+  }
   vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline_);
-  vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, layout_, 0, 1, &set_, 0, nullptr);
+  vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, layout_, 0, 1, &ds, 0, nullptr);
   const uint32_t push[2] = {rows, classes};
   vkCmdPushConstants(cb, layout_, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(push), push);
   vkCmdDispatch(cb, (rows + 63) / 64, 1, 1);
 }
 
 void GameVulkan::end_frame() {
+  finish_frame(cb_);
+  submit_frame(cb_);
+  wait_consume();
+}
+
+VkCommandBuffer GameVulkan::allocate_frame() {
+  VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  cai.commandPool = command_pool_;
+  cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  cai.commandBufferCount = 1;
+  VkCommandBuffer cb = VK_NULL_HANDLE;
+  check(vkAllocateCommandBuffers(device, &cai, &cb), "vkAllocateCommandBuffers");  // freed with the pool
+  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  check(vkBeginCommandBuffer(cb, &bi), "vkBeginCommandBuffer");
+  return cb;
+}
+
+void GameVulkan::finish_frame(VkCommandBuffer cb) {
   VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   mb.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
   mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-  vkCmdPipelineBarrier(cb_, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr, 0,
+  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr, 0,
                        nullptr);
-  check(vkEndCommandBuffer(cb_), "vkEndCommandBuffer");
+  check(vkEndCommandBuffer(cb), "vkEndCommandBuffer");
+}
+
+void GameVulkan::submit_frame(VkCommandBuffer cb) {
   VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   si.commandBufferCount = 1;
-  si.pCommandBuffers = &cb_;
-  {
-    std::lock_guard lock(queue_mutex);
-    check(vkQueueSubmit(queue, 1, &si, fence_), "vkQueueSubmit");
-  }
-  wait_consume();
+  si.pCommandBuffers = &cb;
+  std::lock_guard lock(queue_mutex);
+  check(vkQueueSubmit(queue, 1, &si, fence_), "vkQueueSubmit");
 }
 
 void GameVulkan::submit_consume(VkBuffer logits, VkDeviceSize offset, VkDeviceSize size, const HostBuffer& decisions,

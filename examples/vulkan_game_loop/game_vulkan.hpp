@@ -40,12 +40,22 @@ class GameVulkan {
                       uint32_t rows, uint32_t classes, VkSemaphore wait_sem, uint64_t wait_value);
   void wait_consume();
 
+  // Pre-recorded frames (recorded once at load, submitted every frame): allocate_frame() returns a command buffer
+  // in the recording state (resubmittable: no ONE_TIME_SUBMIT); record_consume(..., kFixedSet) appends the
+  // consume pass through a descriptor set that is written once and never updated while that buffer lives;
+  // finish_frame() ends it with a barrier to host reads. submit_frame() submits it (fence: wait_consume()).
+  VkCommandBuffer allocate_frame();
+  void finish_frame(VkCommandBuffer cb);
+  void submit_frame(VkCommandBuffer cb);
+
   // A frame recorded into one command buffer and submitted once (the plugin-style example, examples/vulkan_plugin):
   // begin_frame() returns the frame's command buffer in the recording state; record_consume() appends the consume
   // pass; end_frame() ends it with a barrier to host reads, submits it and waits for it.
   VkCommandBuffer begin_frame();
+  // set: kFrameSet is rewritten per frame (one frame in flight); kFixedSet belongs to the pre-recorded frames.
+  static constexpr int kFrameSet = 0, kFixedSet = 1;
   void record_consume(VkCommandBuffer cb, VkBuffer logits, VkDeviceSize offset, VkDeviceSize size,
-                      const HostBuffer& decisions, uint32_t rows, uint32_t classes);
+                      const HostBuffer& decisions, uint32_t rows, uint32_t classes, int set = kFrameSet);
   void end_frame();
 
   VkInstance instance = VK_NULL_HANDLE;
@@ -59,13 +69,17 @@ class GameVulkan {
 
  private:
   uint32_t memory_type(uint32_t bits, VkMemoryPropertyFlags want);
+  void write_set(VkDescriptorSet ds, VkBuffer logits, VkDeviceSize offset, VkDeviceSize size,
+                 const HostBuffer& decisions);
   VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
   VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;
   VkPipelineLayout layout_ = VK_NULL_HANDLE;
   VkPipeline pipeline_ = VK_NULL_HANDLE;
   VkShaderModule module_ = VK_NULL_HANDLE;
   VkDescriptorPool pool_ = VK_NULL_HANDLE;
-  VkDescriptorSet set_ = VK_NULL_HANDLE;
+  VkDescriptorSet sets_[2] = {VK_NULL_HANDLE, VK_NULL_HANDLE};
+  bool fixed_written_ = false;
+  VkBuffer fixed_buffers_[2] = {VK_NULL_HANDLE, VK_NULL_HANDLE};
   VkCommandPool command_pool_ = VK_NULL_HANDLE;
   VkCommandBuffer cb_ = VK_NULL_HANDLE;
   VkFence fence_ = VK_NULL_HANDLE;
