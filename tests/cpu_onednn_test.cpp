@@ -1,8 +1,10 @@
 // The CPU backend's oneDNN convolutions (backends/cpu/onednn.hpp) against its own im2col + GEMM kernels, forward
 // and backward, over strides, padding, dilation, groups, with and without bias, batch 1, a conv1d-shaped (H = 1)
-// problem and the first-layer shape whose backward stays on im2col. Skipped in a build without oneDNN.
+// problem and the first-layer shape, whose backward is im2col + GEMM per batch slice (conv2d_backward_im2col).
+// Skipped in a build without oneDNN.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -74,10 +76,11 @@ TEST_P(OneDnnConv, MatchesIm2colForwardAndBackward) {
   expect_near(*y_dnn, y_ref, "output");
   expect_near(y_entry, y_ref, "output through cpu::conv2d");
   const int64_t cg = c.w[1];
-  if (cg < 8) {
-    EXPECT_FALSE(g_dnn.has_value()) << "few input channels: the backward stays on im2col + GEMM";
+  if (cg < 8 && c.o.groups != 1) {
+    EXPECT_FALSE(g_dnn.has_value()) << "few input channels per group, grouped: conv.cpp's im2col + GEMM";
     return;
   }
+  // cg < 8 with one group: conv2d_backward_im2col, im2col + GEMM per batch slice.
   ASSERT_TRUE(g_dnn.has_value());
   expect_near(g_dnn->input, g_ref.input, "grad input");
   expect_near(g_dnn->weight, g_ref.weight, "grad weight");
@@ -95,6 +98,41 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{{2, 16, 8, 8}, {16, 1, 3, 3}, opts({1, 1}, {1, 1}, {1, 1}, 16), false},
                       Case{{4, 12, 1, 20}, {6, 12, 1, 5}, opts({1, 2}, {0, 2}, {1, 1}, 1), true},  // conv1d
                       Case{{2, 3, 12, 12}, {8, 3, 3, 3}, opts({1, 1}, {1, 1}, {1, 1}, 1), true}));
+
+bool same_bits(const T& a, const T& b) {
+  return a.shape == b.shape && std::equal(a.data(), a.data() + a.numel(), b.data());
+}
+
+// A first layer's backward (3 input channels) split over the batch: on one thread it is conv.cpp's computation
+// bit for bit; on 2 and 3 threads (slices of 3 + 2, 2 + 2 + 1 images; oneDNN's sgemm inside them) the results
+// differ only by rounding, and every run gives the same bits (the partials of grad_w / grad_b are added in batch
+// order, whichever thread finished first).
+TEST(OneDnnConvFirstLayer, SlicedBackwardMatchesTheWholeBatch) {
+  if (!cpu::onednn::enabled()) GTEST_SKIP() << "Ember was built without oneDNN";
+  const int threads_before = cpu::num_threads();
+  const Conv2dOptions o = opts({1, 1}, {1, 1}, {1, 1}, 1);
+  const T x = random(Shape{5, 3, 12, 12}, 7), w = random(Shape{8, 3, 3, 3}, 8), grad = random(Shape{5, 8, 12, 12}, 9);
+  cpu::set_num_threads(1);
+  cpu::onednn::set_enabled(false);
+  const auto ref = cpu::conv2d_backward(x, w, grad, true, o);  // conv.cpp, whole batch, one thread
+  cpu::onednn::set_enabled(true);
+  for (int threads : {1, 2, 3}) {
+    cpu::set_num_threads(threads);
+    const auto a = cpu::onednn::conv2d_backward(x, w, grad, true, o);
+    const auto b = cpu::onednn::conv2d_backward(x, w, grad, true, o);
+    ASSERT_TRUE(a.has_value() && b.has_value()) << threads << " threads";
+    if (threads == 1) {
+      EXPECT_TRUE(same_bits(a->input, ref.input)) << "1 thread: grad input";
+      EXPECT_TRUE(same_bits(a->weight, ref.weight)) << "1 thread: grad weight";
+      EXPECT_TRUE(same_bits(*a->bias, *ref.bias)) << "1 thread: grad bias";
+    }
+    expect_near(a->input, ref.input, "grad input");
+    expect_near(a->weight, ref.weight, "grad weight");
+    expect_near(*a->bias, *ref.bias, "grad bias");
+    EXPECT_TRUE(same_bits(a->weight, b->weight) && same_bits(*a->bias, *b->bias)) << threads << " threads: rerun";
+  }
+  cpu::set_num_threads(threads_before);
+}
 
 // Plans are cached per problem: alternating problems must each keep their own (a wrong key would reuse one
 // problem's primitives for another's shapes).

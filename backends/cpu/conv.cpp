@@ -4,6 +4,7 @@
 #include <cstring>
 #include <optional>
 
+#include "backends/cpu/im2col.hpp"
 #include "backends/cpu/kernels.hpp"
 #include "backends/cpu/onednn.hpp"
 #include "backends/cpu/parallel.hpp"
@@ -12,181 +13,7 @@
 namespace ember::cpu {
 namespace {
 
-// Everything im2col/col2im need about one convolution.
 using Geom = Conv2dGeometry;
-
-// Outputs o in [lo, hi) read an in-bounds input coordinate o*s + off (off = kernel tap * dilation - padding),
-// so the inner loops need no per-element bounds check.
-struct Span {
-  int64_t lo, hi;
-};
-Span valid(int64_t out, int64_t size, int64_t s, int64_t off) {
-  const int64_t lo = off >= 0 ? 0 : (-off + s - 1) / s;
-  const int64_t hi = size - off <= 0 ? 0 : (size - 1 - off) / s + 1;
-  const int64_t l = std::min(lo, out), h = std::min(hi, out);
-  return {l, std::max(l, h)};
-}
-
-// Channels per parallel chunk: enough that each chunk moves ~kParallelThreshold elements.
-int64_t channel_grain(const Geom& g) {
-  return std::max<int64_t>(1, kParallelThreshold / std::max<int64_t>(1, g.kh * g.kw * g.l()));
-}
-
-// Plain loops: at -O2 GCC 12 leaves a variable-length loop scalar (or makes it a memcpy/memset call, whose
-// overhead dominates the 16-element rows typical here). Fixed blocks of 8 are straight-line code that SLP turns
-// into vector ops.
-constexpr int64_t kBlock = 8;
-
-template <class T>
-void zero(T* d, int64_t n) {
-  for (int64_t t = 0; t < n; ++t) d[t] = T(0);
-}
-
-// d[t] = s[t*stride] for t < n.
-template <class T>
-void copy(T* __restrict d, const T* __restrict s, int64_t n, int64_t stride) {
-  if (stride != 1) {
-    for (int64_t t = 0; t < n; ++t) d[t] = s[t * stride];
-    return;
-  }
-  int64_t t = 0;
-  for (; t + kBlock <= n; t += kBlock)
-    for (int64_t u = 0; u < kBlock; ++u) d[t + u] = s[t + u];
-  for (; t < n; ++t) d[t] = s[t];
-}
-
-// d[t*stride] += s[t] for t < n.
-template <class T>
-void add(T* __restrict d, const T* __restrict s, int64_t n, int64_t stride) {
-  if (stride != 1) {
-    for (int64_t t = 0; t < n; ++t) d[t * stride] += s[t];
-    return;
-  }
-  int64_t t = 0;
-  for (; t + kBlock <= n; t += kBlock)
-    for (int64_t u = 0; u < kBlock; ++u) d[t + u] += s[t + u];
-  for (; t < n; ++t) d[t] += s[t];
-}
-
-// Sum with independent partial sums, so the compiler can vectorize and the adds don't serialize on latency.
-template <class T>
-T sum(const T* p, int64_t n) {
-  constexpr int kLanes = 16;
-  T acc[kLanes] = {};
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes)
-    for (int r = 0; r < kLanes; ++r) acc[r] += p[i + r];
-  T s = T(0);
-  for (; i < n; ++i) s += p[i];
-  for (int r = 0; r < kLanes; ++r) s += acc[r];
-  return s;
-}
-
-// One kernel tap (i, j): the [H_out, W_out] block of outputs that read input pixel
-// (oh*sh + offh, ow*sw + offw), and the spans of oh / ow for which that pixel is inside the image.
-struct Tap {
-  int64_t offh, offw;
-  Span rh, rw;  // both empty if the tap only ever reads padding
-};
-Tap tap(const Geom& g, int64_t i, int64_t j) {
-  Tap t{i * g.dh - g.ph, j * g.dw - g.pw, {}, {}};
-  t.rh = valid(g.ho, g.h, g.sh, t.offh);
-  t.rw = valid(g.wo, g.w, g.sw, t.offw);
-  if (t.rh.lo == t.rh.hi || t.rw.lo == t.rw.hi) t.rh = t.rw = Span{0, 0};
-  return t;
-}
-
-// With unit stride and W_out == W, output and input rows have the same length, so the tap's in-image block is
-// one contiguous range [q0, q1) of the output plane reading input q + delta. Entries in that range whose
-// column lies outside rw read a wrapped-around neighbour and must be masked by the caller.
-struct Flat {
-  int64_t q0, q1, delta;
-};
-std::optional<Flat> flat(const Geom& g, const Tap& t) {
-  if (g.sh != 1 || g.sw != 1 || g.wo != g.w || t.rh.lo == t.rh.hi) return std::nullopt;
-  return Flat{t.rh.lo * g.wo + t.rw.lo, (t.rh.hi - 1) * g.wo + t.rw.hi, t.offh * g.w + t.offw};
-}
-
-// Zeroes the columns outside rw in rows rh of one output plane.
-template <class T>
-void zero_edges(T* d, const Geom& g, const Tap& t) {
-  // Column-major order: the edges are a column or two wide, and per-row loops would become memset calls.
-  for (int64_t ow = 0; ow < t.rw.lo; ++ow)
-    for (int64_t oh = t.rh.lo; oh < t.rh.hi; ++oh) d[oh * g.wo + ow] = T(0);
-  for (int64_t ow = t.rw.hi; ow < g.wo; ++ow)
-    for (int64_t oh = t.rh.lo; oh < t.rh.hi; ++oh) d[oh * g.wo + ow] = T(0);
-}
-
-// col[(c*kh + i)*kw + j, (n*ho + oh)*wo + ow] = x[n, c0 + c, oh*sh + i*dh - ph, ow*sw + j*dw - pw] (0 if padded).
-template <class T>
-void im2col(const T* x, const Geom& g, int64_t c0, T* col) {
-  const int64_t hw = g.h * g.w, plane = g.ho * g.wo, l = g.l();
-  parallel_for(g.cg, channel_grain(g), [&](int64_t cb, int64_t ce) {
-    for (int64_t c = cb; c < ce; ++c) {
-      for (int64_t i = 0; i < g.kh; ++i) {
-        for (int64_t j = 0; j < g.kw; ++j) {
-          const Tap t = tap(g, i, j);
-          const std::optional<Flat> f = flat(g, t);
-          T* dst = col + ((c * g.kh + i) * g.kw + j) * l;
-          for (int64_t n = 0; n < g.n; ++n) {
-            const T* src = x + (n * g.c + c0 + c) * hw;
-            T* d = dst + n * plane;
-            if (f) {
-              zero(d, f->q0);
-              std::memcpy(d + f->q0, src + f->q0 + f->delta, static_cast<std::size_t>(f->q1 - f->q0) * sizeof(T));
-              zero(d + f->q1, plane - f->q1);
-              zero_edges(d, g, t);
-              continue;
-            }
-            zero(d, t.rh.lo * g.wo);
-            for (int64_t oh = t.rh.lo; oh < t.rh.hi; ++oh) {
-              T* drow = d + oh * g.wo;
-              zero(drow, t.rw.lo);
-              // Input at ow = rw.lo.
-              const T* srow = src + (oh * g.sh + t.offh) * g.w + t.rw.lo * g.sw + t.offw;
-              copy(drow + t.rw.lo, srow, t.rw.hi - t.rw.lo, g.sw);
-              zero(drow + t.rw.hi, g.wo - t.rw.hi);
-            }
-            zero(d + t.rh.hi * g.wo, plane - t.rh.hi * g.wo);
-          }
-        }
-      }
-    }
-  });
-}
-
-// The adjoint of im2col: grad_x[n, c0 + c, ...] += col[...] over every tap that read that pixel. grad_x must be
-// zeroed first. Chunks own whole channels, so threads never write the same pixel. Clobbers col's padded entries.
-template <class T>
-void col2im(T* col, const Geom& g, int64_t c0, T* gx) {
-  const int64_t hw = g.h * g.w, plane = g.ho * g.wo, l = g.l();
-  parallel_for(g.cg, channel_grain(g), [&](int64_t cb, int64_t ce) {
-    for (int64_t c = cb; c < ce; ++c) {
-      for (int64_t i = 0; i < g.kh; ++i) {
-        for (int64_t j = 0; j < g.kw; ++j) {
-          const Tap t = tap(g, i, j);
-          const std::optional<Flat> f = flat(g, t);
-          T* src = col + ((c * g.kh + i) * g.kw + j) * l;
-          for (int64_t n = 0; n < g.n; ++n) {
-            T* dst = gx + (n * g.c + c0 + c) * hw;
-            T* s = src + n * plane;
-            if (f) {
-              // Zero the wrapped-around entries so that one long add over [q0, q1) adds nothing for them.
-              zero_edges(s, g, t);
-              add(dst + f->q0 + f->delta, s + f->q0, f->q1 - f->q0, 1);
-              continue;
-            }
-            for (int64_t oh = t.rh.lo; oh < t.rh.hi; ++oh) {
-              const T* srow = s + oh * g.wo + t.rw.lo;
-              T* drow = dst + (oh * g.sh + t.offh) * g.w + t.rw.lo * g.sw + t.offw;
-              add(drow, srow, t.rw.hi - t.rw.lo, g.sw);
-            }
-          }
-        }
-      }
-    }
-  });
-}
 
 template <class T>
 T* scratch(std::shared_ptr<Buffer>& holder, int64_t elems) {
@@ -279,7 +106,7 @@ Conv2dGrads<CpuTensor<T>> conv2d_backward(const CpuTensor<T>& x, const CpuTensor
     CpuTensor<T> b(Shape{cout});
     for (int64_t co = 0; co < cout; ++co) {
       T s = T(0);
-      for (int64_t n = 0; n < g.n; ++n) s += sum(grad.data() + (n * cout + co) * plane, plane);
+      for (int64_t n = 0; n < g.n; ++n) s += lane_sum(grad.data() + (n * cout + co) * plane, plane);
       b.data()[co] = s;
     }
     gb = std::move(b);

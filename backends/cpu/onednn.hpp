@@ -36,6 +36,14 @@ std::optional<CpuTensor<float>> conv2d(const CpuTensor<float>& x, const CpuTenso
 std::optional<Conv2dGrads<CpuTensor<float>>> conv2d_backward(const CpuTensor<float>& x, const CpuTensor<float>& w,
                                                              const CpuTensor<float>& grad, bool has_bias,
                                                              const Conv2dOptions& o);
+// conv2d_backward's route for few input channels per group (a first layer: 1 or 3), where oneDNN's backward
+// kernels are slower than im2col + GEMM and its weight sums less accurate (onednn_conv.cpp): im2col + GEMM per
+// batch slice, the slices spread over Ember's pool with oneDNN's sgemm on one thread each (one thread: OpenBLAS's
+// GEMM over the whole batch, as conv.cpp runs it). nullopt for grouped convolutions (conv.cpp's path).
+std::optional<Conv2dGrads<CpuTensor<float>>> conv2d_backward_im2col(const CpuTensor<float>& x,
+                                                                    const CpuTensor<float>& w,
+                                                                    const CpuTensor<float>& grad, bool has_bias,
+                                                                    const Conv2dOptions& o);
 // max_pool2d(post(conv2d(x, w, bias, o)), pool)'s values, with the pooling run by oneDNN on the convolution's
 // blocked output (no indices: inference), so only the pooled, smaller tensor is reordered back to NCHW.
 std::optional<CpuTensor<float>> conv2d_max_pool(const CpuTensor<float>& x, const CpuTensor<float>& w,

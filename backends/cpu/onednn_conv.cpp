@@ -19,6 +19,7 @@
 
 #include "backends/cpu/allocator.hpp"
 #include "backends/cpu/onednn.hpp"
+#include "backends/cpu/onednn_slices.hpp"
 #include "backends/cpu/parallel.hpp"
 #include "engine/backend/conv_geometry.hpp"
 #include "engine/backend/pool_geometry.hpp"
@@ -230,22 +231,8 @@ bool usable(const Conv2dGeometry& g) {
   return enabled() && g.n > 0 && g.c > 0 && g.h > 0 && g.w > 0 && g.cout > 0 && g.ho > 0 && g.wo > 0;
 }
 
-// Threads: Ember's pool splits the batch and each slice runs oneDNN on ONE OpenMP thread (its own cached plan).
-// Letting oneDNN's OpenMP team do the threading measured 0.07x (14x slower) on 2 threads of this shared 2-core
-// VM at load ~13: OpenMP workers spin in barriers while their partner is descheduled. Ember's pool waits on
-// condition variables instead, and the slices need no barrier until the end.
-template <class F>
-void over_batch(int64_t n, F&& fn) {
-  const int64_t parts = std::max<int64_t>(1, std::min<int64_t>(num_threads(), n));
-  parallel_for(n, (n + parts - 1) / parts, [&](int64_t lo, int64_t hi) {
-    // Per thread (OpenMP's setting is thread-local), and given back: other OpenMP code in the process (LibTorch
-    // in bench/peers) keeps its own thread count.
-    const int before = omp_get_max_threads();
-    omp_set_num_threads(1);
-    fn(lo, hi);
-    omp_set_num_threads(before);
-  });
-}
+// Threads: Ember's pool splits the batch and each slice runs oneDNN on ONE OpenMP thread (its own cached plan;
+// onednn_slices.hpp says why).
 
 Conv2dGeometry slice(Conv2dGeometry g, int64_t lo, int64_t hi) {
   g.n = hi - lo;
@@ -492,7 +479,8 @@ std::optional<Conv2dGrads<CpuTensor<float>>> conv2d_backward(const CpuTensor<flo
   // over N*H*W are ~5x less accurate than the GEMM's (1x8x8 -> 8 channels, batch 64: 1.8e-6 against 3.2e-7 of
   // the largest grad weight) and, amplified by Adam, moved the residual CNN's PyTorch-parity loss curve by
   // 1.3e-4 after three epochs (bindings/python/tests/test_residual_cnn_parity.py, bar 1e-4).
-  if (!usable(g) || g.cg < kMinBackwardChannels) return std::nullopt;
+  if (!usable(g)) return std::nullopt;
+  if (g.cg < kMinBackwardChannels) return conv2d_backward_im2col(x, w, grad, has_bias, o);
   CpuTensor<float> gx(x.shape), gw(w.shape);
   std::optional<CpuTensor<float>> gb;
   if (has_bias) gb = CpuTensor<float>(Shape{g.cout});

@@ -22,4 +22,10 @@ std::optional<Conv2dGrads<CpuTensor<float>>> conv2d_backward(const CpuTensor<flo
   return std::nullopt;
 }
 
+std::optional<Conv2dGrads<CpuTensor<float>>> conv2d_backward_im2col(const CpuTensor<float>&, const CpuTensor<float>&,
+                                                                    const CpuTensor<float>&, bool,
+                                                                    const Conv2dOptions&) {
+  return std::nullopt;
+}
+
 }  // namespace ember::cpu::onednn
