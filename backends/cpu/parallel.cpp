@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <exception>
@@ -25,6 +26,42 @@ int default_threads() {
 
 std::atomic<int> g_threads{default_threads()};
 
+// How long a worker keeps polling for the next region after finishing one, and a caller for its workers to
+// finish, before sleeping on a condition variable. Waking a sleeping thread costs tens of microseconds on this
+// VM, as much as one thread's half of a batch-256 MLP layer, and a model's ops come back to back, so a short
+// poll catches the next region. Bounded, so an idle process stops using the CPU at once. EMBER_POOL_SPIN_US
+// sets it (0: always sleep).
+std::chrono::microseconds spin_time() {
+  if (const char* env = std::getenv("EMBER_POOL_SPIN_US")) {
+    const int us = std::atoi(env);
+    if (us >= 0) return std::chrono::microseconds(us);
+  }
+  return std::chrono::microseconds(50);
+}
+const std::chrono::microseconds g_spin = spin_time();
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#else
+  std::this_thread::yield();
+#endif
+}
+
+// Polls done() for up to g_spin; true once it held.
+template <class Done>
+bool spin_until(Done&& done) {
+  if (g_spin.count() == 0) return done();
+  const auto until = std::chrono::steady_clock::now() + g_spin;
+  for (;;) {
+    for (int i = 0; i < 64; ++i) {
+      if (done()) return true;
+      cpu_relax();
+    }
+    if (std::chrono::steady_clock::now() >= until) return done();
+  }
+}
+
 // Workers wait for a job generation counter to change, run their chunk, and count down.
 class Pool {
  public:
@@ -41,14 +78,16 @@ class Pool {
       job_ = &job;
       parts_ = parts;
       next_part_ = 1;
-      pending_ = parts - 1;
+      pending_.store(parts - 1, std::memory_order_relaxed);
       error_ = nullptr;
       ++generation_;
+      published_.store(generation_, std::memory_order_release);
     }
     cv_.notify_all();
     run_part(0);
+    spin_until([&] { return pending_.load(std::memory_order_acquire) == 0; });
     std::unique_lock lock(mu_);
-    done_cv_.wait(lock, [&] { return pending_ == 0; });
+    done_cv_.wait(lock, [&] { return pending_.load(std::memory_order_relaxed) == 0; });
     job_ = nullptr;
     if (error_) std::rethrow_exception(error_);
   }
@@ -76,6 +115,8 @@ class Pool {
     in_worker_ = true;
     uint64_t seen = 0;
     for (;;) {
+      // A worker that polls sees the next region without being woken (cv_ is notified all the same).
+      spin_until([&] { return published_.load(std::memory_order_acquire) != seen; });
       int part;
       {
         std::unique_lock lock(mu_);
@@ -85,7 +126,7 @@ class Pool {
       }
       run_part(part);
       std::lock_guard lock(mu_);
-      if (--pending_ == 0) done_cv_.notify_one();
+      if (pending_.fetch_sub(1, std::memory_order_release) == 1) done_cv_.notify_one();
     }
   }
 
@@ -94,8 +135,10 @@ class Pool {
   std::condition_variable cv_, done_cv_;
   std::vector<std::thread> workers_;
   const std::function<void(int)>* job_ = nullptr;
-  int parts_ = 0, next_part_ = 0, pending_ = 0;
+  int parts_ = 0, next_part_ = 0;
+  std::atomic<int> pending_{0};  // written under mu_; read without it by the caller's poll
   uint64_t generation_ = 0;
+  std::atomic<uint64_t> published_{0};  // generation_, for the workers' poll
   std::exception_ptr error_;
   static thread_local bool in_worker_;
 };
