@@ -68,7 +68,7 @@ Mlp copy_of(const Mlp& src) {
   } while (0)
 
 // x @ w^T + b
-ember_status linear(const ember_tensor* x, const ember_tensor* w, const ember_tensor* b, Tensor& out) {
+ember_status dense(const ember_tensor* x, const ember_tensor* w, const ember_tensor* b, Tensor& out) {
   ember_tensor *wt = nullptr, *y = nullptr, *z = nullptr;
   EMBER_TRY(ember_tensor_transpose(w, 0, 1, &wt));
   Tensor wt_owner(wt);
@@ -87,7 +87,7 @@ ember_status relu(const Tensor& x, Tensor& out) {
 
 ember_status mlp_forward(Mlp& m, const ember_tensor* x, ember_tensor** out) {
   Tensor h1, a1, h2, a2, y;
-  EMBER_TRY(linear(x, m.p[0].get(), m.p[1].get(), h1));
+  EMBER_TRY(dense(x, m.p[0].get(), m.p[1].get(), h1));
   if (m.fail) return EMBER_ERR_INVALID_ARGUMENT;
   EMBER_TRY(relu(h1, a1));
   if (m.read_host) {
@@ -105,9 +105,9 @@ ember_status mlp_forward(Mlp& m, const ember_tensor* x, ember_tensor** out) {
     EMBER_TRY(ember_tensor_add(a1.get(), zero, &sum));
     a1.reset(sum);
   }
-  EMBER_TRY(linear(a1.get(), m.p[2].get(), m.p[3].get(), h2));
+  EMBER_TRY(dense(a1.get(), m.p[2].get(), m.p[3].get(), h2));
   EMBER_TRY(relu(h2, a2));
-  EMBER_TRY(linear(a2.get(), m.p[4].get(), m.p[5].get(), y));
+  EMBER_TRY(dense(a2.get(), m.p[4].get(), m.p[5].get(), y));
   *out = y.release();
   return EMBER_OK;
 }
@@ -365,6 +365,23 @@ TEST(CCompile, FailingCallbackReturnsItsStatusAndRestoresTheState) {
   c.fail = false;
   Tensor y = call(cc.get(), x.get());
   EXPECT_EQ(last_call(cc.get()), EMBER_COMPILED_CAPTURED);
+}
+
+// ember_module_compile: a Sequential's layers run on the module's own runtime, so its forward cannot be captured;
+// it runs eagerly (the capture's failure as its reason) and gives the module's results.
+TEST(CCompile, ModuleCompileFallsBackForSequentialLayers) {
+  Module m = sequential({linear(kIn, kHidden), layer(EMBER_LAYER_RELU), linear(kHidden, kClasses)});
+  ember_compiled* raw = nullptr;
+  ASSERT_EQ(ember_module_compile(m.get(), &raw), EMBER_OK) << ember_last_error();
+  Compiled cc(raw);
+  Tensor x = batch_x(3, 11);
+  Tensor want = forward(m.get(), x.get(), EMBER_MODE_TRAIN);
+  for (int i = 0; i < 2; ++i) {
+    Tensor got = call(cc.get(), x.get());
+    EXPECT_EQ(last_call(cc.get()), EMBER_COMPILED_EAGER);
+    EXPECT_NE(reason(cc.get()).find("runs eagerly"), std::string::npos) << reason(cc.get());
+    expect_same_bits(want.get(), got.get(), "module output");
+  }
 }
 
 TEST(CCompile, Misuse) {
