@@ -121,13 +121,10 @@ class CompiledModule(Module):
         n = len(args)
         inputs = (c_void_p * n)(*[_value(a._h) for a in args])
         out = (c_void_p * 1)()
-        object.__setattr__(self, "_error", None)
-        object.__setattr__(self, "_outside", None)
-        # The forward may run twice in one call (a failed capture runs it again, eagerly): both runs draw the same
-        # seeds from ember's Python generator (dropout's masks), as one eager call would.
-        object.__setattr__(self, "_rng_state", creation._rng.getstate())
+        d = self.__dict__
+        d["_error"] = d["_outside"] = d["_rng_state"] = None
         st = _lib.compiled_call(compiled, _TRAIN if self.training else _EVAL, inputs, n, out, 1)
-        object.__setattr__(self, "_rng_state", None)
+        d["_rng_state"] = None
         err = self._error
         object.__setattr__(self, "_error", None)
         if st:
@@ -153,7 +150,11 @@ class CompiledModule(Module):
 
     def _forward_callback(self, user, mode, inputs, n_inputs, outputs, n_outputs):
         try:
-            if self._rng_state is not None:
+            # The forward may run twice in one call (a failed capture runs it again, eagerly): both runs draw the
+            # same seeds from ember's Python generator (dropout's masks), as one eager call would.
+            if self._rng_state is None:
+                object.__setattr__(self, "_rng_state", creation._rng.getstate())
+            else:
                 creation._rng.setstate(self._rng_state)
             # The inputs are valid for the call only: the forward gets tensors of its own (cheap new handles).
             xs = []
