@@ -29,6 +29,27 @@ def _value(h):
     return h if isinstance(h, int) else h.value
 
 
+def _state_handles(module):
+    """The handle values of the module's parameters, then its buffers, each tensor once (parameters() and
+    buffers()'s order, without building their names: this runs on every call)."""
+    modules, stack, seen = [], [module], set()
+    while stack:  # named_modules' pre-order
+        m = stack.pop()
+        if id(m) in seen:
+            continue
+        seen.add(id(m))
+        modules.append(m)
+        stack.extend(reversed([c for c in m._modules.values() if c is not None]))
+    out, memo = [], set()
+    for store in ("_parameters", "_buffers"):
+        for m in modules:
+            for t in getattr(m, store).values():
+                if t is not None and id(t) not in memo:
+                    memo.add(id(t))
+                    out.append(_value(t._h))
+    return tuple(out)
+
+
 class CompiledModule(Module):
     """The wrapper ember.compile returns (see the module's docstring)."""
 
@@ -136,8 +157,7 @@ class CompiledModule(Module):
     def _compiled_for_state(self):
         """The ember_compiled over the module's current parameter and buffer handles (made again when one of them
         was rebound to a new handle: a lazy parameter materialized, Module.double())."""
-        tensors = [p for p in self._orig_mod.parameters()] + [b for b in self._orig_mod.buffers()]
-        handles = tuple(_value(t._h) for t in tensors)
+        handles = _state_handles(self._orig_mod)
         if self._compiled is not None and handles == self._state_handles:
             return self._compiled
         self._free()
