@@ -150,6 +150,19 @@ class CompileTest(unittest.TestCase):
         self.assertIn("compile captures CPU float32 tensors", model.fallback_reason)
         self.assertEqual(y64.dtype, "float64")
 
+    def test_rebound_parameters_are_followed(self):
+        model = ember.compile(mlp(6))
+        x = batches(1, 4)[0][0]
+        model(x)
+        model(x)
+        self.assertEqual(model.last_call, "replayed")
+        model.double()  # new handles (float64): a new compiled object over them, which runs eagerly
+        y = model(x.double())
+        self.assertEqual(model.last_call, "eager")
+        self.assertIn("cpu f64 tensor: compile captures CPU float32 tensors", model.fallback_reason)
+        self.assertEqual(y.dtype, "float64")
+        self.assertIs(ember.compile(model), model)
+
     def test_errors_in_the_forward_are_raised(self):
         class Bad(nn.Module):
             def forward(self, x):
