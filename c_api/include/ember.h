@@ -1642,6 +1642,54 @@ EMBER_API ember_status EMBER_CALL ember_onnx_operator_count(size_t* count);
 EMBER_API ember_status EMBER_CALL ember_onnx_operator_name(size_t index, char* buf, size_t capacity,
                                                            size_t* length);
 
+/* ==== Compiled forwards (issue 14): ember_compile, ember_module_compile ====
+ * A forward captured once per input signature and replayed afterwards, with its backward (torch.compile /
+ * ORTModule semantics: the forward AND its backward are compiled; the loss and the optimizer stay eager). The first
+ * call of a signature runs the forward on tensors of a capture runtime while it records every op (it is an eager
+ * run, same bits); if grad mode is on and the one output requires grad, the backward from that output is recorded
+ * too. Later calls with that signature run the recorded forward on the current values of the state handles (an
+ * optimizer step replaced them since) and of the inputs, without the callback; the result's backward runs the
+ * recorded backward and adds the gradients into the state's .grad, as the eager backward would. Two forwards before
+ * one backward (gradient accumulation) each keep their own activations.
+ * Signature: each input's dtype, device and shape; each state tensor's shape and requires_grad; grad mode; `mode`
+ * (the caller's train / eval flag: ember_mode); the output count. A new signature captures again.
+ * Only CPU float32 tensors are captured. Anything else runs the callback eagerly on the caller's tensors, and
+ * ember_compiled_fallback_reason says why in one line: an input or state tensor of another device or dtype; a value
+ * read to the host during the forward (data-dependent: that signature stays eager); an op the capture runtime does
+ * not have (in-place ops, RNNs, attention, sequential / module-tree layers, ...); a tensor of the builtin runtime
+ * met in an op (a constant made inside the forward, dropout's mask); more than one output requiring grad; a forward
+ * that replaces a state tensor (batch norm's running statistics). A capture that fails runs the callback once more,
+ * eagerly: when that fails too its status is returned. During a capture the state handles hold capture tensors
+ * (restored on every path, failures included). Not thread-safe: one call at a time per compiled object. */
+typedef struct ember_compiled ember_compiled;
+enum ember_compiled_call_kind { EMBER_COMPILED_EAGER = 0, EMBER_COMPILED_CAPTURED = 1, EMBER_COMPILED_REPLAYED = 2 };
+typedef int32_t ember_compiled_call_kind_t;
+/* The caller's forward: reads inputs[0 .. n_inputs) (valid during the call only) and the state handles, and stores
+ * n_outputs new tensor handles in outputs (Ember takes them over and frees them). mode is ember_compiled_call's.
+ * A status other than EMBER_OK fails the call with that status. */
+typedef ember_status(EMBER_CALL* ember_compiled_forward_fn)(void* user, ember_mode_t mode,
+                                                            const ember_tensor* const* inputs, size_t n_inputs,
+                                                            ember_tensor** outputs, size_t n_outputs);
+/* A compiled forward over `state` (the params and buffers the forward reads, kept alive by the compiled object
+ * until ember_compiled_free) calling forward(user, ...). */
+EMBER_API ember_status EMBER_CALL ember_compile(ember_tensor* const* state, size_t n_state,
+                                                ember_compiled_forward_fn forward, void* user, ember_compiled** out);
+/* ember_compile over the module's params and buffers with ember_module_forward (one input, one output) as the
+ * forward. Layers of a Sequential or a module tree run on the module's own runtime, not the capture one: such a
+ * forward falls back to eager with its reason (a forward made of ember_tensor_* ops through ember_compile captures). */
+EMBER_API ember_status EMBER_CALL ember_module_compile(ember_module* module, ember_compiled** out);
+/* Runs the compiled forward on inputs; outputs[0 .. n_outputs) receive new handles (all NULL on failure). */
+EMBER_API ember_status EMBER_CALL ember_compiled_call(ember_compiled* compiled, ember_mode_t mode,
+                                                      const ember_tensor* const* inputs, size_t n_inputs,
+                                                      ember_tensor** outputs, size_t n_outputs);
+/* How the last call ran: ember_compiled_call_kind (EAGER before any call). */
+EMBER_API ember_status EMBER_CALL ember_compiled_last_call(const ember_compiled* compiled,
+                                                           ember_compiled_call_kind_t* kind);
+/* Why the last call ran eagerly, one line ("" unless it did); see Strings above. */
+EMBER_API ember_status EMBER_CALL ember_compiled_fallback_reason(const ember_compiled* compiled, char* buf,
+                                                                 size_t capacity, size_t* length);
+EMBER_API ember_status EMBER_CALL ember_compiled_free(ember_compiled* compiled);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -32,6 +32,7 @@ struct ember_load_report {};
 struct ember_scheduler {};
 struct ember_vulkan_readback {};
 struct ember_vulkan_plan {};  // issue 17: Vulkan plans
+struct ember_compiled {};     // issue 14: compiled forwards
 
 namespace ember::capi {
 
@@ -60,6 +61,7 @@ ember_status guard(const char* fn, F&& body) noexcept {
 struct SchedulerState;  // api_scheduler.cpp
 class VulkanReadback;   // runtime/vulkan_interop.hpp
 struct VulkanPlanState;  // api_vulkan_plan.cpp
+struct CompiledState;    // api_compile.cpp
 
 template <class H> struct HandleTraits;
 template <> struct HandleTraits<ember_device> { using Value = DynDevice; static constexpr HandleKind kind = HandleKind::Device; };
@@ -89,6 +91,10 @@ template <> struct HandleTraits<ember_vulkan_readback> {
 template <> struct HandleTraits<ember_vulkan_plan> {
   using Value = std::shared_ptr<VulkanPlanState>;
   static constexpr HandleKind kind = HandleKind::VulkanPlan;
+};
+template <> struct HandleTraits<ember_compiled> {
+  using Value = std::shared_ptr<CompiledState>;
+  static constexpr HandleKind kind = HandleKind::Compiled;
 };
 template <class H> constexpr HandleKind kind_of() { return HandleTraits<H>::kind; }
 

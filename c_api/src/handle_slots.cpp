@@ -17,6 +17,7 @@ const char* handle_type_name(HandleKind k) noexcept {
     case HandleKind::Scheduler: return "ember_scheduler";
     case HandleKind::VulkanReadback: return "ember_vulkan_readback";
     case HandleKind::VulkanPlan: return "ember_vulkan_plan";
+    case HandleKind::Compiled: return "ember_compiled";
   }
   return "handle";
 }

@@ -20,8 +20,9 @@ enum class HandleKind : uint8_t {
   Device = 1, Tensor, Grads, Module, Optimizer, Record, LoadReport, Scheduler,
   VulkanReadback,  // issue 17 part 8
   VulkanPlan,  // issue 17: Vulkan plans
+  Compiled,  // issue 14: compiled forwards
 };
-constexpr HandleKind kLastHandleKind = HandleKind::VulkanPlan;  // (kinds are appended: keep this the last one)
+constexpr HandleKind kLastHandleKind = HandleKind::Compiled;  // (kinds are appended: keep this the last one)
 const char* handle_type_name(HandleKind k) noexcept;
 
 // The bit layout of a handle value (64-bit only: a 32-bit pointer could not hold a generation worth having).

@@ -60,6 +60,7 @@ struct Capture : B {
   static Prim<K> wrap(Primitive<B, K> v) {
     auto c = std::make_shared<compile_detail::Cell<Primitive<B, K>>>();
     c->v = std::move(v);
+    if (auto* t = tape()) t->cells.push_back(c);
     return {std::move(c)};
   }
   // The tape recording on this thread, if any; none inside a host_check, whose ops the check re-runs itself.

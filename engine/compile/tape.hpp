@@ -21,12 +21,19 @@ namespace ember::compile_detail {
 struct CellBase {
   virtual ~CellBase() = default;
   virtual void copy_from(const CellBase& other) = 0;
+  // A new cell holding this one's value (values are immutable: a snapshot of a cell is a shared handle on it).
+  virtual std::shared_ptr<CellBase> clone() const = 0;
 };
 
 template <class P>
 struct Cell final : CellBase {
   std::optional<P> v;
   void copy_from(const CellBase& other) override { v = static_cast<const Cell&>(other).v; }
+  std::shared_ptr<CellBase> clone() const override {
+    auto c = std::make_shared<Cell>();
+    c->v = v;
+    return c;
+  }
 };
 
 // The per-step scalars of one recorded Adam update: the op reads `args`, which the compiled step refills before
@@ -43,6 +50,9 @@ class Tape final : public OptimizerCaptureListener, public HostCheckSink {
   std::vector<std::function<void()>> ops;
   std::vector<AdamScalars> adam;
   std::vector<const void*> optimizers;  // every optimizer that ran an update during the capture
+  // Every cell made while recording (op results, constants, random draws), in creation order: what a caller that
+  // replays part of the tape and runs the rest later (ember_compile's backward segment) snapshots in between.
+  std::vector<std::shared_ptr<CellBase>> cells;
 
   // The first reason found that this capture cannot be replayed (empty: it can).
   const std::string& refusal() const { return refusal_; }

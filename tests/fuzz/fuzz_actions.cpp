@@ -896,6 +896,8 @@ const Action kActions[] = {
   {"rotary_embedding", rotary_embedding},
   // issue 19 (h-onnx-surface): ONNX import and forward (fuzz_actions_onnx.cpp; appended, as above)
   {"onnx", onnx},
+  // issue 14: compiled forwards (fuzz_actions_compile.cpp; appended, as above)
+  {"compiled", compiled},
 };
 // clang-format on
 const std::size_t kActionCount = sizeof kActions / sizeof kActions[0];

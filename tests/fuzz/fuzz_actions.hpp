@@ -52,4 +52,7 @@ void rotary_embedding(Ctx& c);
 // issue 19 (h-onnx-surface): ONNX import and forward (fuzz_actions_onnx.cpp).
 void onnx(Ctx& c);
 
+// issue 14: compiled forwards, ember_compile / ember_module_compile / ember_compiled_* (fuzz_actions_compile.cpp).
+void compiled(Ctx& c);
+
 }  // namespace ember_fuzz

@@ -37,6 +37,7 @@ from ._tensor_shape_ops import baddbmm, einsum, logsumexp  # issue 13
 from .tensor import Tensor
 from ._tensor_sort import argsort, cumsum, masked_select, sort, topk, tril, triu  # issue 13
 from . import onnx  # issue 19 (h-onnx-surface): ember.onnx.load
+from ._compiled import CompiledModule, compile  # issue 14: ember.compile(model)  # noqa: A001
 
 float32, float64, int64, bool = "float32", "float64", "int64", "bool"  # noqa: A001 (torch.bool's spelling)
 __version__ = _lib.version().decode()

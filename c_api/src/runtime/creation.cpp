@@ -106,6 +106,10 @@ const void* data_ptr(const DynTensor& x) {
     throw UnsupportedError(fmt::format("data_ptr: a {} tensor lives in device memory (copy it with "
                                        "ember_tensor_copy_to)",
                                        BackendTraits<B>::name));
+  } else if constexpr (!std::is_same_v<typename B::InnerBackend, Cpu<typename B::FloatElem>>) {
+    // issue 14: ember_compile's capture runtime: a host read of a value the capture would freeze.
+    (void)x;
+    throw UnsupportedError("data_ptr: a tensor of a compiled forward's capture cannot be read in place");
   } else {
     // CPU primitives are contiguous row-major buffers, shared and never written after the op that made them.
     return visit_backend<B>(

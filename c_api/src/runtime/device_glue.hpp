@@ -51,3 +51,26 @@ struct BackendTraits {
 };
 
 }  // namespace ember::capi
+
+// issue 14: ember_compile's capture runtime (EMBER_RUNTIME_CPU_CAPTURE, runtime_backend.hpp) runs on the CPU's
+// devices: Capture<Cpu<float>> has Cpu<float>'s id, name and device glue.
+#if defined(EMBER_RUNTIME_CPU_CAPTURE)
+#include "engine/compile/capture_backend.hpp"
+namespace ember::capi {
+template <>
+struct BackendTraits<Autodiff<Capture<Cpu<float>>>> {
+  using B = Autodiff<Capture<Cpu<float>>>;
+  using Inner = Capture<Cpu<float>>;
+  using Glue = DeviceGlue<Cpu<float>>;
+  static constexpr BackendId id = backend_info_of<Cpu<float>>().id;
+  static constexpr const char* name = backend_info_of<Cpu<float>>().name.data();
+
+  static const typename B::Device& device(const DynDevice& d) {
+    return *static_cast<const typename B::Device*>(d.native.get());
+  }
+  static DynDevice dyn_device(const typename B::Device& d) {
+    return DynDevice{id, Glue::index_of(d), &runtime_instance<B>(), std::make_shared<const typename B::Device>(d)};
+  }
+};
+}  // namespace ember::capi
+#endif

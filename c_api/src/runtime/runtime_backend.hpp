@@ -13,8 +13,17 @@ namespace ember::capi {
 
 #if defined(EMBER_RUNTIME_CPU_F64)
 using RuntimeBackend = Autodiff<Cpu<double>>;
-#else
+#elif !defined(EMBER_RUNTIME_CPU_CAPTURE)
 using RuntimeBackend = Autodiff<typename BackendEntry<BackendId::EMBER_RUNTIME_BACKEND>::Default>;
 #endif
 
 }  // namespace ember::capi
+
+// issue 14: ember_compile's capture runtime (runtime_cpu_capture.cpp, compiled with EMBER_RUNTIME_CPU_CAPTURE): CPU
+// float32 ops that also record onto the thread's capture tape (engine/compile/capture_backend.hpp).
+#if defined(EMBER_RUNTIME_CPU_CAPTURE)
+#include "engine/compile/capture_backend.hpp"
+namespace ember::capi {
+using RuntimeBackend = Autodiff<Capture<Cpu<float>>>;
+}  // namespace ember::capi
+#endif
