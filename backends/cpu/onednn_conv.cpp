@@ -485,31 +485,16 @@ std::optional<Conv2dGrads<CpuTensor<float>>> conv2d_backward(const CpuTensor<flo
   std::optional<CpuTensor<float>> gb;
   if (has_bias) gb = CpuTensor<float>(Shape{g.cout});
   const int64_t in_image = g.c * g.h * g.w, out_image = g.cout * g.ho * g.wo, wn = gw.numel();
-  const int64_t parts = std::max<int64_t>(1, std::min<int64_t>(num_threads(), g.n));
-  // The slice starting at image 0 writes gw / gb; every other slice takes a slot of partial sums, added below.
-  std::shared_ptr<Buffer> partial_buf;
-  float* partial = nullptr;
-  if (parts > 1) {
-    partial_buf = allocate(static_cast<std::size_t>((parts - 1) * (wn + g.cout)) * sizeof(float));
-    partial = static_cast<float*>(partial_buf->ptr);
-  }
+  BatchPartials sums(gw.data(), wn, gb ? gb->data() : nullptr, g.cout, g.n);
   std::atomic<bool> ok{true};
-  std::atomic<int64_t> slots{0};
   over_batch(g.n, [&](int64_t lo, int64_t hi) {
-    float* slot = lo == 0 ? nullptr : partial + slots.fetch_add(1) * (wn + g.cout);
-    float* pw = slot ? slot : gw.data();
-    float* pb = !gb ? nullptr : slot ? slot + wn : gb->data();
+    const auto [pw, pb] = sums.claim(lo);
     if (!backward_slice(slice(g, lo, hi), o, x.data() + lo * in_image, w.data(), grad.data() + lo * out_image,
                         gx.data() + lo * in_image, pw, pb))
       ok = false;
   });
   if (!ok) return std::nullopt;
-  for (int64_t k = 0; k < slots.load(); ++k) {
-    const float* pw = partial + k * (wn + g.cout);
-    for (int64_t i = 0; i < wn; ++i) gw.data()[i] += pw[i];
-    if (gb)
-      for (int64_t i = 0; i < g.cout; ++i) gb->data()[i] += pw[wn + i];
-  }
+  sums.add();
   return Conv2dGrads<CpuTensor<float>>{std::move(gx), std::move(gw), std::move(gb)};
 }
 

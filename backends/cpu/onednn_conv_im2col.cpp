@@ -10,15 +10,14 @@
 // would either start its own threads inside each slice or serialize concurrent calls.
 //
 // With one slice (one thread, or one image) the steps, their order and OpenBLAS's GEMMs are conv.cpp's, so the
-// bits are the same as that path's; with several, the batch's sums are split into per-slice partials.
+// bits are the same as that path's; with several, the batch's sums are split into per-slice partials
+// (BatchPartials, onednn_slices.hpp).
 #include <dnnl.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <memory>
-#include <utility>
-#include <vector>
 
 #include "backends/cpu/allocator.hpp"
 #include "backends/cpu/im2col.hpp"
@@ -91,31 +90,14 @@ std::optional<Conv2dGrads<CpuTensor<float>>> conv2d_backward_im2col(const CpuTen
   CpuTensor<float> gx(x.shape), gw(w.shape);
   std::optional<CpuTensor<float>> gb;
   if (has_bias) gb = CpuTensor<float>(Shape{g.cout});
-  const int64_t wn = gw.numel();
-  const int64_t parts = std::max<int64_t>(1, std::min<int64_t>(num_threads(), g.n));
-  const bool sliced = parts > 1;
+  const bool sliced = batch_slices(g.n) > 1;
   // Slices take disjoint ranges of one column buffer and one transposed-grad buffer, as large as conv.cpp's.
   const std::shared_ptr<Buffer> col_buf = allocate(static_cast<std::size_t>(k * g.l()) * sizeof(float));
   const std::shared_ptr<Buffer> gg_buf = allocate(static_cast<std::size_t>(g.cout * g.l()) * sizeof(float));
-  // The slice starting at image 0 writes gw / gb; every other slice takes a slot of partial sums, added below.
-  std::shared_ptr<Buffer> partial_buf;
-  float* partial = nullptr;
-  if (sliced) {
-    partial_buf = allocate(static_cast<std::size_t>((parts - 1) * (wn + g.cout)) * sizeof(float));
-    partial = static_cast<float*>(partial_buf->ptr);
-  }
+  BatchPartials sums(gw.data(), gw.numel(), gb ? gb->data() : nullptr, g.cout, g.n);
   std::atomic<bool> ok{true};
-  std::atomic<int64_t> slots{0};
-  std::vector<std::pair<int64_t, int64_t>> slot_of(static_cast<std::size_t>(parts));  // (first image, slot)
   over_batch(g.n, [&](int64_t lo, int64_t hi) {
-    int64_t index = -1;
-    if (lo != 0) {
-      index = slots.fetch_add(1);
-      slot_of[static_cast<std::size_t>(index)] = {lo, index};
-    }
-    float* slot = index < 0 ? nullptr : partial + index * (wn + g.cout);
-    float* pw = slot ? slot : gw.data();
-    float* pb = !gb ? nullptr : slot ? slot + wn : gb->data();
+    const auto [pw, pb] = sums.claim(lo);
     Conv2dGeometry gs = g;
     gs.n = hi - lo;
     const Scratch s{static_cast<float*>(col_buf->ptr) + k * plane * lo,
@@ -125,15 +107,7 @@ std::optional<Conv2dGrads<CpuTensor<float>>> conv2d_backward_im2col(const CpuTen
       ok = false;
   });
   if (!ok) return std::nullopt;
-  // Added in batch order, whichever thread took which slot: the same bits on every run.
-  slot_of.resize(static_cast<std::size_t>(slots.load()));
-  std::sort(slot_of.begin(), slot_of.end());
-  for (const auto& [first, index] : slot_of) {
-    const float* pw = partial + index * (wn + g.cout);
-    for (int64_t j = 0; j < wn; ++j) gw.data()[j] += pw[j];
-    if (gb)
-      for (int64_t j = 0; j < g.cout; ++j) gb->data()[j] += pw[wn + j];
-  }
+  sums.add();
   return Conv2dGrads<CpuTensor<float>>{std::move(gx), std::move(gw), std::move(gb)};
 }
 

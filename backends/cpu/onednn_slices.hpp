@@ -1,21 +1,30 @@
 #pragma once
-// Batch slices over Ember's pool, each running oneDNN on ONE OpenMP thread (onednn_conv.cpp, onednn_conv_im2col.cpp).
+// Batch slices over Ember's pool, each running oneDNN on ONE OpenMP thread, and the per-slice partial sums of a
+// backward (onednn_conv.cpp, onednn_conv_im2col.cpp).
 // Letting oneDNN's OpenMP team do the threading measured 0.07x (14x slower) on 2 threads of this shared 2-core
 // VM at load ~13: OpenMP workers spin in barriers while their partner is descheduled. Ember's pool waits on
 // condition variables instead, and the slices need no barrier until the end.
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <memory>
+#include <utility>
+#include <vector>
 
+#include "backends/cpu/allocator.hpp"
 #include "backends/cpu/parallel.hpp"
 
 namespace ember::cpu::onednn {
 
-// Calls fn(lo, hi) over [0, n) in min(threads, n) contiguous slices, one per pool thread.
+// How many slices over_batch makes of n images at most.
+inline int64_t batch_slices(int64_t n) { return std::max<int64_t>(1, std::min<int64_t>(num_threads(), n)); }
+
+// Calls fn(lo, hi) over [0, n) in at most batch_slices(n) contiguous slices, one per pool thread.
 template <class F>
 void over_batch(int64_t n, F&& fn) {
-  const int64_t parts = std::max<int64_t>(1, std::min<int64_t>(num_threads(), n));
+  const int64_t parts = batch_slices(n);
   parallel_for(n, (n + parts - 1) / parts, [&](int64_t lo, int64_t hi) {
     // Per thread (OpenMP's setting is thread-local), and given back: other OpenMP code in the process (LibTorch
     // in bench/peers) keeps its own thread count.
@@ -25,5 +34,47 @@ void over_batch(int64_t n, F&& fn) {
     omp_set_num_threads(before);
   });
 }
+
+// Sums over the batch (a convolution's grad weight and grad bias) computed per over_batch slice: the slice that
+// starts at image 0 writes the outputs, every other slice a slot of partial sums of its own, and add() adds the
+// slots in batch order afterwards, so the bits are the same on every run whichever thread took which slot.
+class BatchPartials {
+ public:
+  // w: wn outputs; b: bn outputs or null.
+  BatchPartials(float* w, int64_t wn, float* b, int64_t bn, int64_t n) : w_(w), b_(b), wn_(wn), bn_(b ? bn : 0) {
+    const int64_t slots = batch_slices(n) - 1;
+    if (slots > 0) {
+      buf_ = allocate(static_cast<std::size_t>(slots * (wn_ + bn_)) * sizeof(float));
+      first_.resize(static_cast<std::size_t>(slots));
+    }
+  }
+  // Where the slice starting at image lo writes its sums (w, b). Thread-safe.
+  std::pair<float*, float*> claim(int64_t lo) {
+    if (lo == 0) return {w_, b_};
+    const int64_t k = used_.fetch_add(1);
+    first_[static_cast<std::size_t>(k)] = {lo, k};
+    float* s = slot(k);
+    return {s, b_ ? s + wn_ : nullptr};
+  }
+  // After every slice ran: the outputs += each slot, in batch order.
+  void add() {
+    std::vector<std::pair<int64_t, int64_t>> order(first_.begin(), first_.begin() + used_.load());
+    std::sort(order.begin(), order.end());
+    for (const auto& [lo, k] : order) {
+      const float* s = slot(k);
+      for (int64_t i = 0; i < wn_; ++i) w_[i] += s[i];
+      for (int64_t i = 0; i < bn_; ++i) b_[i] += s[wn_ + i];
+    }
+  }
+
+ private:
+  float* slot(int64_t k) const { return static_cast<float*>(buf_->ptr) + k * (wn_ + bn_); }
+
+  float *w_, *b_;
+  int64_t wn_, bn_;
+  std::shared_ptr<Buffer> buf_;
+  std::vector<std::pair<int64_t, int64_t>> first_;  // per used slot: (its slice's first image, slot)
+  std::atomic<int64_t> used_{0};
+};
 
 }  // namespace ember::cpu::onednn

@@ -92,30 +92,30 @@ void relu_backward_span(const T* x, const T* g, T* out, int64_t n) {
 template void relu_backward_span<float>(const float*, const float*, float*, int64_t);
 template void relu_backward_span<double>(const double*, const double*, double*, int64_t);
 
+// out[i] = kernel(x, g) over contiguous spans split over the pool: the kernels written on raw spans (vectorized
+// without map3's lambda; see above).
+namespace {
+template <class T>
+CpuTensor<T> over_spans(const CpuTensor<T>& x, const CpuTensor<T>& g,
+                        void (*kernel)(const T*, const T*, T*, int64_t)) {
+  CpuTensor<T> out(g.shape);
+  const T *px = x.data(), *pg = g.data();
+  T* po = out.data();
+  parallel_for(g.numel(), kParallelThreshold, [&](int64_t b, int64_t e) { kernel(px + b, pg + b, po + b, e - b); });
+  return out;
+}
+}  // namespace
+
 template <class T>
 std::optional<CpuTensor<T>> unary_backward(UnaryOp op, const CpuTensor<T>& x, const CpuTensor<T>& y,
                                            const CpuTensor<T>& g) {
   using M = std::conditional_t<std::is_same_v<T, float>, MathF, MathD>;
   switch (op) {
-    case UnaryOp::Relu: {
-      CpuTensor<T> out(g.shape);
-      const T *px = x.data(), *pg = g.data();
-      T* po = out.data();
-      parallel_for(g.numel(), kParallelThreshold,
-                   [&](int64_t b, int64_t e) { relu_backward_span(px + b, pg + b, po + b, e - b); });
-      return out;
-    }
+    case UnaryOp::Relu: return over_spans(x, g, relu_backward_span<T>);
     case UnaryOp::Exp: return map3(x, y, g, [](T, T yv, T gv) { return gv * yv; });
     case UnaryOp::Tanh: return map3(x, y, g, [](T, T yv, T gv) { return gv * (T(1) - yv * yv); });
     case UnaryOp::Sigmoid: return map3(x, y, g, [](T, T yv, T gv) { return gv * yv * (T(1) - yv); });
-    case UnaryOp::Gelu: {  // Phi(x) + x phi(x)
-      CpuTensor<T> out(g.shape);
-      const T *px = x.data(), *pg = g.data();
-      T* po = out.data();
-      parallel_for(g.numel(), kParallelThreshold,
-                   [&](int64_t b, int64_t e) { gelu_backward_span(px + b, pg + b, po + b, e - b); });
-      return out;
-    }
+    case UnaryOp::Gelu: return over_spans(x, g, gelu_backward_span<T>);  // Phi(x) + x phi(x)
     case UnaryOp::GeluTanh:  // 0.5 (1 + t) + 0.5 x (1 - t^2) c (1 + 3 a x^2), t = tanh(c (x + a x^3))
       return map3(x, y, g, [](T xv, T, T gv) {
         const T c = T(0.79788456080286535588), a = T(0.044715);
