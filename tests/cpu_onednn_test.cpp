@@ -97,7 +97,12 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{{2, 16, 8, 8}, {32, 8, 3, 3}, opts({1, 1}, {1, 1}, {1, 1}, 2), true},
                       Case{{2, 16, 8, 8}, {16, 1, 3, 3}, opts({1, 1}, {1, 1}, {1, 1}, 16), false},
                       Case{{4, 12, 1, 20}, {6, 12, 1, 5}, opts({1, 2}, {0, 2}, {1, 1}, 1), true},  // conv1d
-                      Case{{2, 3, 12, 12}, {8, 3, 3, 3}, opts({1, 1}, {1, 1}, {1, 1}, 1), true}));
+                      Case{{2, 3, 12, 12}, {8, 3, 3, 3}, opts({1, 1}, {1, 1}, {1, 1}, 1), true},
+                      // Winograd's (winograd_pays): 3x3 stride 1, >= 16 in / 32 out channels, >= 256 pixels;
+                      // odd sizes leave partial 4x4 tiles, "valid" padding a smaller output.
+                      Case{{4, 16, 8, 8}, {32, 16, 3, 3}, opts({1, 1}, {1, 1}, {1, 1}, 1), true},
+                      Case{{3, 24, 11, 13}, {40, 24, 3, 3}, opts({1, 1}, {1, 1}, {1, 1}, 1), false},
+                      Case{{2, 32, 18, 18}, {32, 32, 3, 3}, opts({1, 1}, {0, 0}, {1, 1}, 1), true}));
 
 bool same_bits(const T& a, const T& b) {
   return a.shape == b.shape && std::equal(a.data(), a.data() + a.numel(), b.data());
@@ -131,6 +136,42 @@ TEST(OneDnnConvFirstLayer, SlicedBackwardMatchesTheWholeBatch) {
     expect_near(*a->bias, *ref.bias, "grad bias");
     EXPECT_TRUE(same_bits(a->weight, b->weight) && same_bits(*a->bias, *b->bias)) << threads << " threads: rerun";
   }
+  cpu::set_num_threads(threads_before);
+}
+
+// Winograd F(4x4, 3x3) where it pays (onednn.hpp): chosen for a problem it covers, the same results as the direct
+// kernels within rounding (its transforms round differently: ~1e-6 of the largest value), forward and both
+// backward passes, on one thread and in batch slices over two; and off, every plan is direct.
+TEST(OneDnnConvWinograd, ChosenWhereItPaysAndAgreesWithDirect) {
+  if (!cpu::onednn::enabled() || !cpu::onednn::winograd())
+    GTEST_SKIP() << "Ember was built without oneDNN (or EMBER_CONV_WINOGRAD=0)";
+  const int threads_before = cpu::num_threads();
+  const Conv2dOptions o = opts({1, 1}, {1, 1}, {1, 1}, 1);
+  const T x = random(Shape{6, 32, 12, 12}, 11), w = random(Shape{48, 32, 3, 3}, 12), b = random(Shape{48}, 13);
+  const T grad = random(Shape{6, 48, 12, 12}, 14);
+  cpu::onednn::set_winograd(false);
+  const int64_t plans_direct = cpu::onednn::winograd_plans();
+  const auto y_direct = cpu::onednn::conv2d(x, w, &b, o);
+  const auto g_direct = cpu::onednn::conv2d_backward(x, w, grad, true, o);
+  EXPECT_EQ(cpu::onednn::winograd_plans(), plans_direct) << "Winograd off: every plan direct";
+  cpu::onednn::set_winograd(true);
+  for (int threads : {1, 2}) {
+    cpu::set_num_threads(threads);
+    const int64_t before = cpu::onednn::winograd_plans();
+    const auto y = cpu::onednn::conv2d(x, w, &b, o);
+    const auto g = cpu::onednn::conv2d_backward(x, w, grad, true, o);
+    ASSERT_TRUE(y && g && y_direct && g_direct);
+    EXPECT_GE(cpu::onednn::winograd_plans(), before + 1) << threads << " threads: a Winograd plan";
+    expect_near(*y, *y_direct, "output");
+    expect_near(g->input, g_direct->input, "grad input");
+    expect_near(g->weight, g_direct->weight, "grad weight");
+    expect_near(*g->bias, *g_direct->bias, "grad bias");
+    EXPECT_FALSE(same_bits(*y, *y_direct)) << "the Winograd kernels ran (their rounding differs from direct)";
+  }
+  // Too few output channels for it to pay (3 -> 32 and 16 -> 16 run faster direct): no Winograd plan.
+  const int64_t before = cpu::onednn::winograd_plans();
+  ASSERT_TRUE(cpu::onednn::conv2d(random(Shape{6, 16, 12, 12}, 15), random(Shape{16, 16, 3, 3}, 16), nullptr, o));
+  EXPECT_EQ(cpu::onednn::winograd_plans(), before);
   cpu::set_num_threads(threads_before);
 }
 

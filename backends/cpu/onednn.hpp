@@ -26,6 +26,14 @@ int64_t forward_weight_reorders();
 // BlockedOutput). Tests check the reuse and its limits through this count.
 int64_t forward_blocked_inputs_reused();
 
+// Whether 3x3 stride-1 convolutions with enough channels and pixels run oneDNN's Winograd F(4x4, 3x3) kernels
+// (onednn_conv.cpp's winograd_pays says where it pays): on by default, off with EMBER_CONV_WINOGRAD=0 in the
+// environment or set_winograd(false). Each setting keeps its own plans, so tests can compare both in one process.
+bool winograd();
+void set_winograd(bool on);
+// How many plans (one per problem, batch slice and thread) chose Winograd since the process started.
+int64_t winograd_plans();
+
 // What the forward applies to its output in the same pass (oneDNN's post-ops).
 enum class PostOp { None, Relu };
 

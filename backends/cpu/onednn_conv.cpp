@@ -74,6 +74,7 @@ struct BackwardReorders {
 // Plain (Ember) layouts of one problem, and everything oneDNN built for it.
 struct Plan {
   memory::desc x, w, b, y;
+  dnnl::algorithm algorithm = dnnl::algorithm::convolution_direct;  // of all three passes (winograd_pays)
   dnnl::convolution_forward::primitive_desc fwd_pd;
   dnnl::convolution_forward fwd;
   // The forward's reorders between the plain layouts and the primitive's and the blocked buffers they fill, made
@@ -96,11 +97,15 @@ struct Plan {
   BackwardReorders bwd_reorders;
 };
 
-using Key = std::array<int64_t, 18>;
+using Key = std::array<int64_t, 19>;
 
+bool winograd_pays(const Conv2dGeometry& g, const Conv2dOptions& o);
+
+// The last entry: whether the plan may be Winograd (set_winograd switches it at run time; each choice its plans).
 Key key_of(const Conv2dGeometry& g, const Conv2dOptions& o, bool has_bias, PostOp post) {
   return {g.n, g.c, g.h, g.w, g.cout, g.kh, g.kw, o.stride[0], o.stride[1], o.padding[0], o.padding[1],
-          o.dilation[0], o.dilation[1], o.groups, has_bias ? 1 : 0, g.ho, g.wo, static_cast<int64_t>(post)};
+          o.dilation[0], o.dilation[1], o.groups, has_bias ? 1 : 0, g.ho, g.wo, static_cast<int64_t>(post),
+          winograd_pays(g, o) ? 1 : 0};
 }
 
 struct Conv {
@@ -112,6 +117,27 @@ Conv conv_params(const Conv2dGeometry& g) {
 }
 
 memory::desc any(const memory::desc& plain) { return memory::desc(plain.dims(), Dt::f32, Tag::any); }
+
+bool default_winograd() {
+  const char* env = std::getenv("EMBER_CONV_WINOGRAD");
+  return !(env && std::strcmp(env, "0") == 0);
+}
+
+// Whether oneDNN's Winograd F(4x4, 3x3) kernels (jit_wino_4x3, all three passes) beat its direct ones on this
+// problem. Winograd does 2.25-4x fewer multiplications per output tile but pays for transforming input, weights
+// and output tiles: measured on one AVX-512 core (oneDNN 2.6, 2026-11-25, bench/README.md "Winograd") it runs
+// fwd + bwd data + bwd weights in ~0.5x the direct time at 32->64 @16 and 64->128 @8 (batch 32) and 256->256 @8,
+// ~0.7x at 16->32 @16, but 1.1-2x slower with fewer than 16 input or 32 output channels (3->32, 8->16, 16->16) or
+// under ~256 output pixels per call (64->64 @8 at batch 1). Its results differ from the direct kernels' by
+// ~1e-6 relative to the largest value (the transforms round differently); EMBER_CONV_WINOGRAD=0 keeps every
+// convolution direct, e.g. to reproduce PyTorch's (direct) bits.
+std::atomic<bool> g_winograd{default_winograd()};
+std::atomic<int64_t> g_winograd_plans{0};
+
+bool winograd_pays(const Conv2dGeometry& g, const Conv2dOptions& o) {
+  return g_winograd.load(std::memory_order_relaxed) && o.groups == 1 && g.kh == 3 && g.kw == 3 && g.sh == 1 && g.sw == 1 && g.dh == 1 &&
+         g.dw == 1 && g.c >= 16 && g.cout >= 32 && g.n * g.ho * g.wo >= 256;
+}
 
 dnnl::reorder reorder_between(const memory::desc& from, const memory::desc& to) {
   return dnnl::reorder(dnnl::reorder::primitive_desc(engine(), from, engine(), to));
@@ -128,20 +154,21 @@ dnnl::primitive_attr attr_of(PostOp post) {
   return attr;
 }
 
-std::unique_ptr<Plan> make_plan(const Conv2dGeometry& g, const Conv2dOptions& o, bool has_bias, PostOp post) {
+std::unique_ptr<Plan> make_plan(const Conv2dGeometry& g, const Conv2dOptions& o, bool has_bias, PostOp post,
+                                dnnl::algorithm algorithm) {
   auto p = std::make_unique<Plan>();
+  p->algorithm = algorithm;
   p->x = memory::desc({g.n, g.c, g.h, g.w}, Dt::f32, Tag::nchw);
   p->w = o.groups == 1 ? memory::desc({g.cout, g.cg, g.kh, g.kw}, Dt::f32, Tag::oihw)
                        : memory::desc({o.groups, g.cout / o.groups, g.cg, g.kh, g.kw}, Dt::f32, Tag::goihw);
   p->b = memory::desc({g.cout}, Dt::f32, Tag::x);
   p->y = memory::desc({g.n, g.cout, g.ho, g.wo}, Dt::f32, Tag::nchw);
   const Conv c = conv_params(g);
-  const auto d = has_bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
-                                                            dnnl::algorithm::convolution_direct, any(p->x), any(p->w),
-                                                            p->b, any(p->y), c.strides, c.dilates, c.pad, c.pad)
-                          : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
-                                                            dnnl::algorithm::convolution_direct, any(p->x), any(p->w),
-                                                            any(p->y), c.strides, c.dilates, c.pad, c.pad);
+  const auto d = has_bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, algorithm, any(p->x),
+                                                            any(p->w), p->b, any(p->y), c.strides, c.dilates, c.pad,
+                                                            c.pad)
+                          : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, algorithm, any(p->x),
+                                                            any(p->w), any(p->y), c.strides, c.dilates, c.pad, c.pad);
   p->fwd_pd = dnnl::convolution_forward::primitive_desc(d, attr_of(post), engine());
   p->fwd = dnnl::convolution_forward(p->fwd_pd);
   if (p->fwd_pd.src_desc() != p->x) {
@@ -184,16 +211,14 @@ void write_back(Reorder& r, memory& user, dnnl::stream& s) {
 
 void add_backward(Plan& p, const Conv2dGeometry& g, bool has_bias) {
   const Conv c = conv_params(g);
-  const dnnl::convolution_backward_data::desc dd(dnnl::algorithm::convolution_direct, any(p.x), any(p.w), any(p.y),
-                                                 c.strides, c.dilates, c.pad, c.pad);
+  const dnnl::convolution_backward_data::desc dd(p.algorithm, any(p.x), any(p.w), any(p.y), c.strides, c.dilates,
+                                                 c.pad, c.pad);
   p.bwd_data_pd = dnnl::convolution_backward_data::primitive_desc(dd, engine(), p.fwd_pd);
   p.bwd_data = dnnl::convolution_backward_data(p.bwd_data_pd);
-  const auto wd = has_bias ? dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, any(p.x),
-                                                                     any(p.w), p.b, any(p.y), c.strides, c.dilates,
-                                                                     c.pad, c.pad)
-                           : dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, any(p.x),
-                                                                     any(p.w), any(p.y), c.strides, c.dilates, c.pad,
-                                                                     c.pad);
+  const auto wd = has_bias ? dnnl::convolution_backward_weights::desc(p.algorithm, any(p.x), any(p.w), p.b, any(p.y),
+                                                                     c.strides, c.dilates, c.pad, c.pad)
+                           : dnnl::convolution_backward_weights::desc(p.algorithm, any(p.x), any(p.w), any(p.y),
+                                                                     c.strides, c.dilates, c.pad, c.pad);
   p.bwd_weights_pd = dnnl::convolution_backward_weights::primitive_desc(wd, engine(), p.fwd_pd);
   p.bwd_weights = dnnl::convolution_backward_weights(p.bwd_weights_pd);
   BackwardReorders& r = p.bwd_reorders;
@@ -207,6 +232,8 @@ void add_backward(Plan& p, const Conv2dGeometry& g, bool has_bias) {
   p.has_backward = true;
 }
 
+void forget_blocked_output_of(const Plan* p);  // below, with the blocked output it forgets
+
 // The cached plan of this problem, made on first use; nullptr when oneDNN cannot run it (the caller falls back).
 // A plan with a post-op serves only forwards (backward asks for PostOp::None).
 Plan* plan(const Conv2dGeometry& g, const Conv2dOptions& o, bool has_bias, bool backward, PostOp post) {
@@ -214,8 +241,30 @@ Plan* plan(const Conv2dGeometry& g, const Conv2dOptions& o, bool has_bias, bool 
   const Key k = key_of(g, o, has_bias, post);
   auto it = cache.find(k);
   try {
-    if (it == cache.end()) it = cache.emplace(k, make_plan(g, o, has_bias, post)).first;
-    if (backward && !it->second->has_backward) add_backward(*it->second, g, has_bias);
+    if (it == cache.end()) {
+      std::unique_ptr<Plan> made;
+      // Winograd where it pays and oneDNN implements it (post-ops, this CPU's ISA); direct otherwise.
+      if (winograd_pays(g, o)) {
+        try {
+          made = make_plan(g, o, has_bias, post, dnnl::algorithm::convolution_winograd);
+          g_winograd_plans.fetch_add(1, std::memory_order_relaxed);
+        } catch (const dnnl::error&) {
+        }
+      }
+      if (!made) made = make_plan(g, o, has_bias, post, dnnl::algorithm::convolution_direct);
+      it = cache.emplace(k, std::move(made)).first;
+    }
+    if (backward && !it->second->has_backward) {
+      try {
+        add_backward(*it->second, g, has_bias);
+      } catch (const dnnl::error&) {
+        if (it->second->algorithm == dnnl::algorithm::convolution_direct) throw;
+        // No Winograd backward for this problem: the whole plan goes direct, so that the three passes agree.
+        forget_blocked_output_of(it->second.get());
+        it->second = make_plan(g, o, has_bias, post, dnnl::algorithm::convolution_direct);
+        add_backward(*it->second, g, has_bias);
+      }
+    }
   } catch (const dnnl::error&) {
     return nullptr;
   }
@@ -279,6 +328,10 @@ struct BlockedOutput {
   uint64_t write = 0;            // producer->dst_writes when it was kept
 };
 thread_local BlockedOutput t_last_output;
+
+void forget_blocked_output_of(const Plan* p) {
+  if (t_last_output.producer == p) t_last_output = {};
+}
 std::atomic<int64_t> g_blocked_inputs_reused{0};
 
 // The kept blocked copy of the slice x of `source` when it is the layout p's convolution reads; nullptr otherwise.
@@ -345,7 +398,7 @@ struct PoolPlan {
 };
 
 PoolPlan* pool_plan(Plan& conv, const Key& conv_key, const Pool2dGeometry& pg) {
-  using PoolKey = std::array<int64_t, 26>;
+  using PoolKey = std::array<int64_t, std::tuple_size_v<Key> + 8>;
   thread_local std::map<PoolKey, std::unique_ptr<PoolPlan>> cache;
   PoolKey k{};
   std::copy(conv_key.begin(), conv_key.end(), k.begin());
@@ -430,6 +483,9 @@ bool enabled() { return g_enabled.load(std::memory_order_relaxed); }
 int64_t forward_weight_reorders() { return g_weight_reorders.load(std::memory_order_relaxed); }
 int64_t forward_blocked_inputs_reused() { return g_blocked_inputs_reused.load(std::memory_order_relaxed); }
 void set_enabled(bool on) { g_enabled.store(on, std::memory_order_relaxed); }
+bool winograd() { return g_winograd.load(std::memory_order_relaxed); }
+void set_winograd(bool on) { g_winograd.store(on, std::memory_order_relaxed); }
+int64_t winograd_plans() { return g_winograd_plans.load(std::memory_order_relaxed); }
 
 std::optional<CpuTensor<float>> conv2d(const CpuTensor<float>& x, const CpuTensor<float>& w,
                                        const CpuTensor<float>* bias, const Conv2dOptions& o, PostOp post) {
