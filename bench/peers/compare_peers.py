@@ -32,7 +32,7 @@ PEAK_FRACTION_BAR = 0.75
 
 def run_process(path, threads, repetitions, extra, benchmark_filter=None):
     cmd = [path, f"--threads={threads}", "--benchmark_format=json", f"--benchmark_repetitions={repetitions}",
-           "--benchmark_min_time=0.2"]
+           "--benchmark_min_time=0.2", "--benchmark_min_warmup_time=0.1"]
     if repetitions > 1:
         cmd += ["--benchmark_report_aggregates_only=true", "--benchmark_enable_random_interleaving=true"]
     user = [a for a in extra if a.startswith("--benchmark_filter=")]
