@@ -2,6 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <string>
 #include <numeric>
 #include <stdexcept>
 #include <vector>
@@ -41,6 +44,21 @@ TEST(CpuAllocator, SteadyTrainingLoopStopsAllocatingFromTheOs) {
   const auto warm = cpu::allocator_stats().os_allocations;
   for (int i = 0; i < 20; ++i) step();
   EXPECT_EQ(cpu::allocator_stats().os_allocations, warm);
+}
+
+// Blocks of 2 MiB and more start on a huge-page boundary (allocator.cpp marks them MADV_HUGEPAGE; whether the
+// kernel backs them with huge pages is its choice), the whole block is usable, and smaller ones keep 64 bytes.
+TEST(CpuAllocator, LargeBlocksStartOnAHugePageBoundary) {
+  const char* env = std::getenv("EMBER_CPU_HUGEPAGES");
+  if (env && std::string(env) == "0") GTEST_SKIP() << "EMBER_CPU_HUGEPAGES=0";
+  cpu::allocator_trim();
+  const std::size_t bytes = (std::size_t(6) << 20) + 100;
+  auto big = cpu::allocate(bytes);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(big->ptr) % (uintptr_t(2) << 20), 0u);
+  std::memset(big->ptr, 1, bytes);
+  EXPECT_EQ(static_cast<unsigned char*>(big->ptr)[bytes - 1], 1);
+  auto small = cpu::allocate((std::size_t(2) << 20) - 4096);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(small->ptr) % 64, 0u);
 }
 
 TEST(CpuAllocator, ZeroBytesIsValid) {

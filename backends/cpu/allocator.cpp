@@ -2,10 +2,15 @@
 
 #include <array>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <new>
 #include <unordered_map>
 #include <vector>
+
+#if __has_include(<sys/mman.h>)
+#include <sys/mman.h>
+#endif
 
 namespace ember::cpu {
 namespace {
@@ -56,6 +61,29 @@ struct Cache {
   }
 };
 
+// Blocks of at least kHugePage bytes start on a 2 MiB boundary and are marked MADV_HUGEPAGE, so the kernel backs
+// them with transparent huge pages where it allows (Debian's default THP mode is "madvise": nothing without the
+// mark). A stream over a 64 MiB tensor then crosses 32 pages instead of 16384, and neither its TLB misses nor the
+// hardware prefetcher's stop at every 4 KiB boundary slow it: a 16M-float sum ran in 1.85 ms instead of 2.3
+// (2026-11-25, this VM). The tail short of a whole huge page stays on 4 KiB pages, so nothing is allocated beyond
+// the block. EMBER_CPU_HUGEPAGES=0 turns the mark off.
+constexpr std::size_t kHugePage = std::size_t(2) << 20;
+
+bool huge_pages_wanted() {
+  const char* env = std::getenv("EMBER_CPU_HUGEPAGES");
+  return !(env && std::strcmp(env, "0") == 0);
+}
+
+void* os_allocate(std::size_t bytes) {
+  static const bool huge = huge_pages_wanted();
+  if (!huge || bytes < kHugePage) return std::aligned_alloc(64, bytes);
+  void* p = std::aligned_alloc(kHugePage, bytes);
+#if defined(MADV_HUGEPAGE)
+  if (p) madvise(p, bytes / kHugePage * kHugePage, MADV_HUGEPAGE);  // advice only: a refusal changes nothing
+#endif
+  return p;
+}
+
 Cache& cache() {
   static Cache* c = new Cache();  // never destroyed: buffers may be released during static destruction
   return *c;
@@ -98,7 +126,7 @@ std::shared_ptr<Buffer> allocate(std::size_t bytes) {
     ++c.os_allocations;
     c.add_live(cls);
   }
-  buf->ptr = std::aligned_alloc(64, cls);
+  buf->ptr = os_allocate(cls);
   if (!buf->ptr) {
     std::lock_guard lock(c.mu);
     c.live -= cls;
