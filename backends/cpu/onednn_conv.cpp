@@ -479,6 +479,24 @@ bool backward_slice(const Conv2dGeometry& g, const Conv2dOptions& o, const float
 
 }  // namespace
 
+bool weights_backward_slice(const Conv2dGeometry& g, const Conv2dOptions& o, const float* x, const float* grad,
+                            float* gw, float* gb) {
+  Plan* p = plan(g, o, gb != nullptr, true, PostOp::None);
+  if (!p) return false;
+  BackwardReorders& r = p->bwd_reorders;
+  dnnl::stream& s = thread_stream();
+  const memory src = read_through(r.x_in, wrap(p->x, x), s);
+  const memory dd_w = read_through(r.grad_in_w.prim ? r.grad_in_w : r.grad_in, wrap(p->y, grad), s);
+  memory ugw = wrap(p->w, gw);
+  const memory dwei = written_to(r.gw_out, ugw);
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, dd_w}, {DNNL_ARG_DIFF_WEIGHTS, dwei}};
+  if (gb) args.emplace(DNNL_ARG_DIFF_BIAS, wrap(p->b, gb));
+  p->bwd_weights.execute(s, args);
+  write_back(r.gw_out, ugw, s);
+  s.wait();
+  return true;
+}
+
 bool enabled() { return g_enabled.load(std::memory_order_relaxed); }
 int64_t forward_weight_reorders() { return g_weight_reorders.load(std::memory_order_relaxed); }
 int64_t forward_blocked_inputs_reused() { return g_blocked_inputs_reused.load(std::memory_order_relaxed); }

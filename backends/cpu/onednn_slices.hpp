@@ -15,8 +15,15 @@
 
 #include "backends/cpu/allocator.hpp"
 #include "backends/cpu/parallel.hpp"
+#include "engine/backend/conv_geometry.hpp"
+#include "engine/backend/ops.hpp"
 
 namespace ember::cpu::onednn {
+
+// One batch slice's grad weight and grad bias (written) by oneDNN's backward-weights primitive on this thread,
+// through the slice's cached plan (onednn_conv.cpp); false when oneDNN cannot run the problem.
+bool weights_backward_slice(const Conv2dGeometry& g, const Conv2dOptions& o, const float* x, const float* grad,
+                            float* gw, float* gb);
 
 // How many slices over_batch makes of n images at most.
 inline int64_t batch_slices(int64_t n) { return std::max<int64_t>(1, std::min<int64_t>(num_threads(), n)); }
