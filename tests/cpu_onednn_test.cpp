@@ -108,15 +108,16 @@ bool same_bits(const T& a, const T& b) {
   return a.shape == b.shape && std::equal(a.data(), a.data() + a.numel(), b.data());
 }
 
-// A first layer's backward (3 input channels) split over the batch (conv2d_backward_im2col: grad_x per image as
-// GEMM + col2im, grad_w / grad_b by oneDNN's backward-weights kernel per slice): on 1, 2 and 3 threads (slices of
-// 5, 3 + 2, 2 + 2 + 1 images) it matches conv.cpp's whole-batch im2col + GEMM within rounding, and every run
-// gives the same bits (the partials of grad_w / grad_b are added in batch order, whichever thread finished first).
-TEST(OneDnnConvFirstLayer, SlicedBackwardMatchesTheWholeBatch) {
-  if (!cpu::onednn::enabled()) GTEST_SKIP() << "Ember was built without oneDNN";
+// A first layer's backward (3 input channels) split over the batch (conv2d_backward_im2col) on 1, 2 and 3 threads
+// matches conv.cpp's whole-batch im2col + GEMM within rounding, and every run gives the same bits (the partials of
+// grad_w / grad_b are added in batch order, whichever thread finished first). Two regimes: a small slice runs
+// whole (on one thread conv.cpp's very steps: the same bits), a large one grad_x per image and grad_w / grad_b by
+// oneDNN's backward-weights kernel.
+void check_first_layer_backward(Shape xs, int64_t cout, bool one_thread_bits) {
   const int threads_before = cpu::num_threads();
   const Conv2dOptions o = opts({1, 1}, {1, 1}, {1, 1}, 1);
-  const T x = random(Shape{5, 3, 12, 12}, 7), w = random(Shape{8, 3, 3, 3}, 8), grad = random(Shape{5, 8, 12, 12}, 9);
+  const T x = random(xs, 7), w = random(Shape{cout, 3, 3, 3}, 8);
+  const T grad = random(Shape{xs[0], cout, xs[2], xs[3]}, 9);
   cpu::set_num_threads(1);
   cpu::onednn::set_enabled(false);
   const auto ref = cpu::conv2d_backward(x, w, grad, true, o);  // conv.cpp, whole batch, one thread
@@ -126,6 +127,11 @@ TEST(OneDnnConvFirstLayer, SlicedBackwardMatchesTheWholeBatch) {
     const auto a = cpu::onednn::conv2d_backward(x, w, grad, true, o);
     const auto b = cpu::onednn::conv2d_backward(x, w, grad, true, o);
     ASSERT_TRUE(a.has_value() && b.has_value()) << threads << " threads";
+    if (threads == 1 && one_thread_bits) {
+      EXPECT_TRUE(same_bits(a->input, ref.input)) << "1 thread: grad input";
+      EXPECT_TRUE(same_bits(a->weight, ref.weight)) << "1 thread: grad weight";
+      EXPECT_TRUE(same_bits(*a->bias, *ref.bias)) << "1 thread: grad bias";
+    }
     expect_near(a->input, ref.input, "grad input");
     expect_near(a->weight, ref.weight, "grad weight");
     expect_near(*a->bias, *ref.bias, "grad bias");
@@ -133,6 +139,17 @@ TEST(OneDnnConvFirstLayer, SlicedBackwardMatchesTheWholeBatch) {
         << threads << " threads: rerun";
   }
   cpu::set_num_threads(threads_before);
+}
+
+TEST(OneDnnConvFirstLayer, SmallSlicesRunWhole) {
+  if (!cpu::onednn::enabled()) GTEST_SKIP() << "Ember was built without oneDNN";
+  check_first_layer_backward(Shape{5, 3, 12, 12}, 8, true);  // columns: 5 x 27 x 144 floats, 78 KiB
+}
+
+TEST(OneDnnConvFirstLayer, LargeSlicesRunPerImage) {
+  if (!cpu::onednn::enabled()) GTEST_SKIP() << "Ember was built without oneDNN";
+  // Columns of 7 x 27 x 1600 floats (1.2 MiB): per image on 1 and 2 threads; 3 threads slice 3 + 2 + 2 (506 KiB: whole).
+  check_first_layer_backward(Shape{7, 3, 40, 40}, 16, false);
 }
 
 // Winograd F(4x4, 3x3) where it pays (onednn.hpp): chosen for a problem it covers, the same results as the direct
