@@ -447,6 +447,19 @@ bool conv_pool_slice(const Conv2dGeometry& g, const Conv2dOptions& o, const floa
   return true;
 }
 
+// grad weight (and bias) = correlation of x with grad, written to gw (gb) on s, not waited for; dd_w: grad in the
+// layout the backward-weights primitive reads.
+void run_weights_backward(Plan& p, const float* x, const memory& dd_w, float* gw, float* gb, dnnl::stream& s) {
+  BackwardReorders& r = p.bwd_reorders;
+  const memory src = read_through(r.x_in, wrap(p.x, x), s);
+  memory ugw = wrap(p.w, gw);
+  const memory dwei = written_to(r.gw_out, ugw);
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, dd_w}, {DNNL_ARG_DIFF_WEIGHTS, dwei}};
+  if (gb) args.emplace(DNNL_ARG_DIFF_BIAS, wrap(p.b, gb));
+  p.bwd_weights.execute(s, args);
+  write_back(r.gw_out, ugw, s);
+}
+
 // One batch slice's backward: grad input of the slice's images, and the slice's share of grad weight / bias
 // (written, not accumulated: the caller sums the slices). Every reorder and blocked buffer is the plan's
 // (BackwardReorders), and the stream the thread's.
@@ -464,15 +477,7 @@ bool backward_slice(const Conv2dGeometry& g, const Conv2dOptions& o, const float
   const memory dsrc = written_to(r.gx_out, ugx);
   p->bwd_data.execute(s, {{DNNL_ARG_DIFF_DST, dd}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DIFF_SRC, dsrc}});
   write_back(r.gx_out, ugx, s);
-  // grad weight (and bias) = correlation of x with grad.
-  const memory src = read_through(r.x_in, wrap(p->x, x), s);
-  const memory dd_w = r.grad_in_w.prim ? read_through(r.grad_in_w, ugrad, s) : dd;
-  memory ugw = wrap(p->w, gw);
-  const memory dwei = written_to(r.gw_out, ugw);
-  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, dd_w}, {DNNL_ARG_DIFF_WEIGHTS, dwei}};
-  if (gb) args.emplace(DNNL_ARG_DIFF_BIAS, wrap(p->b, gb));
-  p->bwd_weights.execute(s, args);
-  write_back(r.gw_out, ugw, s);
+  run_weights_backward(*p, x, r.grad_in_w.prim ? read_through(r.grad_in_w, ugrad, s) : dd, gw, gb, s);
   s.wait();
   return true;
 }
@@ -485,14 +490,8 @@ bool weights_backward_slice(const Conv2dGeometry& g, const Conv2dOptions& o, con
   if (!p) return false;
   BackwardReorders& r = p->bwd_reorders;
   dnnl::stream& s = thread_stream();
-  const memory src = read_through(r.x_in, wrap(p->x, x), s);
-  const memory dd_w = read_through(r.grad_in_w.prim ? r.grad_in_w : r.grad_in, wrap(p->y, grad), s);
-  memory ugw = wrap(p->w, gw);
-  const memory dwei = written_to(r.gw_out, ugw);
-  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, dd_w}, {DNNL_ARG_DIFF_WEIGHTS, dwei}};
-  if (gb) args.emplace(DNNL_ARG_DIFF_BIAS, wrap(p->b, gb));
-  p->bwd_weights.execute(s, args);
-  write_back(r.gw_out, ugw, s);
+  run_weights_backward(*p, x, read_through(r.grad_in_w.prim ? r.grad_in_w : r.grad_in, wrap(p->y, grad), s), gw, gb,
+                       s);
   s.wait();
   return true;
 }
