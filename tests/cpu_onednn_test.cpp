@@ -148,7 +148,8 @@ TEST(OneDnnConvFirstLayer, SmallSlicesRunWhole) {
 
 TEST(OneDnnConvFirstLayer, LargeSlicesRunPerImage) {
   if (!cpu::onednn::enabled()) GTEST_SKIP() << "Ember was built without oneDNN";
-  // Columns of 7 x 27 x 1600 floats (1.2 MiB): per image on 1 and 2 threads; 3 threads slice 3 + 2 + 2 (506 KiB: whole).
+  // Columns of 7 x 27 x 1600 floats (1.2 MiB): per image on 1 and 2 threads; 3 threads slice 3 + 2 + 2 (506 KiB:
+  // whole).
   check_first_layer_backward(Shape{7, 3, 40, 40}, 16, false);
 }
 

@@ -125,18 +125,19 @@ bool default_winograd() {
 
 // Whether oneDNN's Winograd F(4x4, 3x3) kernels (jit_wino_4x3, all three passes) beat its direct ones on this
 // problem. Winograd does 2.25-4x fewer multiplications per output tile but pays for transforming input, weights
-// and output tiles: measured on one AVX-512 core (oneDNN 2.6, 2026-11-25, bench/README.md "Winograd") it runs
-// fwd + bwd data + bwd weights in ~0.5x the direct time at 32->64 @16 and 64->128 @8 (batch 32) and 256->256 @8,
-// ~0.7x at 16->32 @16, but 1.1-2x slower with fewer than 16 input or 32 output channels (3->32, 8->16, 16->16) or
-// under ~256 output pixels per call (64->64 @8 at batch 1). Its results differ from the direct kernels' by
-// ~1e-6 relative to the largest value (the transforms round differently); EMBER_CONV_WINOGRAD=0 keeps every
-// convolution direct, e.g. to reproduce PyTorch's (direct) bits.
+// and output tiles. Measured on one AVX-512 core (oneDNN 2.6, 2026-11-25; bench/README.md, "Winograd convolutions,
+// the first layer per image, huge pages"), it runs fwd + bwd data + bwd weights in ~0.5x the direct time at 32->64
+// @16 and 64->128 @8 (batch 32) and 256->256 @8, ~0.7x at 16->32 @16, but 1.1-2x slower with fewer than 16 input
+// or 32 output channels (3->32, 8->16, 16->16) or under ~256 output pixels per call (64->64 @8 at batch 1). Its
+// results differ from the direct kernels' by ~1e-6 relative to the largest value (the transforms round
+// differently); EMBER_CONV_WINOGRAD=0 keeps every convolution direct, e.g. to reproduce PyTorch's (direct) bits.
 std::atomic<bool> g_winograd{default_winograd()};
 std::atomic<int64_t> g_winograd_plans{0};
 
 bool winograd_pays(const Conv2dGeometry& g, const Conv2dOptions& o) {
-  return g_winograd.load(std::memory_order_relaxed) && o.groups == 1 && g.kh == 3 && g.kw == 3 && g.sh == 1 && g.sw == 1 && g.dh == 1 &&
-         g.dw == 1 && g.c >= 16 && g.cout >= 32 && g.n * g.ho * g.wo >= 256;
+  const bool shape = o.groups == 1 && g.kh == 3 && g.kw == 3 && g.sh == 1 && g.sw == 1 && g.dh == 1 && g.dw == 1;
+  return g_winograd.load(std::memory_order_relaxed) && shape && g.c >= 16 && g.cout >= 32 &&
+         g.n * g.ho * g.wo >= 256;
 }
 
 dnnl::reorder reorder_between(const memory::desc& from, const memory::desc& to) {

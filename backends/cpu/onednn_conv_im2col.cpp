@@ -9,8 +9,9 @@
 // - larger (3->32 @32, batch 32: 3.5 MiB): grad_x one image at a time, its grad already [C_out, H_out*W_out] and its
 //   columns (~110 KiB) in L2, and grad_w / grad_b from oneDNN's backward-weights kernel over the slice (0.5 ms for the
 //   whole batch; the same product as GEMMs per image took 0.54 ms through OpenBLAS but 2.8 through oneDNN's sgemm,
-//   which the slices must use). The 3->32 step went from ~4.4 to ~2.6 ms on one core (bench/README.md, "First-layer
-//   backward per image"). Chunks of 2-8 images, which need the transposed grad, ran 3.9 ms.
+//   which the slices must use). The 3->32 step went from ~4.4 to ~2.6 ms on one core (bench/README.md, "Winograd
+//   convolutions, the first layer per image, huge pages"). Chunks of 2-8 images, which need the transposed grad,
+//   ran 3.9 ms.
 //
 // Inside a slice the GEMMs are oneDNN's sgemm on that thread alone (OpenBLAS would either start its own threads
 // inside each slice or serialize concurrent calls), and the slices' partial grad_w / grad_b are added in batch order
