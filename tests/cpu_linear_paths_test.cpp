@@ -120,8 +120,8 @@ TEST(CpuLinearPaths, MatmulTransposedOneDnnMatchesBlas) {
   }
 }
 
-// Autodiff's float_linear_act: the inner fused op and no node under NoGrad or when no operand requires grad, the
-// recorded composition (a node, the same values) when one does.
+// Autodiff's float_linear_act: the inner fused op and no node under NoGrad or when no operand requires grad, one
+// recorded node (the same values) when one does.
 TEST(CpuLinearPaths, AutodiffRecordsOnlyWhenAGradientIsWanted) {
   using A = Autodiff<F>;
   static_assert(optional_ops::HasFusedLinearAct<A>);
@@ -141,6 +141,45 @@ TEST(CpuLinearPaths, AutodiffRecordsOnlyWhenAGradientIsWanted) {
   const auto a = vec_of(F::into_data<Float>(A::inner(recorded))), b = vec_of(F::into_data<Float>(A::inner(fused)));
   ASSERT_EQ(a.size(), b.size());
   for (std::size_t i = 0; i < a.size(); ++i) ASSERT_NEAR(a[i], b[i], 1e-5 * (1 + std::abs(a[i])));
+}
+
+// Autodiff's one node for act(x @ op(w) + bias): its gradients for x, w and bias equal those of the same function
+// recorded as separate ops (the weight's permute, float_linear, the ReLU: optional_ops' composed default), for both
+// weight layouts, with and without bias and ReLU. The loss weights the output by a random seed, so that each
+// gradient entry is distinct; about half of the pre-activations are negative, so the ReLU's step matters.
+TEST(CpuLinearPaths, AutodiffNodeGradientsMatchTheComposedOps) {
+  using A = Autodiff<F>;
+  using T2 = Tensor<A, 2>;
+  using T1 = Tensor<A, 1>;
+  const Case c{12, 24, 70};
+  const T2 seed(A::from_inner(make<F>(uniform(c.m * c.n, 14), Shape{c.m, c.n})));
+  for (bool trans_w : {false, true}) {
+    for (LinearActivation act : {LinearActivation::None, LinearActivation::Relu}) {
+      for (bool with_bias : {false, true}) {
+        const T2 x = T2(A::from_inner(make<F>(uniform(c.m * c.k, 11), Shape{c.m, c.k}))).require_grad();
+        const Shape ws = trans_w ? Shape{c.n, c.k} : Shape{c.k, c.n};
+        const T2 w = T2(A::from_inner(make<F>(uniform(c.n * c.k, 12), ws))).require_grad();
+        const T1 b = T1(A::from_inner(make<F>(uniform(c.n, 13), Shape{c.n}))).require_grad();
+        const auto* bp = with_bias ? &b.primitive() : nullptr;
+        const T2 node(A::float_linear_act(x.primitive(), w.primitive(), bp, trans_w, act));
+        const T2 ops(optional_ops::composed::float_linear_act<A>(x.primitive(), w.primitive(), bp, trans_w, act));
+        const auto gn = node.mul(seed).sum().backward(), go = ops.mul(seed).sum().backward();
+        const auto near = [&](const auto& a, const auto& b, const char* what) {
+          const auto va = vec_of(a.into_data()), vb = vec_of(b.into_data());
+          ASSERT_EQ(va.size(), vb.size()) << what;
+          for (std::size_t i = 0; i < va.size(); ++i)
+            ASSERT_NEAR(va[i], vb[i], 1e-5 * (1 + std::abs(vb[i])))
+                << what << " [" << i << "], trans_w " << trans_w << ", relu " << (act == LinearActivation::Relu)
+                << ", bias " << with_bias;
+        };
+        near(node.detach(), ops.detach(), "output");
+        near(*x.grad(gn), *x.grad(go), "grad x");
+        near(*w.grad(gn), *w.grad(go), "grad w");
+        if (with_bias) near(*b.grad(gn), *b.grad(go), "grad bias");
+        else EXPECT_FALSE(b.grad(gn).has_value());
+      }
+    }
+  }
 }
 
 // NaN passes through the BLAS path's ReLU as through the ReLU op (max(0, NaN) is NaN in PyTorch).

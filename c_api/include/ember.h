@@ -1690,6 +1690,15 @@ EMBER_API ember_status EMBER_CALL ember_compiled_fallback_reason(const ember_com
                                                                  size_t capacity, size_t* length);
 EMBER_API ember_status EMBER_CALL ember_compiled_free(ember_compiled* compiled);
 
+/* ==== A linear layer's op in one call (issue 14) ====
+ * out = act(x @ op(w) + bias): x [M, K] float; op(w) = w^T for a [N, K] w when trans_w is nonzero (PyTorch's Linear
+ * weight, read transposed in place: no copy), else w [K, N]; bias [N] or NULL; relu nonzero applies ReLU in the
+ * GEMM's output pass. x, w and bias share one device and dtype. Under autograd it is one recorded op whose backward
+ * reads the transposes in place too (gradients for x, w and bias). Python's F.linear and nn.Linear call it. */
+EMBER_API ember_status EMBER_CALL ember_tensor_linear(const ember_tensor* x, const ember_tensor* w,
+                                                      const ember_tensor* bias, int32_t trans_w, int32_t relu,
+                                                      ember_tensor** out);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

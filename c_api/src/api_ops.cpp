@@ -142,6 +142,12 @@ ember_status ember_tensor_argmin(const ember_tensor* x, int64_t dim, int32_t kee
 ember_status ember_tensor_matmul(const ember_tensor* a, const ember_tensor* b, ember_tensor** out) {
   return produce(__func__, out, [&] { return matmul(val(a, "a"), val(b, "b")); });
 }
+ember_status ember_tensor_linear(const ember_tensor* x, const ember_tensor* w, const ember_tensor* bias,
+                                 int32_t trans_w, int32_t relu, ember_tensor** out) {
+  return produce(__func__, out, [&] {
+    return linear(val(x, "x"), val(w, "w"), bias ? &val(bias, "bias") : nullptr, trans_w != 0, relu != 0);
+  });
+}
 
 ember_status ember_tensor_reshape(const ember_tensor* x, const int64_t* shape, size_t rank, ember_tensor** out) {
   return produce(__func__, out, [&] {

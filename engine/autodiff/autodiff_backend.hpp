@@ -6,6 +6,7 @@
 // B's, forgetting one is a compile error, never a silently untracked op.
 #include <fmt/format.h>
 
+#include <optional>
 #include <string>
 #include <unordered_set>
 #include <utility>
@@ -493,16 +494,32 @@ struct Autodiff : B {
                             });
   }
 
-  // ---- act(x @ op(w) + bias) (optional_ops.hpp float_linear_act): B's fused op when nothing is recorded (grad mode
-  // off, or no operand requires grad), so inference pays for no node and no separate activation pass; otherwise
-  // the recorded composition (the weight's permute, float_linear above, the activation), whose gradients are those
-  // of the separate ops.
+  // ---- act(x @ op(w) + bias) (optional_ops.hpp float_linear_act): B's fused op (the transposed weight read in place,
+  // the activation in the GEMM's output pass), and one node when something is recorded. Its backward: ReLU's step
+  // from the output (y > 0 exactly where x @ op(w) + bias > 0), then dx = g @ op(w)^T, dw = x^T @ g or, for a
+  // transposed [N, K] weight, g^T @ x (both GEMMs reading their transposed operand in place), dbias the column sums
+  // of g. Until 2026-11-25 training recorded the weight's permute (a copy of the weight forward and of its gradient
+  // backward), float_linear and the ReLU as three nodes.
   static FloatPrimitive float_linear_act(const FloatPrimitive& x, const FloatPrimitive& w, const FloatPrimitive* bias,
                                          bool trans_w, LinearActivation act) {
-    if (autodiff::no_grad_flag() || (!x.node && !w.node && !(bias && bias->node)))
-      return {optional_ops::float_linear_act<B>(x.value, w.value, bias ? &bias->value : nullptr, trans_w, act),
-              nullptr};
-    return optional_ops::composed::float_linear_act<Autodiff>(x, w, bias, trans_w, act);
+    auto y = optional_ops::float_linear_act<B>(x.value, w.value, bias ? &bias->value : nullptr, trans_w, act);
+    if (autodiff::no_grad_flag() || (!x.node && !w.node && !(bias && bias->node))) return {std::move(y), nullptr};
+    const FloatPrimitive none{};
+    const bool relu = act == LinearActivation::Relu;
+    return autodiff::record(
+        y, {&x, &w, bias ? bias : &none},
+        [xv = x.value, wv = w.value, yv = relu ? std::optional<IFP>(y) : std::nullopt, trans_w](const IFP& g_out,
+                                                                                                  Ctx& c) {
+          const IFP g = yv ? optional_ops::float_unary_backward<B>(UnaryOp::Relu, *yv, *yv, g_out) : g_out;
+          if (c.need[0]) c.grads[0] = optional_ops::float_matmul_transposed<B>(g, wv, false, !trans_w);
+          if (c.need[1])
+            c.grads[1] = trans_w ? optional_ops::float_matmul_transposed<B>(g, xv, true, false)
+                                 : optional_ops::float_matmul_transposed<B>(xv, g, true, false);
+          if (c.need[2]) {
+            const Shape n{H::shape(g)[1]};
+            c.grads[2] = B::template reshape<Float>(B::float_reduce(g, ReduceOp::Sum, 0), n);
+          }
+        });
   }
 
   // ---- LayerNorm over the last dim: one node whatever B has (optional_ops.hpp picks B's fused kernels or the

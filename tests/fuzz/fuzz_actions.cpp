@@ -798,6 +798,9 @@ const Action kActions[] = {
   {"tensor_log_softmax", [](Ctx& c) { MAKE(ember_tensor_log_softmax, c.tensor(), c.dim()); }},
   // layout and indexing
   {"tensor_matmul", [](Ctx& c) { MAKE(ember_tensor_matmul, c.tensor(), c.tensor()); }},
+  {"tensor_linear", [](Ctx& c) {
+     MAKE(ember_tensor_linear, c.tensor(), c.tensor(), c.flag() ? c.tensor() : nullptr, c.choice(2), c.choice(2));
+   }},
   {"tensor_reshape", reshape},
   {"tensor_permute", permute},
   {"tensor_transpose", [](Ctx& c) { MAKE(ember_tensor_transpose, c.tensor(), c.dim(), c.dim()); }},

@@ -144,7 +144,7 @@ class _Calls:
 
 
 _HOT = ("tensor_add", "tensor_sub", "tensor_mul", "tensor_div", "tensor_scalar", "tensor_binary", "tensor_unary",
-        "tensor_matmul", "tensor_transpose", "tensor_slice", "tensor_inplace", "tensor_inplace_scalar")
+        "tensor_matmul", "tensor_linear", "tensor_transpose", "tensor_slice", "tensor_inplace", "tensor_inplace_scalar")
 _QUICK = ("tensor_free", "tensor_dtype", "tensor_shape", "tensor_select")
 hot, quick = _Calls(), _Calls()
 for _dll, _ns, _names in ((lib, hot, _HOT), (ctypes.PyDLL(path), quick, _QUICK)):

@@ -3,7 +3,8 @@
 Weights follow PyTorch's layouts (linear: weight [out_features, in_features]; conv2d: [out, in / groups, kH, kW]),
 as the nn layers hold them.
 """
-from ctypes import byref, c_int64, c_void_p, sizeof
+import math
+from ctypes import byref, c_void_p, sizeof
 
 from .. import _lib, autograd, errors
 from .._assign import assign_
@@ -117,28 +118,26 @@ def l1_loss(input, target, reduction="mean"):  # noqa: A002
 
 
 # linear's calls without argtypes (_lib.py: hot, quick), given ctypes objects only
-_transpose, _matmul, _add = _lib.hot.tensor_transpose, _lib.hot.tensor_matmul, _lib.hot.tensor_add
-_free, _DIM0, _DIM1 = _lib.quick.tensor_free, c_int64.from_param(0), c_int64.from_param(1)
+_linear = _lib.hot.tensor_linear
 
 
 def linear(input, weight, bias=None):  # noqa: A002
     """input @ weight.T + bias, weight [out_features, in_features] as in PyTorch; input of any rank >= 1.
 
-    The common case (float operands of one dtype, input rank >= 2) calls libember on the handles directly: a
-    layer's forward is the hottest small-op path of a model (results do not need their inputs alive, so the
-    transposed weight is freed at once)."""
-    wt, out = c_void_p(), c_void_p()
-    if not _transpose(weight._h, _DIM0, _DIM1, byref(wt)):
-        st = _matmul(input._h, wt, byref(out))
-        _free(wt)
-        if not st:
-            if bias is None:
-                return wrap(out)
-            y = c_void_p()
-            st = _add(out, bias._h, byref(y))
-            _free(out)
-            if not st:
-                return wrap(y)
+    The common case (float operands of one dtype and device, input rank >= 2) is one libember call on the handles,
+    ember_tensor_linear: the weight read transposed in place and the bias added in the GEMM, one recorded op whose
+    backward reads the transposes in place too (issue 14; it was a transposed copy of the weight, a matmul and an
+    add, three ops forward and three backward). A layer's forward is the hottest small-op path of a model."""
+    out = c_void_p()
+    if input.ndim == 2:
+        if not _linear(input._h, weight._h, None if bias is None else bias._h, 1, 0, byref(out)):
+            return wrap(out)
+    elif input.ndim > 2:
+        # Leading dims fold into rows (a reshape shares the buffer) and come back after.
+        rows = input.reshape(math.prod(input.shape[:-1]), input.shape[-1])
+        if not _linear(rows._h, weight._h, None if bias is None else bias._h, 1, 0, byref(out)):
+            y = wrap(out)
+            return y.reshape(*input.shape[:-1], y.shape[-1])
     # anything else (a rank-1 input, mixed dtypes, a bad shape) goes through the Tensor methods and their errors
     x = input
     if x.ndim == 1:
