@@ -162,6 +162,64 @@ TEST(CApiOps, Reductions) {
   EXPECT_EQ(shape_of(Tensor(t).get()), (std::vector<int64_t>{}));  // dropping the only dim gives a scalar
 }
 
+// ember_tensor_linear: act(x @ op(w) + bias) with PyTorch's [N, K] weight (trans_w) or a [K, N] one, bias NULL or
+// [N], ReLU or not, and its one recorded op's gradients (worked out by hand), then its errors.
+TEST(CApiOps, LinearForwardGradientsAndErrors) {
+  const auto x = f32({1, 2, 3, 4, 5, 6}, {2, 3});
+  const auto w_nk = f32({1, 0, -1, 0, 1, 1}, {2, 3});   // [N = 2, K = 3]
+  const auto w_kn = f32({1, 0, 0, 1, -1, 1}, {3, 2});   // its transpose
+  const auto bias = f32({0.5f, -10.0f}, {2});
+  const auto run = [&](const ember_tensor* xs, const ember_tensor* w, const ember_tensor* b, int32_t trans_w,
+                       int32_t relu) {
+    ember_tensor* out = nullptr;
+    EXPECT_EQ(ember_tensor_linear(xs, w, b, trans_w, relu, &out), EMBER_OK) << ember_last_error();
+    return Tensor(out);
+  };
+  // x @ w^T = [[-2, 5], [-2, 11]]; + bias = [[-1.5, -5], [-1.5, 1]]; ReLU = [[0, 0], [0, 1]].
+  EXPECT_EQ(floats(run(x.get(), w_nk.get(), nullptr, 1, 0).get()), (std::vector<float>{-2, 5, -2, 11}));
+  EXPECT_EQ(floats(run(x.get(), w_kn.get(), bias.get(), 0, 0).get()), (std::vector<float>{-1.5f, -5, -1.5f, 1}));
+  EXPECT_EQ(floats(run(x.get(), w_nk.get(), bias.get(), 1, 1).get()), (std::vector<float>{0, 0, 0, 1}));
+
+  // sum(relu(x @ w^T + bias)): the upstream gradient is the ReLU's mask [[0, 0], [0, 1]], so dx = mask @ w = row 1
+  // [0, 1, 1], dw = mask^T @ x = row 1 [4, 5, 6], dbias = [0, 1]. Without ReLU (ones): dx rows [1, 1, 0], dw rows
+  // [5, 7, 9], dbias [2, 2].
+  for (const int32_t relu : {1, 0}) {
+    const auto xs = f32({1, 2, 3, 4, 5, 6}, {2, 3});
+    const auto w = f32({1, 0, -1, 0, 1, 1}, {2, 3});
+    const auto b = f32({0.5f, -10.0f}, {2});
+    for (ember_tensor* t : {xs.get(), w.get(), b.get()}) EMBER_ASSERT_OK(ember_tensor_set_requires_grad(t, 1));
+    const auto y = run(xs.get(), w.get(), b.get(), 1, relu);
+    ember_tensor* s = nullptr;
+    EMBER_ASSERT_OK(ember_tensor_reduce_all(y.get(), EMBER_REDUCE_SUM, &s));
+    const Tensor loss(s);
+    EMBER_ASSERT_OK(ember_tensor_backward_ex(loss.get(), nullptr, nullptr, nullptr));
+    const auto grad = [](const ember_tensor* t) {
+      ember_tensor* g = nullptr;
+      EXPECT_EQ(ember_tensor_grad(t, &g), EMBER_OK) << ember_last_error();
+      const Tensor owned(g);
+      return g ? floats(g) : std::vector<float>{};
+    };
+    if (relu) {
+      EXPECT_EQ(grad(xs.get()), (std::vector<float>{0, 0, 0, 0, 1, 1}));
+      EXPECT_EQ(grad(w.get()), (std::vector<float>{0, 0, 0, 4, 5, 6}));
+      EXPECT_EQ(grad(b.get()), (std::vector<float>{0, 1}));
+    } else {
+      EXPECT_EQ(grad(xs.get()), (std::vector<float>{1, 1, 0, 1, 1, 0}));
+      EXPECT_EQ(grad(w.get()), (std::vector<float>{5, 7, 9, 5, 7, 9}));
+      EXPECT_EQ(grad(b.get()), (std::vector<float>{2, 2}));
+    }
+  }
+
+  ember_tensor* out = nullptr;
+  EMBER_EXPECT_ERR(ember_tensor_linear(x.get(), w_kn.get(), nullptr, 1, 0, &out), EMBER_ERR_SHAPE, "do not multiply");
+  EMBER_EXPECT_ERR(ember_tensor_linear(x.get(), w_nk.get(), x.get(), 1, 0, &out), EMBER_ERR_SHAPE, "bias must be");
+  const auto rank3 = f32(std::vector<float>(6, 1.0f), {1, 2, 3});
+  EMBER_EXPECT_ERR(ember_tensor_linear(rank3.get(), w_nk.get(), nullptr, 1, 0, &out), EMBER_ERR_SHAPE, "rank 2");
+  const auto ints = i64({1, 2, 3, 4, 5, 6}, {2, 3});
+  EXPECT_NE(ember_tensor_linear(ints.get(), w_nk.get(), nullptr, 1, 0, &out), EMBER_OK);
+  EXPECT_EQ(out, nullptr);
+}
+
 TEST(CApiOps, MatmulLayoutAndIndexing) {
   auto a = f32({1, 2, 3, 4, 5, 6}, {2, 3});
   auto b = f32({1, 0, 0, 1, 1, 1}, {3, 2});
