@@ -101,10 +101,11 @@ void zero_edges(T* d, const Geom& g, const Tap& t) {
     for (int64_t oh = t.rh.lo; oh < t.rh.hi; ++oh) d[oh * g.wo + ow] = T(0);
 }
 
-}  // namespace
-
-template <class T>
-void im2col(const T* x, const Geom& g, int64_t c0, T* col) {
+// The loop nest both directions share: for each of the group's channels c (split over the pool), kernel tap (i, j)
+// and image n, fn(tap, its flat range, the tap's [H_out, W_out] plane of image n in col, image n's channel c0 + c
+// in img). Img is const T (im2col reads the images) or T (col2im writes them).
+template <class T, class Img, class F>
+void for_each_tap_plane(const Geom& g, int64_t c0, T* col, Img* img, F&& fn) {
   const int64_t hw = g.h * g.w, plane = g.ho * g.wo, l = g.l();
   parallel_for(g.cg, channel_grain(g), [&](int64_t cb, int64_t ce) {
     for (int64_t c = cb; c < ce; ++c) {
@@ -112,65 +113,56 @@ void im2col(const T* x, const Geom& g, int64_t c0, T* col) {
         for (int64_t j = 0; j < g.kw; ++j) {
           const Tap t = tap(g, i, j);
           const std::optional<Flat> f = flat(g, t);
-          T* dst = col + ((c * g.kh + i) * g.kw + j) * l;
-          for (int64_t n = 0; n < g.n; ++n) {
-            const T* src = x + (n * g.c + c0 + c) * hw;
-            T* d = dst + n * plane;
-            if (f) {
-              zero(d, f->q0);
-              std::memcpy(d + f->q0, src + f->q0 + f->delta, static_cast<std::size_t>(f->q1 - f->q0) * sizeof(T));
-              zero(d + f->q1, plane - f->q1);
-              zero_edges(d, g, t);
-              continue;
-            }
-            zero(d, t.rh.lo * g.wo);
-            for (int64_t oh = t.rh.lo; oh < t.rh.hi; ++oh) {
-              T* drow = d + oh * g.wo;
-              zero(drow, t.rw.lo);
-              // Input at ow = rw.lo.
-              const T* srow = src + (oh * g.sh + t.offh) * g.w + t.rw.lo * g.sw + t.offw;
-              copy(drow + t.rw.lo, srow, t.rw.hi - t.rw.lo, g.sw);
-              zero(drow + t.rw.hi, g.wo - t.rw.hi);
-            }
-            zero(d + t.rh.hi * g.wo, plane - t.rh.hi * g.wo);
-          }
+          T* block = col + ((c * g.kh + i) * g.kw + j) * l;
+          for (int64_t n = 0; n < g.n; ++n) fn(t, f, block + n * plane, img + (n * g.c + c0 + c) * hw);
         }
       }
     }
+  });
+}
+
+}  // namespace
+
+template <class T>
+void im2col(const T* x, const Geom& g, int64_t c0, T* col) {
+  const int64_t plane = g.ho * g.wo;
+  for_each_tap_plane(g, c0, col, x, [&](const Tap& t, const std::optional<Flat>& f, T* d, const T* src) {
+    if (f) {
+      zero(d, f->q0);
+      std::memcpy(d + f->q0, src + f->q0 + f->delta, static_cast<std::size_t>(f->q1 - f->q0) * sizeof(T));
+      zero(d + f->q1, plane - f->q1);
+      zero_edges(d, g, t);
+      return;
+    }
+    zero(d, t.rh.lo * g.wo);
+    for (int64_t oh = t.rh.lo; oh < t.rh.hi; ++oh) {
+      T* drow = d + oh * g.wo;
+      zero(drow, t.rw.lo);
+      // Input at ow = rw.lo.
+      const T* srow = src + (oh * g.sh + t.offh) * g.w + t.rw.lo * g.sw + t.offw;
+      copy(drow + t.rw.lo, srow, t.rw.hi - t.rw.lo, g.sw);
+      zero(drow + t.rw.hi, g.wo - t.rw.hi);
+    }
+    zero(d + t.rh.hi * g.wo, plane - t.rh.hi * g.wo);
   });
 }
 
 template <class T>
 void col2im(T* col, const Geom& g, int64_t c0, T* gx) {
-  const int64_t hw = g.h * g.w, plane = g.ho * g.wo, l = g.l();
-  parallel_for(g.cg, channel_grain(g), [&](int64_t cb, int64_t ce) {
-    for (int64_t c = cb; c < ce; ++c) {
-      for (int64_t i = 0; i < g.kh; ++i) {
-        for (int64_t j = 0; j < g.kw; ++j) {
-          const Tap t = tap(g, i, j);
-          const std::optional<Flat> f = flat(g, t);
-          T* src = col + ((c * g.kh + i) * g.kw + j) * l;
-          for (int64_t n = 0; n < g.n; ++n) {
-            T* dst = gx + (n * g.c + c0 + c) * hw;
-            T* s = src + n * plane;
-            if (f) {
-              // Zero the wrapped-around entries so that one long add over [q0, q1) adds nothing for them.
-              zero_edges(s, g, t);
-              add(dst + f->q0 + f->delta, s + f->q0, f->q1 - f->q0, 1);
-              continue;
-            }
-            for (int64_t oh = t.rh.lo; oh < t.rh.hi; ++oh) {
-              const T* srow = s + oh * g.wo + t.rw.lo;
-              T* drow = dst + (oh * g.sh + t.offh) * g.w + t.rw.lo * g.sw + t.offw;
-              add(drow, srow, t.rw.hi - t.rw.lo, g.sw);
-            }
-          }
-        }
-      }
+  for_each_tap_plane(g, c0, col, gx, [&](const Tap& t, const std::optional<Flat>& f, T* s, T* dst) {
+    if (f) {
+      // Zero the wrapped-around entries so that one long add over [q0, q1) adds nothing for them.
+      zero_edges(s, g, t);
+      add(dst + f->q0 + f->delta, s + f->q0, f->q1 - f->q0, 1);
+      return;
+    }
+    for (int64_t oh = t.rh.lo; oh < t.rh.hi; ++oh) {
+      const T* srow = s + oh * g.wo + t.rw.lo;
+      T* drow = dst + (oh * g.sh + t.offh) * g.w + t.rw.lo * g.sw + t.offw;
+      add(drow, srow, t.rw.hi - t.rw.lo, g.sw);
     }
   });
 }
-
 
 template void im2col<float>(const float*, const Geom&, int64_t, float*);
 template void im2col<double>(const double*, const Geom&, int64_t, double*);
