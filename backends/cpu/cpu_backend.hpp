@@ -6,6 +6,7 @@
 
 #include "backends/cpu/attention.hpp"
 #include "backends/cpu/attention_geometry.hpp"
+#include "backends/cpu/cross_entropy.hpp"
 #include "backends/cpu/layer_norm.hpp"
 #include "backends/cpu/linear.hpp"
 #include "backends/cpu/kernels.hpp"
@@ -200,6 +201,16 @@ struct Cpu {
                                                                   const FloatPrimitive& rstd,
                                                                   const FloatPrimitive& dout) {
     return cpu::layer_norm_backward(x, gamma, mean, rstd, dout);
+  }
+  // Optional op (engine/backend/optional_ops.hpp, HasFusedCrossEntropy): two reads of each row forward, one
+  // backward (backends/cpu/cross_entropy.cpp).
+  static CrossEntropyForward<FloatPrimitive> float_cross_entropy(const FloatPrimitive& logits,
+                                                                 const IntPrimitive& targets) {
+    return cpu::cross_entropy_forward(logits, targets);
+  }
+  static FloatPrimitive float_cross_entropy_backward(const FloatPrimitive& logits, const IntPrimitive& targets,
+                                                     const FloatPrimitive& lse, const FloatPrimitive& g) {
+    return cpu::cross_entropy_backward(logits, targets, lse, g);
   }
 
   // ---- int ----

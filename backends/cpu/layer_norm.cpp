@@ -5,16 +5,16 @@
 // full passes forward and ~12 backward, each an allocation and a read and write of the whole tensor.
 //
 // The inner loops run over a contiguous row with no dependence between iterations, compiled for AVX-512, AVX2 and
-// baseline x86-64 (as elementwise.cpp and attention.cpp are). GCC does not reorder a float sum by itself, so the
-// row sums keep 16 partial sums (lane_sum), which it turns into vector adds. Rows are split
-// over threads in the forward; the backward's dgamma / dbeta make each task keep its own partial sums, added in
-// task order so a run is reproducible for a given thread count.
+// baseline x86-64 (as elementwise.cpp and attention.cpp are). The row sums keep 16 partial sums (lane_sum.hpp),
+// which GCC turns into vector adds. Rows are split over threads in the forward; the backward's dgamma / dbeta make
+// each task keep its own partial sums, added in task order so a run is reproducible for a given thread count.
 #include "backends/cpu/layer_norm.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
+#include "backends/cpu/lane_sum.hpp"
 #include "backends/cpu/parallel.hpp"
 
 namespace ember::cpu {
@@ -25,20 +25,6 @@ namespace {
 #else
 #define EMBER_LN_CLONES
 #endif
-
-// sum of f(j) for j in [0, d), as 16 interleaved partial sums added at the end.
-template <class T, class F>
-inline T lane_sum(int64_t d, F&& f) {
-  constexpr int64_t kLanes = 16;
-  T acc[kLanes] = {};
-  int64_t j = 0;
-  for (; j + kLanes <= d; j += kLanes)
-    for (int64_t u = 0; u < kLanes; ++u) acc[u] += f(j + u);
-  T s = 0;
-  for (; j < d; ++j) s += f(j);
-  for (int64_t u = 0; u < kLanes; ++u) s += acc[u];
-  return s;
-}
 
 template <class T>
 EMBER_LN_CLONES void forward_rows(const T* __restrict x, const T* __restrict gamma, const T* __restrict beta,

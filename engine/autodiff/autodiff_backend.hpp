@@ -544,6 +544,20 @@ struct Autodiff : B {
     return {{r.x, nullptr}, {r.gamma, nullptr}, {r.beta, nullptr}};
   }
 
+  // ---- Cross entropy over class-index targets: one node whatever B has (optional_ops.hpp picks B's fused kernels or
+  // the composed default), its backward from the saved row logsumexp. Not differentiable twice.
+  static CrossEntropyForward<FloatPrimitive> float_cross_entropy(const FloatPrimitive& x, const IntPrimitive& t) {
+    auto r = optional_ops::float_cross_entropy<B>(x.value, t);
+    auto loss = autodiff::record(r.loss, {&x}, [xv = x.value, t, lse = r.lse](const IFP& g, Ctx& c) {
+      if (c.need[0]) c.grads[0] = optional_ops::float_cross_entropy_backward<B>(xv, t, lse, g);
+    });
+    return {std::move(loss), FloatPrimitive{std::move(r.lse), nullptr}};
+  }
+  static FloatPrimitive float_cross_entropy_backward(const FloatPrimitive& x, const IntPrimitive& t,
+                                                     const FloatPrimitive& lse, const FloatPrimitive& g) {
+    return {optional_ops::float_cross_entropy_backward<B>(x.value, t, lse.value, g.value), nullptr};
+  }
+
   // ---- module ops
   static FloatPrimitive conv2d(const FloatPrimitive& x, const FloatPrimitive& w, const FloatPrimitive* bias,
                                const Conv2dOptions& o) {

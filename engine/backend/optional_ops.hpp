@@ -24,6 +24,9 @@
 #include "engine/autodiff/elementwise_backward.hpp"
 // The composed attention is written with Tensor ops on the backend it is given (tensor.hpp needs only backend.hpp).
 #include "engine/backend/sdpa_composed.hpp"
+// The composed cross entropy validates its targets with a host read that a graph capture replays.
+#include "engine/tensor/host_check.hpp"
+#include "engine/backend/cross_entropy_types.hpp"
 #include "engine/backend/layer_norm_types.hpp"
 #include "engine/backend/linear_types.hpp"
 // The op-by-op default of float_fused_chain (engine/fusion/, Fusion<B>).
@@ -110,6 +113,19 @@ concept HasFusedLayerNorm = requires(const typename B::FloatPrimitive& x) {
   { B::float_layer_norm_backward(x, x, x, x, x) } -> std::same_as<LayerNormGrads<typename B::FloatPrimitive>>;
 };
 
+// ---------------------------------------------------------------- float_cross_entropy (log_softmax + nll fused)
+// B::float_cross_entropy(logits, targets) -> CrossEntropyForward: per row of logits [N, C] with class index
+// targets [N] (Int), loss [N] = -log_softmax(logits)[i, t_i] and the row logsumexp lse [N];
+// B::float_cross_entropy_backward(logits, targets, lse, g) -> d loss / d logits [N, C] for the per-row gradient g
+// [N]: (softmax - one_hot(t)) * g. Both throw IndexError for a target outside [0, C) (the default checks with a host
+// read that a capture replays; a kernel checks as it reads them). Provide them as one pass per row: the default
+// runs log_softmax's ~6 ops, a gather and a negation forward and a scatter and ~5 elementwise ops backward.
+template <class B>
+concept HasFusedCrossEntropy = requires(const typename B::FloatPrimitive& x, const typename B::IntPrimitive& t) {
+  { B::float_cross_entropy(x, t) } -> std::same_as<CrossEntropyForward<typename B::FloatPrimitive>>;
+  { B::float_cross_entropy_backward(x, t, x, x) } -> std::same_as<typename B::FloatPrimitive>;
+};
+
 // ---------------------------------------------------------------- float_linear (GEMM with the bias fused)
 // B::float_linear(x, w, bias) -> FloatPrimitive: x [M, K] @ w [K, N] + bias [N] (bias null: no bias). Provide it
 // when the GEMM can start from the bias rows (BLAS beta = 1) or add it in its epilogue: the default's broadcast add
@@ -165,7 +181,7 @@ template <class B>
 concept HasAnyOptionalOp =
     HasFusedUnaryBackward<B> || HasMatmulTransposed<B> || HasFusedAdamStep<B> || HasSelect<B> || HasFusedSdpa<B> ||
     HasFusedLayerNorm<B> || HasFusedLinear<B> || HasPackedSdpa<B> || HasFusedLinearAct<B> || HasFusedChain<B> ||
-    HasFusedConv2dRelu<B> || HasFusedConv2dReluMaxPool<B>;
+    HasFusedConv2dRelu<B> || HasFusedConv2dReluMaxPool<B> || HasFusedCrossEntropy<B>;
 
 // ---------------------------------------------------------------- the composed defaults
 namespace composed {
@@ -313,6 +329,45 @@ typename B::FloatPrimitive float_linear(const typename B::FloatPrimitive& x, con
   return B::float_binary(y, B::template reshape<Float>(*bias, Shape{1, n}), BinaryOp::Add);
 }
 
+
+// log_softmax's composition (x - max, minus the log of the exps' sum) gathered at the targets and negated: the bits
+// nn::cross_entropy had before the op existed.
+template <Backend B>
+CrossEntropyForward<typename B::FloatPrimitive> float_cross_entropy(const typename B::FloatPrimitive& x,
+                                                                    const typename B::IntPrimitive& t) {
+  const Shape s = B::template shape<Float>(x);
+  const int64_t n = s[0], classes = s[1];
+  if (n > 0) {
+    host_check([t, classes] {
+      const auto lo = B::template into_data<Int>(B::int_reduce_all(t, ReduceOp::Min)).template to_vec<int64_t>();
+      const auto hi = B::template into_data<Int>(B::int_reduce_all(t, ReduceOp::Max)).template to_vec<int64_t>();
+      if (lo.at(0) < 0 || hi.at(0) >= classes)
+        throw IndexError("cross_entropy: target class out of range [0, " + std::to_string(classes) + ")");
+    });
+  }
+  const auto m = B::float_reduce(x, ReduceOp::Max, 1);  // [N, 1]
+  const auto shifted = B::float_binary(x, m, BinaryOp::Sub);
+  const auto ls = B::float_unary(B::float_reduce(B::float_unary(shifted, UnaryOp::Exp), ReduceOp::Sum, 1), UnaryOp::Log);
+  const auto picked = B::template gather<Float>(1, shifted, B::template reshape<Int>(t, Shape{n, 1}));
+  return {B::template reshape<Float>(B::float_binary(ls, picked, BinaryOp::Sub), Shape{n}),
+          B::template reshape<Float>(B::float_binary(m, ls, BinaryOp::Add), Shape{n})};
+}
+
+template <Backend B>
+typename B::FloatPrimitive float_cross_entropy_backward(const typename B::FloatPrimitive& x,
+                                                        const typename B::IntPrimitive& t,
+                                                        const typename B::FloatPrimitive& lse,
+                                                        const typename B::FloatPrimitive& g) {
+  const Shape s = B::template shape<Float>(x);
+  const Shape col{s[0], 1};
+  const auto dev = B::template device<Float>(x);
+  const auto softmax = B::float_unary(B::float_binary(x, B::template reshape<Float>(lse, col), BinaryOp::Sub), UnaryOp::Exp);
+  const auto one_hot = B::template scatter_add<Float>(1, B::template full<Float>(s, 0.0, dev),
+                                                      B::template reshape<Int>(t, col),
+                                                      B::template full<Float>(col, 1.0, dev));
+  return B::float_binary(B::float_binary(softmax, one_hot, BinaryOp::Sub), B::template reshape<Float>(g, col),
+                         BinaryOp::Mul);
+}
 }  // namespace composed
 
 // ---------------------------------------------------------------- the dispatchers
@@ -387,6 +442,22 @@ LayerNormGrads<typename B::FloatPrimitive> float_layer_norm_backward(const typen
                                                                      const typename B::FloatPrimitive& dout) {
   if constexpr (HasFusedLayerNorm<B>) return B::float_layer_norm_backward(x, gamma, mean, rstd, dout);
   else return composed::float_layer_norm_backward<B>(x, gamma, mean, rstd, dout);
+}
+
+template <Backend B>
+CrossEntropyForward<typename B::FloatPrimitive> float_cross_entropy(const typename B::FloatPrimitive& x,
+                                                                    const typename B::IntPrimitive& t) {
+  if constexpr (HasFusedCrossEntropy<B>) return B::float_cross_entropy(x, t);
+  else return composed::float_cross_entropy<B>(x, t);
+}
+
+template <Backend B>
+typename B::FloatPrimitive float_cross_entropy_backward(const typename B::FloatPrimitive& x,
+                                                        const typename B::IntPrimitive& t,
+                                                        const typename B::FloatPrimitive& lse,
+                                                        const typename B::FloatPrimitive& g) {
+  if constexpr (HasFusedCrossEntropy<B>) return B::float_cross_entropy_backward(x, t, lse, g);
+  else return composed::float_cross_entropy_backward<B>(x, t, lse, g);
 }
 
 template <Backend B>

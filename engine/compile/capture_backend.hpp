@@ -448,6 +448,33 @@ struct Capture : B {
     }
     return out;
   }
+  // A replay re-runs B's kernels, which check the targets of that replay's batch.
+  static CrossEntropyForward<FloatPrimitive> float_cross_entropy(const FloatPrimitive& x, const IntPrimitive& t)
+    requires optional_ops::HasFusedCrossEntropy<B>
+  {
+    auto r = B::float_cross_entropy(x.value(), t.value());
+    CrossEntropyForward<FloatPrimitive> out{out_float(std::move(r.loss)), out_float(std::move(r.lse))};
+    if (auto* tp = tape()) {
+      tp->ops.push_back([x, t, out] {
+        auto n = B::float_cross_entropy(x.value(), t.value());
+        store<Float>(out.loss, std::move(n.loss));
+        store<Float>(out.lse, std::move(n.lse));
+      });
+    }
+    return out;
+  }
+  static FloatPrimitive float_cross_entropy_backward(const FloatPrimitive& x, const IntPrimitive& t,
+                                                     const FloatPrimitive& lse, const FloatPrimitive& g)
+    requires optional_ops::HasFusedCrossEntropy<B>
+  {
+    FloatPrimitive out = out_float(B::float_cross_entropy_backward(x.value(), t.value(), lse.value(), g.value()));
+    if (auto* tp = tape()) {
+      tp->ops.push_back([x, t, lse, g, out] {
+        store<Float>(out, B::float_cross_entropy_backward(x.value(), t.value(), lse.value(), g.value()));
+      });
+    }
+    return out;
+  }
 
   // A chain Fusion<Capture<B>> materializes (Autodiff<Fusion<Capture<B>>>): recorded as one op, so a replay runs
   // B's fused kernel straight away, without Fusion's nodes and program building.

@@ -357,6 +357,18 @@ struct Fusion : B {
     auto r = B::float_layer_norm_backward(value(x), value(gamma), value(mean), value(rstd), value(g));
     return {wrap(std::move(r.x)), wrap(std::move(r.gamma)), wrap(std::move(r.beta))};
   }
+  static CrossEntropyForward<FloatPrimitive> float_cross_entropy(const FloatPrimitive& x, const IntPrimitive& t)
+    requires optional_ops::HasFusedCrossEntropy<B>
+  {
+    auto r = B::float_cross_entropy(value(x), t);
+    return {wrap(std::move(r.loss)), wrap(std::move(r.lse))};
+  }
+  static FloatPrimitive float_cross_entropy_backward(const FloatPrimitive& x, const IntPrimitive& t,
+                                                     const FloatPrimitive& lse, const FloatPrimitive& g)
+    requires optional_ops::HasFusedCrossEntropy<B>
+  {
+    return wrap(B::float_cross_entropy_backward(value(x), t, value(lse), value(g)));
+  }
 
   // ---- module ops
   static FloatPrimitive conv2d(const FloatPrimitive& x, const FloatPrimitive& w, const FloatPrimitive* bias,

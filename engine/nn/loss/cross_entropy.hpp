@@ -1,8 +1,11 @@
 #pragma once
 // nll_loss and cross_entropy with PyTorch semantics (F.nll_loss / F.cross_entropy with class-index targets).
-// Both are composed of tensor ops (log_softmax, gather, reductions), so autodiff differentiates them.
+// nll_loss and label-smoothed cross_entropy are composed of tensor ops (log_softmax, gather, reductions); plain
+// cross_entropy is the optional op float_cross_entropy (engine/backend/optional_ops.hpp: one pass per row where the
+// backend has a kernel, one autodiff node either way), as PyTorch runs log_softmax and nll_loss as kernels.
 #include <fmt/format.h>
 
+#include "engine/backend/optional_ops.hpp"
 #include "engine/nn/loss/reduction.hpp"
 #include "engine/tensor/host_check.hpp"
 
@@ -10,10 +13,14 @@ namespace ember::nn {
 
 namespace detail {
 template <Backend B>
-void check_class_targets(const char* who, const Tensor<B, 2>& input, const Tensor<B, 1, Int>& targets) {
+void check_batch_size(const char* who, const Tensor<B, 2>& input, const Tensor<B, 1, Int>& targets) {
   if (targets.dim(0) != input.dim(0))
     throw ShapeError(fmt::format("{}: input {} and targets {} disagree on the batch size", who,
                                  input.shape().to_string(), targets.shape().to_string()));
+}
+template <Backend B>
+void check_class_targets(const char* who, const Tensor<B, 2>& input, const Tensor<B, 1, Int>& targets) {
+  check_batch_size(who, input, targets);
   if (targets.numel() == 0) return;
   // A validation read, not a data-dependent choice: a graph capture re-runs it on each replay (host_check.hpp).
   host_check([who, targets, classes = input.dim(1)] {
@@ -46,10 +53,14 @@ Tensor<B, 1> cross_entropy(const Tensor<B, 2>& logits, const Tensor<B, 1, Int>& 
                            const CrossEntropyOptions& o = {}) {
   if (!(o.label_smoothing >= 0.0 && o.label_smoothing <= 1.0))
     throw ArgumentError(fmt::format("cross_entropy: label_smoothing must be in [0, 1], got {:f}", o.label_smoothing));
+  if (o.label_smoothing == 0.0) {
+    detail::check_batch_size("cross_entropy", logits, targets);  // the op checks the target range
+    const auto r = optional_ops::float_cross_entropy<B>(logits.primitive(), targets.primitive());
+    return detail::reduce_loss(Tensor<B, 1>(r.loss), o.reduction);
+  }
   detail::check_class_targets("cross_entropy", logits, targets);
   const auto logp = logits.log_softmax(1);
   const auto nll = logp.gather(1, targets.template unsqueeze<2>(1)).neg();  // [N, 1]
-  if (o.label_smoothing == 0.0) return detail::reduce_loss(nll, o.reduction);
   const double s = o.label_smoothing, c = static_cast<double>(logits.dim(1));
   const auto smooth = logp.sum_dim(1).neg();  // [N, 1]: sum_c -logp[c]
   return detail::reduce_loss(nll.mul_scalar(1.0 - s).add(smooth.mul_scalar(s / c)), o.reduction);
