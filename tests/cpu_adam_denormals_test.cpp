@@ -54,11 +54,11 @@ TEST(CpuAdamDenormals, DenormalInputMomentsReadAsZero) {
 }
 
 TEST(CpuAdamDenormals, NormalMomentsAreUnchangedByTheFlush) {
-  // The usual Adam arithmetic for ordinary values: m = m + (g - m)(1 - b1), v = b2 v + (1 - b2) g^2.
+  // The usual Adam arithmetic for ordinary values: m = b1 m + (1 - b1) g, v = b2 v + (1 - b2) g^2.
   const T w = filled(8, 1.0f), g = filled(8, 0.25f), m = filled(8, 0.125f), v = filled(8, 0.0625f);
   AdamStepArgs a;
   const auto r = cpu::adam_step(w, g, &m, &v, a);
-  EXPECT_FLOAT_EQ(r.exp_avg.data()[3], 0.125f + (0.25f - 0.125f) * 0.1f);
+  EXPECT_FLOAT_EQ(r.exp_avg.data()[3], 0.125f * 0.9f + 0.25f * 0.1f);
   EXPECT_FLOAT_EQ(r.exp_avg_sq.data()[3], 0.0625f * 0.999f + 0.25f * 0.25f * 0.001f);
 }
 

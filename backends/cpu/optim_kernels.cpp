@@ -15,8 +15,8 @@ namespace {
 // would otherwise run at scalar speed).
 template <class T, int kDecay, bool kFirst>  // kDecay: 0 none, 1 L2 (Adam), 2 decoupled (AdamW)
 [[gnu::always_inline]] inline void adam_loop(int64_t b, int64_t e, const T* __restrict pw, const T* __restrict pg, const T* __restrict pm,
-               const T* __restrict pv, T* __restrict ow, T* __restrict om, T* __restrict ov, T decay, T wd, T one_b1,
-               T b2, T one_b2, T sqrt_bc2, T eps, T step) {
+               const T* __restrict pv, T* __restrict ow, T* __restrict om, T* __restrict ov, T decay, T wd, T b1,
+               T one_b1, T b2, T one_b2, T sqrt_bc2, T eps, T step) {
   for (int64_t i = b; i < e; ++i) {
     T wi = pw[i], gi = pg[i];
     if constexpr (kDecay == 2) wi = wi * decay;
@@ -27,7 +27,7 @@ template <class T, int kDecay, bool kFirst>  // kDecay: 0 none, 1 L2 (Adam), 2 d
       mi = gi * one_b1;
       vi = gg;
     } else {
-      mi = pm[i] + (gi - pm[i]) * one_b1;
+      mi = pm[i] * b1 + gi * one_b1;
       vi = pv[i] * b2 + gg;
     }
     const T denom = std::sqrt(vi) / sqrt_bc2 + eps;
@@ -50,9 +50,11 @@ template <class T, int kDecay, bool kFirst>  // kDecay: 0 none, 1 L2 (Adam), 2 d
 EMBER_ADAM_CLONES
 void adam_loop_f32(int mode, bool first, int64_t b, int64_t e, const float* __restrict pw, const float* __restrict pg,
                    const float* __restrict pm, const float* __restrict pv, float* __restrict ow, float* __restrict om,
-                   float* __restrict ov, float decay, float wd, float one_b1, float b2, float one_b2, float sqrt_bc2,
-                   float eps, float step) {
-  auto run = [&](auto loop) { loop(b, e, pw, pg, pm, pv, ow, om, ov, decay, wd, one_b1, b2, one_b2, sqrt_bc2, eps, step); };
+                   float* __restrict ov, float decay, float wd, float b1, float one_b1, float b2, float one_b2,
+                   float sqrt_bc2, float eps, float step) {
+  auto run = [&](auto loop) {
+    loop(b, e, pw, pg, pm, pv, ow, om, ov, decay, wd, b1, one_b1, b2, one_b2, sqrt_bc2, eps, step);
+  };
   if (first) {
     if (mode == 0) run(adam_loop<float, 0, true>);
     else if (mode == 1) run(adam_loop<float, 1, true>);
@@ -71,7 +73,8 @@ AdamStepResult<CpuTensor<T>> adam_step(const CpuTensor<T>& w, const CpuTensor<T>
                                        const CpuTensor<T>* v, const AdamStepArgs& a) {
   AdamStepResult<CpuTensor<T>> r{CpuTensor<T>(w.shape), CpuTensor<T>(w.shape), CpuTensor<T>(w.shape)};
   const T decay = static_cast<T>(1 - a.lr * a.weight_decay), wd = static_cast<T>(a.weight_decay);
-  const T one_b1 = static_cast<T>(1 - a.beta1), b2 = static_cast<T>(a.beta2), one_b2 = static_cast<T>(1 - a.beta2);
+  const T b1 = static_cast<T>(a.beta1), one_b1 = static_cast<T>(1 - a.beta1), b2 = static_cast<T>(a.beta2),
+          one_b2 = static_cast<T>(1 - a.beta2);
   const T sqrt_bc2 = static_cast<T>(std::sqrt(a.bias_correction2)), eps = static_cast<T>(a.eps);
   const T step = static_cast<T>(a.lr / a.bias_correction1);
   const int mode = a.weight_decay == 0 ? 0 : (a.decoupled ? 2 : 1);
@@ -81,10 +84,13 @@ AdamStepResult<CpuTensor<T>> adam_step(const CpuTensor<T>& w, const CpuTensor<T>
   parallel_for(w.numel(), kParallelThreshold, [&](int64_t b, int64_t e) {
     const FlushDenormals ftz;  // per worker thread: MXCSR is thread state (denormals.hpp says why)
     if constexpr (std::is_same_v<T, float>) {
-      adam_loop_f32(mode, first, b, e, pw, pg, pm, pv, ow, om, ov, decay, wd, one_b1, b2, one_b2, sqrt_bc2, eps, step);
+      adam_loop_f32(mode, first, b, e, pw, pg, pm, pv, ow, om, ov, decay, wd, b1, one_b1, b2, one_b2, sqrt_bc2, eps,
+                    step);
       return;
     }
-    auto run = [&](auto loop) { loop(b, e, pw, pg, pm, pv, ow, om, ov, decay, wd, one_b1, b2, one_b2, sqrt_bc2, eps, step); };
+    auto run = [&](auto loop) {
+      loop(b, e, pw, pg, pm, pv, ow, om, ov, decay, wd, b1, one_b1, b2, one_b2, sqrt_bc2, eps, step);
+    };
     if (first) {
       if (mode == 0) run(adam_loop<T, 0, true>);
       else if (mode == 1) run(adam_loop<T, 1, true>);

@@ -46,7 +46,7 @@ CudaTensor<float> launch_unary_backward(const CudaTensor<float>& x, const CudaTe
 }
 
 struct AdamConsts {
-  float decay, wd, one_b1, b2, one_b2, sqrt_bc2, eps, step;
+  float decay, wd, b1, one_b1, b2, one_b2, sqrt_bc2, eps, step;
 };
 
 // kDecay: 0 none, 1 L2 (Adam), 2 decoupled (AdamW). kFirst: no moments yet (m = v = 0).
@@ -64,7 +64,7 @@ __global__ void adam_kernel(const float* __restrict__ pw, const float* __restric
       mi = gi * k.one_b1;
       vi = gg;
     } else {
-      mi = pm[i] + (gi - pm[i]) * k.one_b1;
+      mi = pm[i] * k.b1 + gi * k.one_b1;
       vi = pv[i] * k.b2 + gg;
     }
     const float denom = sqrtf(vi) / k.sqrt_bc2 + k.eps;
@@ -99,7 +99,8 @@ AdamStepResult<CudaTensor<float>> adam_step(const CudaTensor<float>& w, const Cu
   const int64_t n = w.numel();
   if (n == 0) return r;
   const AdamConsts k{static_cast<float>(1 - a.lr * a.weight_decay), static_cast<float>(a.weight_decay),
-                     static_cast<float>(1 - a.beta1), static_cast<float>(a.beta2), static_cast<float>(1 - a.beta2),
+                     static_cast<float>(a.beta1), static_cast<float>(1 - a.beta1), static_cast<float>(a.beta2),
+                     static_cast<float>(1 - a.beta2),
                      static_cast<float>(std::sqrt(a.bias_correction2)), static_cast<float>(a.eps),
                      static_cast<float>(a.lr / a.bias_correction1)};
   const int mode = a.weight_decay == 0 ? 0 : (a.decoupled ? 2 : 1);

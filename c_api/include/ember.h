@@ -1699,6 +1699,22 @@ EMBER_API ember_status EMBER_CALL ember_tensor_linear(const ember_tensor* x, con
                                                       const ember_tensor* bias, int32_t trans_w, int32_t relu,
                                                       ember_tensor** out);
 
+/* ==== One Adam / AdamW update of a tensor, in place (issue 14) ====
+ * The engine's fused update (one pass where the backend has a kernel; the CPU's does), the optimizer half of a
+ * compiled training step as ORTModule pairs with FusedAdam. With t = step (this update's count, >= 1),
+ * torch.optim.Adam / AdamW's single-tensor formulas in PyTorch 1.13's order of operations:
+ *   decoupled (AdamW): param = param * (1 - lr * weight_decay);  else (Adam): grad = grad + weight_decay * param
+ *   exp_avg = beta1 * exp_avg + (1 - beta1) * grad
+ *   exp_avg_sq = beta2 * exp_avg_sq + (1 - beta2) * grad * grad
+ *   param = param - lr / (1 - beta1^t) * exp_avg / (sqrt(exp_avg_sq) / sqrt(1 - beta2^t) + eps)
+ * The first step starts from zero moments (zeros_like(param)). param, exp_avg and exp_avg_sq take their new values
+ * as with p.copy_(new) under no_grad (the same handles, version + 1; a leaf keeps its .grad); nothing is recorded.
+ * All four are float tensors of one shape, dtype and device. lr, eps, weight_decay: finite, >= 0; betas in [0, 1). */
+EMBER_API ember_status EMBER_CALL ember_tensor_adam_step(ember_tensor* param, const ember_tensor* grad,
+                                                         ember_tensor* exp_avg, ember_tensor* exp_avg_sq, double lr,
+                                                         double beta1, double beta2, double eps,
+                                                         double weight_decay, int32_t decoupled, int64_t step);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -1,10 +1,12 @@
 // ember.h: tensor creation, queries, host copies, autodiff and in-place updates.
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstring>
 #include <vector>
 
 #include "c_api/src/boundary.hpp"
+#include "engine/autodiff/graph.hpp"
 
 using namespace ember;
 using namespace ember::capi;
@@ -305,6 +307,40 @@ ember_status ember_tensor_inplace_scalar(ember_tensor* self, int32_t op, double 
     auto& h = use_handle(self, "self");
     h.value = inplace_scalar(h.value, static_cast<InplaceOp>(op), s);
     ++h.version;
+  });
+}
+
+ember_status ember_tensor_adam_step(ember_tensor* param, const ember_tensor* grad, ember_tensor* exp_avg,
+                                    ember_tensor* exp_avg_sq, double lr, double beta1, double beta2, double eps,
+                                    double weight_decay, int32_t decoupled, int64_t step) {
+  return guard(__func__, [&] {
+    auto& p = use_handle(param, "param");
+    auto& m = use_handle(exp_avg, "exp_avg");
+    auto& v = use_handle(exp_avg_sq, "exp_avg_sq");
+    const DynTensor& g = use(grad, "grad");
+    if (&p == &m || &p == &v || &m == &v)
+      throw ArgumentError("adam_step: param, exp_avg and exp_avg_sq must be three tensors");
+    auto finite_nonneg = [](double x) { return std::isfinite(x) && x >= 0; };
+    if (!finite_nonneg(lr) || !finite_nonneg(eps) || !finite_nonneg(weight_decay))
+      throw ArgumentError(fmt::format("adam_step: lr, eps and weight_decay must be finite and >= 0, got {}, {}, {}", lr,
+                                      eps, weight_decay));
+    if (!(beta1 >= 0 && beta1 < 1) || !(beta2 >= 0 && beta2 < 1))
+      throw ArgumentError(fmt::format("adam_step: betas must be in [0, 1), got {}, {}", beta1, beta2));
+    if (step < 1) throw ArgumentError(fmt::format("adam_step: step must be >= 1 (this update's count), got {}", step));
+    const double t = static_cast<double>(step);
+    const AdamStepArgs a{lr, beta1, beta2, eps, weight_decay, decoupled != 0, 1 - std::pow(beta1, t),
+                         1 - std::pow(beta2, t)};
+    std::vector<DynTensor> r = adam_step(p.value, g, m.value, v.value, a);
+    // Stored as in-place copies under no_grad (a leaf keeps its identity); each value is checked before any is stored.
+    const autodiff::NoGrad no_grad;
+    DynTensor np = inplace(p.value, r[0], InplaceOp::Copy), nm = inplace(m.value, r[1], InplaceOp::Copy),
+              nv = inplace(v.value, r[2], InplaceOp::Copy);
+    p.value = std::move(np);
+    m.value = std::move(nm);
+    v.value = std::move(nv);
+    ++p.version;
+    ++m.version;
+    ++v.version;
   });
 }
 

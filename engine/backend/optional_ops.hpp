@@ -208,7 +208,7 @@ typename B::FloatPrimitive float_matmul_transposed(const typename B::FloatPrimit
 
 // adam.hpp's formulas, one elementwise primitive per step:
 //   Adam:  g = g + wd * w          AdamW: w = w * (1 - lr * wd)
-//   m = m + (1 - beta1) * (g - m)  (m = (1 - beta1) * g on the first step)
+//   m = beta1 * m + (1 - beta1) * g  (m = (1 - beta1) * g on the first step)
 //   v = beta2 * v + (1 - beta2) * g * g  (v = (1 - beta2) * g * g on the first step)
 //   w = w - lr / bc1 * m / (sqrt(v) / sqrt(bc2) + eps)
 template <Backend B>
@@ -222,8 +222,7 @@ AdamStepResult<typename B::FloatPrimitive> float_adam_step(typename B::FloatPrim
     if (a.decoupled) w = scale(w, 1 - a.lr * a.weight_decay);
     else g = B::float_binary(g, scale(w, a.weight_decay), BinaryOp::Add);
   }
-  FP m_new = m ? B::float_binary(*m, scale(B::float_binary(g, *m, BinaryOp::Sub), 1 - a.beta1), BinaryOp::Add)
-               : scale(g, 1 - a.beta1);
+  FP m_new = m ? B::float_binary(scale(*m, a.beta1), scale(g, 1 - a.beta1), BinaryOp::Add) : scale(g, 1 - a.beta1);
   const FP gg = scale(B::float_binary(g, g, BinaryOp::Mul), 1 - a.beta2);
   FP v_new = v ? B::float_binary(scale(*v, a.beta2), gg, BinaryOp::Add) : gg;
   const FP denom = B::float_scalar(

@@ -3,7 +3,8 @@
 //
 //   Adam:  g = g + wd * w                   (L2 penalty folded into the gradient)
 //   AdamW: w = w * (1 - lr * wd)            (decoupled decay, applied before the moment update)
-//   m = m + (1 - beta1) * (g - m)           (torch's lerp_, same as beta1 * m + (1 - beta1) * g)
+//   m = beta1 * m + (1 - beta1) * g         (torch 1.13's exp_avg.mul_(beta1).add_(g, alpha=1 - beta1); torch 2's
+//                                            lerp_ rounds differently, and its rounding moves Adam curves)
 //   v = beta2 * v + (1 - beta2) * g * g
 //   denom = sqrt(v) / sqrt(1 - beta2^t) + eps      (eps outside the sqrt)
 //   w = w - lr / (1 - beta1^t) * m / denom

@@ -220,6 +220,89 @@ TEST(CApiOps, LinearForwardGradientsAndErrors) {
   EXPECT_EQ(out, nullptr);
 }
 
+// ember_tensor_adam_step: two updates (Adam, then AdamW with decay) against the formulas worked out in double; the
+// three handles keep their identity (a leaf param keeps requires_grad and its .grad), each version counts the update;
+// then the argument errors.
+TEST(CApiOps, AdamStepUpdatesInPlace) {
+  const std::vector<double> g0{0.1, -0.3, 0.0, 2.0};
+  std::vector<double> p{1.0, -2.0, 0.5, 0.25}, m(4, 0.0), v(4, 0.0);
+  const auto param = f32({1.0f, -2.0f, 0.5f, 0.25f}, {4});
+  const auto grad = f32({0.1f, -0.3f, 0.0f, 2.0f}, {4});
+  const auto exp_avg = f32({0, 0, 0, 0}, {4});
+  const auto exp_avg_sq = f32({0, 0, 0, 0}, {4});
+  EMBER_ASSERT_OK(ember_tensor_set_requires_grad(param.get(), 1));
+  EMBER_ASSERT_OK(ember_tensor_set_grad(param.get(), grad.get()));
+  const double lr = 0.01, b1 = 0.9, b2 = 0.999, eps = 1e-8;
+  struct Update {
+    double weight_decay;
+    int32_t decoupled;
+  };
+  int64_t step = 0;
+  for (const Update u : {Update{0.0, 0}, Update{0.1, 1}}) {
+    ++step;
+    EMBER_ASSERT_OK(ember_tensor_adam_step(param.get(), grad.get(), exp_avg.get(), exp_avg_sq.get(), lr, b1, b2, eps,
+                                           u.weight_decay, u.decoupled, step));
+    const double t = static_cast<double>(step);
+    for (std::size_t i = 0; i < 4; ++i) {
+      if (u.decoupled) p[i] *= 1 - lr * u.weight_decay;
+      m[i] += (1 - b1) * (g0[i] - m[i]);
+      v[i] = b2 * v[i] + (1 - b2) * g0[i] * g0[i];
+      p[i] -= lr / (1 - std::pow(b1, t)) * m[i] / (std::sqrt(v[i]) / std::sqrt(1 - std::pow(b2, t)) + eps);
+    }
+    const auto near = [](const std::vector<float>& got, const std::vector<double>& want) {
+      bool ok = got.size() == want.size();
+      for (std::size_t i = 0; ok && i < got.size(); ++i) ok = std::abs(got[i] - want[i]) <= 1e-6 * (1 + std::abs(want[i]));
+      return ok;
+    };
+    EXPECT_TRUE(near(floats(param.get()), p)) << "param after step " << step;
+    EXPECT_TRUE(near(floats(exp_avg.get()), m)) << "exp_avg after step " << step;
+    EXPECT_TRUE(near(floats(exp_avg_sq.get()), v)) << "exp_avg_sq after step " << step;
+  }
+  // While g keeps its value every update moves by lr: 1 - lr, then decayed by 1 - lr * wd and moved again.
+  EXPECT_NEAR(floats(param.get())[0], (1.0 - lr) * (1 - lr * 0.1) - lr, 1e-5);
+  int32_t on = 0;
+  EMBER_ASSERT_OK(ember_tensor_requires_grad(param.get(), &on));
+  EXPECT_EQ(on, 1);
+  ember_tensor* kept = nullptr;
+  EMBER_ASSERT_OK(ember_tensor_grad(param.get(), &kept));
+  const Tensor kept_owned(kept);
+  ASSERT_NE(kept, nullptr);
+  EXPECT_EQ(floats(kept), (std::vector<float>{0.1f, -0.3f, 0.0f, 2.0f}));
+  for (const ember_tensor* t : {param.get(), exp_avg.get(), exp_avg_sq.get()}) {
+    int64_t version = -1;
+    EMBER_ASSERT_OK(ember_tensor_version(t, &version));
+    EXPECT_EQ(version, 2);
+  }
+
+  const auto short_m = f32({0, 0}, {2});
+  EMBER_EXPECT_ERR(ember_tensor_adam_step(param.get(), grad.get(), short_m.get(), exp_avg_sq.get(), lr, b1, b2, eps,
+                                          0, 0, 3),
+                   EMBER_ERR_SHAPE, "exp_avg has shape");
+  const auto ints = i64({1, 2, 3, 4}, {4});
+  EMBER_EXPECT_ERR(ember_tensor_adam_step(param.get(), ints.get(), exp_avg.get(), exp_avg_sq.get(), lr, b1, b2, eps,
+                                          0, 0, 3),
+                   EMBER_ERR_DTYPE, "grad must be a float tensor");
+  EMBER_EXPECT_ERR(ember_tensor_adam_step(param.get(), grad.get(), exp_avg.get(), exp_avg_sq.get(), lr, b1, 1.0, eps,
+                                          0, 0, 3),
+                   EMBER_ERR_INVALID_ARGUMENT, "betas");
+  EMBER_EXPECT_ERR(ember_tensor_adam_step(param.get(), grad.get(), exp_avg.get(), exp_avg_sq.get(), -1.0, b1, b2,
+                                          eps, 0, 0, 3),
+                   EMBER_ERR_INVALID_ARGUMENT, "lr, eps and weight_decay");
+  EMBER_EXPECT_ERR(ember_tensor_adam_step(param.get(), grad.get(), exp_avg.get(), exp_avg_sq.get(), lr, b1, b2, eps,
+                                          0, 0, 0),
+                   EMBER_ERR_INVALID_ARGUMENT, "step must be >= 1");
+  EMBER_EXPECT_ERR(ember_tensor_adam_step(param.get(), grad.get(), param.get(), exp_avg_sq.get(), lr, b1, b2, eps, 0,
+                                          0, 3),
+                   EMBER_ERR_INVALID_ARGUMENT, "three tensors");
+  EMBER_EXPECT_ERR(ember_tensor_adam_step(nullptr, grad.get(), exp_avg.get(), exp_avg_sq.get(), lr, b1, b2, eps, 0,
+                                          0, 3),
+                   EMBER_ERR_NULL_HANDLE, "param");
+  EXPECT_EQ(floats(exp_avg.get()).size(), 4u);  // untouched by the failed calls
+  int64_t version = -1;
+  EMBER_ASSERT_OK(ember_tensor_version(param.get(), &version));
+  EXPECT_EQ(version, 2);
+}
+
 TEST(CApiOps, MatmulLayoutAndIndexing) {
   auto a = f32({1, 2, 3, 4, 5, 6}, {2, 3});
   auto b = f32({1, 0, 0, 1, 1, 1}, {3, 2});

@@ -826,6 +826,10 @@ const Action kActions[] = {
   {"autograd_queries", autograd_queries},
   {"tensor_inplace", [](Ctx& c) { CALL(ember_tensor_inplace, c.tensor(), c.tensor(), c.choice(kInplaceOps)); }},
   {"tensor_inplace_scalar", [](Ctx& c) { CALL(ember_tensor_inplace_scalar, c.tensor(), c.choice(kInplaceOps), c.real()); }},
+  {"tensor_adam_step", [](Ctx& c) {
+     CALL(ember_tensor_adam_step, c.tensor(), c.tensor(), c.tensor(), c.tensor(), c.real(), c.real(), c.real(), c.real(),
+          c.real(), c.choice(2), c.in.ConsumeIntegral<int64_t>());
+   }},
   // issue 11: tensor core
   {"tensor_fft", fft},
   {"tensor_data_ptr", data_ptr},

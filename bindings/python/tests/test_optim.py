@@ -227,6 +227,32 @@ class OptimTest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "different number of parameter groups"):
             twin_opt.load_state_dict({"state": {}, "param_groups": []})
 
+    def test_adam_counts_steps_from_a_loaded_state(self):
+        # The fused update takes the step count as an argument: an older state loaded into the same optimizer
+        # (which remembers the count it wrote last) must restart from the loaded count.
+        def train(model, opt, steps):
+            for _ in range(steps):
+                opt.zero_grad()
+                model(ember.tensor(X)).pow(2).sum().backward()
+                opt.step()
+
+        a, b = nn.Linear(3, 1), nn.Linear(3, 1)
+        b.load_state_dict(a.state_dict())
+        opt_a = ember.optim.Adam(a.parameters(), lr=0.05)
+        opt_b = ember.optim.Adam(b.parameters(), lr=0.05)
+        train(a, opt_a, 3)
+        path = _support.temp_path(self, "step3.pt")
+        ember.save({"model": a.state_dict(), "opt": opt_a.state_dict()}, path)
+        train(a, opt_a, 2)
+        saved = ember.load(path)
+        a.load_state_dict(saved["model"])
+        opt_a.load_state_dict(saved["opt"])
+        train(a, opt_a, 1)
+        train(b, opt_b, 4)
+        self.assertEqual(opt_a.state[a.weight]["step"].item(), 4.0)
+        self.assertEqual(a.weight.tolist(), b.weight.tolist())
+        self.assertEqual(opt_a.state[a.weight]["exp_avg"].tolist(), opt_b.state[b.weight]["exp_avg"].tolist())
+
 
 class SchedulerTest(unittest.TestCase):
     def lrs(self, make, epochs, lr=1.0):

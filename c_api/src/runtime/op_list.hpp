@@ -189,6 +189,13 @@
   X(DynTensor, linear, (const DynTensor& x, const DynTensor& w, const DynTensor* bias, bool trans_w, bool relu), \
     (x, w, bias, trans_w, relu), x)
 
+// ops_adam.cpp (issue 14): one Adam / AdamW update's new param and moments (the caller copies them in place)
+#define EMBER_RUNTIME_ADAM_OPS(X)                                                                             \
+  X(std::vector<DynTensor>, adam_step,                                                                        \
+    (const DynTensor& param, const DynTensor& grad, const DynTensor& exp_avg, const DynTensor& exp_avg_sq,    \
+     const AdamStepArgs& a),                                                                                  \
+    (param, grad, exp_avg, exp_avg_sq, a), param)
+
 // ops_conv_act.cpp (issue 19, h-ortconv): relu(conv2d(x, w, bias, o)) and its max_pool2d values; fused under no_grad
 #define EMBER_RUNTIME_CONV_ACT_OPS(X)                                                                         \
   X(DynTensor, conv2d_relu, (const DynTensor& x, const DynTensor& w, const DynTensor* bias, const Conv2dOptions& o), \
@@ -217,4 +224,5 @@
   EMBER_RUNTIME_SHAPE_OPS(X)         \
   EMBER_RUNTIME_MHA_OPS(X)          \
   EMBER_RUNTIME_LINEAR_OPS(X)          \
-  EMBER_RUNTIME_CONV_ACT_OPS(X)
+  EMBER_RUNTIME_CONV_ACT_OPS(X)        \
+  EMBER_RUNTIME_ADAM_OPS(X)

@@ -5,7 +5,7 @@
 //
 // Only the op groups a model's forward uses are compiled for it (c_api/meson.build: capi_capture_op_sources), to
 // keep the build short; the others (in-place updates, optimizers and schedulers, the Sequential and module-tree
-// layers, RNNs, attention, FFT, sort / scan, the composed shape ops, the fused no-grad inference layers) answer
+// layers, RNNs, attention, FFT, sort / scan, the composed shape ops, the fused no-grad inference layers, the Adam update) answer
 // UnsupportedError here, which makes ember_compile run that forward eagerly with the error as its reason.
 #include "c_api/src/runtime/runtime_impl.hpp"
 
@@ -31,6 +31,7 @@ EMBER_RUNTIME_SORT_OPS(EMBER_CAPTURE_UNSUPPORTED)
 EMBER_RUNTIME_SHAPE_OPS(EMBER_CAPTURE_UNSUPPORTED)
 EMBER_RUNTIME_MHA_OPS(EMBER_CAPTURE_UNSUPPORTED)
 EMBER_RUNTIME_CONV_ACT_OPS(EMBER_CAPTURE_UNSUPPORTED)
+EMBER_RUNTIME_ADAM_OPS(EMBER_CAPTURE_UNSUPPORTED)
 #undef EMBER_CAPTURE_UNSUPPORTED
 }  // namespace ops
 

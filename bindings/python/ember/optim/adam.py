@@ -1,7 +1,14 @@
-"""torch.optim.Adam and AdamW (1.13's single-tensor updates, the same order of operations)."""
-import math
+"""torch.optim.Adam and AdamW.
 
-from .. import creation
+Without amsgrad each param's update is one ember_tensor_adam_step call: the engine's fused kernel (one pass over the
+param, its gradient and both moments, written back in place) in PyTorch 1.13's order of operations
+(exp_avg.mul_(beta1).add_(grad, alpha=1 - beta1), not torch 2's lerp_, whose different rounding moves a loss curve
+by 1e-4 within a few epochs). amsgrad composes ember ops in the same order.
+"""
+import math
+from ctypes import c_double
+
+from .. import _lib, creation
 from .._assign import assign_
 from .optimizer import Optimizer
 
@@ -39,6 +46,18 @@ class Adam(Optimizer):
     def _validate_group(self, group):
         _check_adam_options(group["lr"], group["betas"], group["eps"], group["weight_decay"])
 
+    def _next_step(self, param, state):
+        """This update's count, written into state["step"] in place (a tensor, as torch 1.13's `step_t += 1`).
+        The count this optimizer last wrote is remembered with that tensor, so it is read back (a host read) only
+        when the tensor is another one (a load_state_dict, or a caller replaced it)."""
+        steps = self.__dict__.setdefault("_steps", {})
+        last = steps.get(id(param))
+        t = state["step"]
+        step = (last[1] if last is not None and last[0] is t else int(t.item())) + 1
+        _lib.check(_lib.hot.tensor_inplace_scalar(t._h, _lib.INPLACE_FILL, c_double(step)))
+        steps[id(param)] = (t, step)
+        return step
+
     def _update(self, param, grad, state, group):
         if not state:
             state["step"] = creation.tensor(0.0)
@@ -50,8 +69,12 @@ class Adam(Optimizer):
         lr, weight_decay, eps = group["lr"], group["weight_decay"], group["eps"]
         if group["maximize"]:
             grad = -grad
-        step = state["step"].item() + 1
-        state["step"] = creation.tensor(float(step))
+        step = self._next_step(param, state)
+        if not group["amsgrad"]:
+            _lib.check(_lib.tensor_adam_step(param._h, grad._h, state["exp_avg"]._h, state["exp_avg_sq"]._h, lr,
+                                             beta1, beta2, eps, weight_decay, 1 if self.decoupled else 0, step))
+            return
+        # amsgrad: composed, 1.13's order.
         if self.decoupled:
             param_value = param * (1 - lr * weight_decay)
         else:
@@ -65,11 +88,8 @@ class Adam(Optimizer):
         bias_correction2 = 1 - beta2 ** step
         step_size = lr / bias_correction1
         bias_correction2_sqrt = math.sqrt(bias_correction2)
-        if group["amsgrad"]:
-            state["max_exp_avg_sq"] = state["max_exp_avg_sq"].maximum(exp_avg_sq)
-            denom = state["max_exp_avg_sq"].sqrt() / bias_correction2_sqrt + eps
-        else:
-            denom = exp_avg_sq.sqrt() / bias_correction2_sqrt + eps
+        state["max_exp_avg_sq"] = state["max_exp_avg_sq"].maximum(exp_avg_sq)
+        denom = state["max_exp_avg_sq"].sqrt() / bias_correction2_sqrt + eps
         assign_(param, param_value + exp_avg / denom * (-step_size))
 
 

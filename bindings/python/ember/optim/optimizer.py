@@ -125,8 +125,9 @@ class Optimizer:
         with autograd.no_grad():
             for group in self.param_groups:
                 for p in group["params"]:
-                    if p.grad is not None:
-                        self._update(p, p.grad, self.state[p], group)
+                    grad = p.grad  # one read: each makes a handle
+                    if grad is not None:
+                        self._update(p, grad, self.state[p], group)
         return loss
 
     def _update(self, param, grad, state, group):
