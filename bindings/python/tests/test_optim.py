@@ -22,6 +22,14 @@ def snapshot(model):
     return model.weight.tolist()[0], model.bias.tolist()[0]
 
 
+def train(model, opt, steps):
+    """`steps` optimizer steps on sum(model(X) ** 2)."""
+    for _ in range(steps):
+        opt.zero_grad()
+        model(ember.tensor(X)).pow(2).sum().backward()
+        opt.step()
+
+
 def backward(model, times=1):
     for _ in range(times):
         model(ember.tensor(X)).sum().backward()
@@ -199,12 +207,6 @@ class OptimTest(unittest.TestCase):
         self.assertParams(model, [w - 0.01 * math.copysign(1, g) for w, g in zip(w0, GW)], b0 - 0.01, places=9)
 
     def test_state_dict_round_trip(self):
-        def train(model, opt, steps):
-            for _ in range(steps):
-                opt.zero_grad()
-                model(ember.tensor(X)).pow(2).sum().backward()
-                opt.step()
-
         model = nn.Linear(3, 1)
         opt = ember.optim.Adam(model.parameters(), lr=0.05)
         train(model, opt, 3)
@@ -230,12 +232,6 @@ class OptimTest(unittest.TestCase):
     def test_adam_counts_steps_from_a_loaded_state(self):
         # The fused update takes the step count as an argument: an older state loaded into the same optimizer
         # (which remembers the count it wrote last) must restart from the loaded count.
-        def train(model, opt, steps):
-            for _ in range(steps):
-                opt.zero_grad()
-                model(ember.tensor(X)).pow(2).sum().backward()
-                opt.step()
-
         a, b = nn.Linear(3, 1), nn.Linear(3, 1)
         b.load_state_dict(a.state_dict())
         opt_a = ember.optim.Adam(a.parameters(), lr=0.05)
