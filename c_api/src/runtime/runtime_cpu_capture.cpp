@@ -5,8 +5,9 @@
 //
 // Only the op groups a model's forward uses are compiled for it (c_api/meson.build: capi_capture_op_sources), to
 // keep the build short; the others (in-place updates, optimizers and schedulers, the Sequential and module-tree
-// layers, RNNs, attention, FFT, sort / scan, the composed shape ops, the fused no-grad inference layers, the Adam update) answer
-// UnsupportedError here, which makes ember_compile run that forward eagerly with the error as its reason.
+// layers, RNNs, attention, FFT, sort / scan, the composed shape ops, the fused no-grad inference layers, the Adam
+// update) answer UnsupportedError here, which makes ember_compile run that forward eagerly with the error as its
+// reason.
 #include "c_api/src/runtime/runtime_impl.hpp"
 
 namespace ember::capi {
