@@ -23,8 +23,8 @@ T filled(int64_t n, float v) {
 TEST(CpuAdamDenormals, MomentsDecayingBelowFltMinBecomeZero) {
   constexpr int64_t n = 1000;  // long enough for the vectorized body and a tail
   const T w = filled(n, 0.5f), g = filled(n, 0.0f);
-  // m + (0 - m) * 0.1 and v * 0.999 land below FLT_MIN (1.1755e-38): without flushing both are denormal results.
-  // With it, v's becomes 0, and m's intermediate m * 0.1 is itself flushed, so m stays (a normal number).
+  // m * 0.9 + 0 * 0.1 and v * 0.999 land below FLT_MIN (1.1755e-38): without flushing both are denormal results.
+  // With it both become 0 (the assertion below allows any value that is not denormal).
   const T m = filled(n, 1.2e-38f), v = filled(n, 1.176e-38f);
   AdamStepArgs a;
   a.bias_correction1 = 0.5;

@@ -1,4 +1,4 @@
-// CPU backend internals: the caching allocator and the thread pool.
+// CPU backend internals: the caching allocator and the thread pool (cpu_scalar_divisor_test.cpp: Adam's divisor).
 #include <gtest/gtest.h>
 
 #include <atomic>
