@@ -1,10 +1,12 @@
-// Matrix multiply on OpenBLAS. CpuTensor buffers are contiguous row-major, so every 2-D slice is directly a BLAS
-// operand and no packing copies are needed.
+// Matrix multiply on OpenBLAS (f32 on oneDNN's sgemm where OpenBLAS's kernels lag the CPU: blas_route.hpp).
+// CpuTensor buffers are contiguous row-major, so every 2-D slice is directly a BLAS operand and no packing copies are
+// needed.
 #include <cblas.h>
 
 #include <algorithm>
 #include <type_traits>
 
+#include "backends/cpu/blas_route.hpp"
 #include "backends/cpu/kernels.hpp"
 #include "backends/cpu/onednn_linear.hpp"
 #include "backends/cpu/parallel.hpp"
@@ -28,6 +30,12 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, 
       }
     }
     return;
+  }
+  // OpenBLAS's kernels are for an older instruction set than this CPU's (blas_route.hpp): oneDNN's sgemm instead.
+  if constexpr (std::is_same_v<T, float>) {
+    if (blas::sgemm_route() == blas::Sgemm::OneDnn &&
+        onednn::sgemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc))
+      return;
   }
   // A single row or column is a matrix-vector product: OpenBLAS's sgemm pays ~15 µs of packing for m == 1 at
   // 256x256 where sgemv takes ~3 µs, and batch-1 inference is exactly this case.

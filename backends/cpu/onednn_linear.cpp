@@ -9,6 +9,7 @@
 #include <dnnl.hpp>
 #include <map>
 #include <memory>
+#include <stdexcept>
 #include <string_view>
 #include <unordered_map>
 
@@ -135,7 +136,43 @@ bool product(Problem q, const float* a, const float* b, const float* bias, float
   return all;
 }
 
+// One block of sgemm's product on the calling thread, oneDNN on one OpenMP thread as in run().
+bool sgemm_block(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+                 const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  const int before = omp_get_max_threads();
+  if (before != 1) omp_set_num_threads(1);
+  const dnnl_status_t s =
+      dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  if (before != 1) omp_set_num_threads(before);
+  return s == dnnl_success;
+}
+
 }  // namespace
+
+bool sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+           const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  if (!enabled()) return false;
+  // As product(): a fork pays from 2^21 multiply-adds. Rows split when each part keeps 8 or more (A's rows are
+  // columns of its storage when transposed), else columns when each keeps 64 or more, else one block.
+  const int64_t threads = m * n * k >= (int64_t{1} << 21) ? num_threads() : 1;
+  const bool by_rows = threads > 1 && m >= 8 * threads;
+  const bool by_cols = !by_rows && threads > 1 && n >= 64 * threads;
+  if (!by_rows && !by_cols) return sgemm_block(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  std::atomic<bool> all{true};
+  const int64_t extent = by_rows ? m : n;
+  parallel_for(extent, (extent + threads - 1) / threads, [&](int64_t lo, int64_t hi) {
+    const bool ok =
+        by_rows ? sgemm_block(trans_a, trans_b, hi - lo, n, k, alpha, trans_a ? a + lo : a + lo * lda, lda, b, ldb,
+                              beta, c + lo * ldc, ldc)
+                : sgemm_block(trans_a, trans_b, m, hi - lo, k, alpha, a, lda, trans_b ? b + lo * ldb : b + lo, ldb,
+                              beta, c + lo, ldc);
+    if (!ok) all = false;
+  });
+  // Only invalid arguments make oneDNN refuse, and the callers' are valid: a refused block after others wrote
+  // C + beta C could not be redone from C.
+  if (!all && beta != 0.0f) throw std::logic_error("oneDNN's sgemm refused a block of a product");
+  return all;
+}
 
 std::optional<CpuTensor<float>> linear(const CpuTensor<float>& x, const CpuTensor<float>& w,
                                        const CpuTensor<float>* bias, bool trans_w, bool relu) {

@@ -21,6 +21,12 @@ std::optional<CpuTensor<float>> linear(const CpuTensor<float>& x, const CpuTenso
 bool gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
           int64_t ldb, float* c);
 
+// C = alpha op(A) op(B) + beta C, row-major with leading dims, as cblas_sgemm: oneDNN's sgemm (JIT kernels for this
+// CPU) on one OpenMP thread per part, the product split over Ember's pool by rows (or by columns when it has few
+// rows). blas_route.hpp says when matmul.cpp's gemm<float> asks it. False (c untouched) when oneDNN is off or absent.
+bool sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+           const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+
 inline std::optional<CpuTensor<double>> linear(const CpuTensor<double>&, const CpuTensor<double>&,
                                                const CpuTensor<double>*, bool, bool) {
   return std::nullopt;

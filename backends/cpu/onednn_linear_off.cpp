@@ -9,5 +9,9 @@ std::optional<CpuTensor<float>> linear(const CpuTensor<float>&, const CpuTensor<
 }
 
 bool gemm(bool, bool, int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*) { return false; }
+bool sgemm(bool, bool, int64_t, int64_t, int64_t, float, const float*, int64_t, const float*, int64_t, float, float*,
+           int64_t) {
+  return false;
+}
 
 }  // namespace ember::cpu::onednn

@@ -108,6 +108,8 @@ def judge(args, medians, time_ns, table, fmt_time):
         print(f"threads: {t}  date: {ctx.get('date', '?')}  host: {ctx.get('host_name', '?')}  cpus: "
               f"{ctx.get('num_cpus', '?')}  load before: {' '.join(f'{v:.2f}' for v in data['load_before'])}  "
               f"after: {' '.join(f'{v:.2f}' for v in data['load_after'])}")
+        if "sgemm" in ctx:
+            print(f"sgemm: {ctx['sgemm']}")
         res = medians(data)
         per_threads[t] = (res, pairs(res, time_ns))
         rows = []

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cpu/blas_route.hpp"
 #include "backends/cpu/parallel.hpp"
 #include "bench/peers/fma_peak.hpp"
 #include "bench/peers/workloads.hpp"
@@ -32,6 +33,8 @@ int main(int argc, char** argv) {
   ember::cpu::set_num_threads(threads);
   ember::peers::set_torch_threads(threads);
   benchmark::AddCustomContext("threads", std::to_string(threads));
+  // Which library runs Ember's f32 GEMMs on this machine (and which kernels OpenBLAS, LibTorch's BLAS too, picked).
+  benchmark::AddCustomContext("sgemm", ember::cpu::blas::describe());
 
   using ember::peers::Workload;
   for (auto [side, list] : {std::pair{"ember", ember::peers::ember_workloads()},

@@ -1,5 +1,5 @@
 """A residual CNN written as an ember nn.Module subclass (with a user nn.Parameter) trains on digits with PyTorch
-1.13's loss curve: same initial weights, same batches, Adam; every epoch's mean loss within 1e-4 of torch's.
+1.13's loss curve: same initial weights, same batches, Adam; every epoch's mean loss within LOSS_TOL of torch's.
 
 The reference comes from gen_residual_cnn_reference.py (run with Debian's python3-torch); this test needs only
 ember. The model below mirrors the generator's line for line, in ember's names.
@@ -14,7 +14,11 @@ import ember.nn as nn
 import ember.nn.functional as F
 import residual_cnn_common as common
 
-LOSS_TOL = 1e-4
+# Per epoch. The curve is chaotic: a last-bit change of the summation order in one GEMM (oneDNN's sgemm instead of
+# OpenBLAS's, blas_route.hpp) moves epoch 1 by 3e-7, epoch 2 by 4e-6, epoch 3 by 1.0e-4 and epoch 4 by 2.6e-4, so the
+# later epochs get room while the first stay tight: Adam's eps at 1e-6 instead of 1e-8 moves epoch 1 by 2.6e-5 and
+# a 1 % larger lr by 1.7e-3, both caught there. With OpenBLAS's GEMMs every epoch agrees to 1e-7.
+LOSS_TOL = (1e-5, 1e-4, 1e-3, 1e-3)
 
 
 class ResidualCNN(nn.Module):
@@ -83,8 +87,9 @@ class ResidualCNNParityTest(unittest.TestCase):
                 total += loss.item()
             losses.append(total / len(batch_list))
         elapsed = time.perf_counter() - start
-        for epoch, (got, want) in enumerate(zip(losses, ref["epoch_losses"]), 1):
-            self.assertLess(abs(got - want), LOSS_TOL, "epoch %d: ember %.7f, torch %.7f" % (epoch, got, want))
+        self.assertEqual(len(losses), len(LOSS_TOL))
+        for epoch, (got, want, tol) in enumerate(zip(losses, ref["epoch_losses"], LOSS_TOL), 1):
+            self.assertLess(abs(got - want), tol, "epoch %d: ember %.7f, torch %.7f" % (epoch, got, want))
         # the user parameter and the BatchNorm buffers were trained / tracked as in torch
         final = ref["final"]
         self.assertAlmostEqual(model.res_scale.item(), final["res_scale"], delta=1e-3)
