@@ -36,8 +36,16 @@ A wrap_mul(A a, B b) {
   else return a * b;
 }
 
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
+#define EMBER_REDUCE_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define EMBER_REDUCE_CLONES
+#endif
+
+// The sum's blocking (fused_chain.cpp's SumState reproduces it): 16 lanes per block of 4096 elements, each lane adding
+// its elements in order, blocks and the tail added in the wide type.
 template <class T>
-Wide<T> sum_contig(const T* x, int64_t n) {
+[[gnu::always_inline]] inline Wide<T> sum_contig_body(const T* x, int64_t n) {
   Wide<T> total = 0;
   constexpr int64_t kBlock = 4096, kLanes = 16;
   int64_t i = 0;
@@ -51,6 +59,18 @@ Wide<T> sum_contig(const T* x, int64_t n) {
   }
   for (; i < n; ++i) total = wrap_add(total, x[i]);
   return total;
+}
+
+// Float sums multi-versioned like add_rows below: the baseline build runs the 16 lanes as four SSE registers, 1.6x the
+// time of one AVX-512 register on a 16M-element sum (bench/README.md "OpenBLAS on a CPU it does not know"). Each lane
+// adds the same elements in the same order in every clone, so all give the same bits.
+EMBER_REDUCE_CLONES double sum_contig_float(const float* x, int64_t n) { return sum_contig_body(x, n); }
+EMBER_REDUCE_CLONES double sum_contig_float(const double* x, int64_t n) { return sum_contig_body(x, n); }
+
+template <class T>
+Wide<T> sum_contig(const T* x, int64_t n) {
+  if constexpr (is_float<T>) return sum_contig_float(x, n);
+  else return sum_contig_body(x, n);
 }
 
 template <class T>
@@ -89,12 +109,6 @@ T reduce_contig(const T* x, int64_t n, ReduceOp op) {
   }
   return T(0);
 }
-
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
-#define EMBER_REDUCE_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define EMBER_REDUCE_CLONES
-#endif
 
 // acc[j] += rows[r * inner + j] for r < len: the sums over a leading dim (every Linear's bias gradient is one).
 // Multi-versioned like elementwise.cpp: the baseline build converts and adds two doubles per instruction. Additions
