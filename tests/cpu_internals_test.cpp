@@ -122,5 +122,30 @@ TEST(CpuParallel, ResultsDoNotDependOnTheThreadCount) {
   EXPECT_EQ(one, two);
 }
 
+// A sum over a leading dim with fewer slices than threads runs in column bands over the pool (reduce.cpp
+// sum_columns_in_bands): the bits of one thread, and each column's sum accurate against a double reference, for
+// widths around the band size and a mean.
+TEST(CpuParallel, ColumnSumsInBandsHaveTheOneThreadBits) {
+  Rng rng(9);
+  for (const int64_t width : {1000, 512, 600, 769}) {  // 2 to 4 bands of 256, a last band of 1
+    SCOPED_TRACE(width);
+    auto x = Tensor<Cpu<float>, 3>::random({1, 700, width}, Normal{}, rng);
+    cpu::set_num_threads(1);
+    const auto one = x.sum_dim(1).into_data().to_vec<float>();
+    const auto mean_one = x.mean_dim(1).into_data().to_vec<float>();
+    cpu::set_num_threads(3);
+    EXPECT_EQ(x.sum_dim(1).into_data().to_vec<float>(), one);
+    EXPECT_EQ(x.mean_dim(1).into_data().to_vec<float>(), mean_one);
+    cpu::set_num_threads(2);
+    const auto v = x.into_data().to_vec<float>();
+    for (int64_t j = 0; j < width; j += 37) {
+      double ref = 0;
+      for (int64_t r = 0; r < 700; ++r) ref += v[static_cast<std::size_t>(r * width + j)];
+      EXPECT_FLOAT_EQ(one[static_cast<std::size_t>(j)], static_cast<float>(ref)) << "column " << j;
+    }
+  }
+  cpu::set_num_threads(1);
+}
+
 }  // namespace
 }  // namespace ember

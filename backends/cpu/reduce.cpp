@@ -1,6 +1,7 @@
 // Reductions over one dim (keepdim) or over all elements, and argmax/argmin.
 // A reduction over `dim` views the tensor as [outer, len, inner]; inner == 1 reduces contiguous rows, otherwise
 // whole inner rows are combined at once so the loop over `inner` vectorizes.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -41,6 +42,9 @@ A wrap_mul(A a, B b) {
 #else
 #define EMBER_REDUCE_CLONES
 #endif
+
+// Columns per band of sum_columns_in_bands: 256 doubles of accumulators stay in L1 while the band's rows stream by.
+constexpr int64_t kBandColumns = 256;
 
 // The sum's blocking (fused_chain.cpp's SumState reproduces it): 16 lanes per block of 4096 elements, each lane adding
 // its elements in order, blocks and the tail added in the wide type.
@@ -110,16 +114,46 @@ T reduce_contig(const T* x, int64_t n, ReduceOp op) {
   return T(0);
 }
 
-// acc[j] += rows[r * inner + j] for r < len: the sums over a leading dim (every Linear's bias gradient is one).
-// Multi-versioned like elementwise.cpp: the baseline build converts and adds two doubles per instruction. Additions
-// only, each element's in the same order, so every clone gives the same bits.
-EMBER_REDUCE_CLONES void add_rows(const float* __restrict rows, int64_t len, int64_t inner, double* __restrict acc) {
+// acc[j] += rows[r * stride + j] for r < len, j < width: the sums over a leading dim (every Linear's bias gradient is
+// one), over a band of `width` columns of rows `stride` apart. Multi-versioned like elementwise.cpp: the baseline
+// build converts and adds two doubles per instruction. Additions only, each element's in the same order, so every
+// clone and every band split gives the same bits.
+EMBER_REDUCE_CLONES void add_rows(const float* __restrict rows, int64_t len, int64_t width, int64_t stride,
+                                  double* __restrict acc) {
   for (int64_t r = 0; r < len; ++r)
-    for (int64_t j = 0; j < inner; ++j) acc[j] += rows[r * inner + j];
+    for (int64_t j = 0; j < width; ++j) acc[j] += rows[r * stride + j];
 }
-EMBER_REDUCE_CLONES void add_rows(const double* __restrict rows, int64_t len, int64_t inner, double* __restrict acc) {
+EMBER_REDUCE_CLONES void add_rows(const double* __restrict rows, int64_t len, int64_t width, int64_t stride,
+                                  double* __restrict acc) {
   for (int64_t r = 0; r < len; ++r)
-    for (int64_t j = 0; j < inner; ++j) acc[j] += rows[r * inner + j];
+    for (int64_t j = 0; j < width; ++j) acc[j] += rows[r * stride + j];
+}
+
+// A float sum or mean over a leading dim with fewer outer slices than threads ([4096, 4096] over dim 0 is one slice):
+// the columns are split into bands over the pool instead, each band's sums accumulated in double as above.
+template <class T>
+bool sum_columns_in_bands(const T* px, T* py, const ReduceView& v, ReduceOp op) {
+  if constexpr (!is_float<T>) {
+    return false;
+  } else {
+    if ((op != ReduceOp::Sum && op != ReduceOp::Mean) || v.len == 0 || v.outer >= num_threads() ||
+        v.inner < 2 * kBandColumns || v.outer * v.len * v.inner < kParallelThreshold)
+      return false;
+    const int64_t bands = (v.inner + kBandColumns - 1) / kBandColumns;
+    parallel_for(v.outer * bands, 1, [&](int64_t b, int64_t e) {
+      double acc[kBandColumns];
+      for (int64_t t = b; t < e; ++t) {
+        const int64_t o = t / bands, j0 = (t % bands) * kBandColumns;
+        const int64_t width = std::min(kBandColumns, v.inner - j0);
+        std::fill(acc, acc + width, 0.0);
+        add_rows(px + o * v.len * v.inner + j0, v.len, width, v.inner, acc);
+        T* out = py + o * v.inner + j0;
+        for (int64_t j = 0; j < width; ++j)
+          out[j] = static_cast<T>(op == ReduceOp::Sum ? acc[j] : acc[j] / static_cast<double>(v.len));
+      }
+    });
+    return true;
+  }
 }
 
 }  // namespace
@@ -140,6 +174,7 @@ CpuTensor<T> reduce(const CpuTensor<T>& x, ReduceOp op, std::size_t dim) {
                  });
     return y;
   }
+  if (sum_columns_in_bands(px, py, v, op)) return y;
   const int64_t work_per_outer = v.len * v.inner;
   parallel_for(v.outer, std::max<int64_t>(1, kParallelThreshold / std::max<int64_t>(work_per_outer, 1)),
                [&](int64_t b, int64_t e) {
@@ -150,7 +185,7 @@ CpuTensor<T> reduce(const CpuTensor<T>& x, ReduceOp op, std::size_t dim) {
                    if (op == ReduceOp::Sum || op == ReduceOp::Mean) {
                      std::fill(acc.begin(), acc.end(), Wide<T>(0));
                      if constexpr (is_float<T>) {
-                       add_rows(base, v.len, v.inner, acc.data());
+                       add_rows(base, v.len, v.inner, v.inner, acc.data());
                      } else {
                        for (int64_t r = 0; r < v.len; ++r) {
                          const T* row = base + r * v.inner;
