@@ -65,7 +65,7 @@ template <class T>
   return total;
 }
 
-// Float sums multi-versioned like add_rows below: the baseline build runs the 16 lanes as four SSE registers, 1.6x the
+// Float sums multi-versioned like add_rows below: the baseline build runs the 16 lanes as four SSE registers, 1.5x the
 // time of one AVX-512 register on a 16M-element sum (bench/README.md "OpenBLAS on a CPU it does not know"). Each lane
 // adds the same elements in the same order in every clone, so all give the same bits.
 EMBER_REDUCE_CLONES double sum_contig_float(const float* x, int64_t n) { return sum_contig_body(x, n); }
