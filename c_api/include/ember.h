@@ -1657,9 +1657,10 @@ EMBER_API ember_status EMBER_CALL ember_onnx_operator_name(size_t index, char* b
  * ember_compiled_fallback_reason says why in one line: an input or state tensor of another device or dtype; a value
  * read to the host during the forward (data-dependent: that signature stays eager); an op the capture runtime does
  * not have (in-place ops, RNNs, attention, sequential / module-tree layers, ...); a tensor of the builtin runtime
- * met in an op (a constant made inside the forward, dropout's mask); more than one output requiring grad; a forward
+ * met in an op (a constant made inside the forward; dropout through ember_tensor_dropout is captured, its draws made
+ * again on each replay); more than one output requiring grad; a forward
  * that replaces a state tensor (batch norm's running statistics). A capture that fails runs the callback once more,
- * eagerly: when that fails too its status is returned. During a capture the state handles hold capture tensors
+ * eagerly, from the generator state it started with: when that fails too its status is returned. During a capture the state handles hold capture tensors
  * (restored on every path, failures included). Not thread-safe: one call at a time per compiled object. */
 typedef struct ember_compiled ember_compiled;
 enum ember_compiled_call_kind { EMBER_COMPILED_EAGER = 0, EMBER_COMPILED_CAPTURED = 1, EMBER_COMPILED_REPLAYED = 2 };
@@ -1714,6 +1715,15 @@ EMBER_API ember_status EMBER_CALL ember_tensor_adam_step(ember_tensor* param, co
                                                          ember_tensor* exp_avg, ember_tensor* exp_avg_sq, double lr,
                                                          double beta1, double beta2, double eps,
                                                          double weight_decay, int32_t decoupled, int64_t step);
+
+/* ==== Dropout as one op (issue 14) ====
+ * torch.nn.functional.dropout in training mode: each element of the float tensor x is zeroed with probability p and
+ * the others are scaled by 1 / (1 - p) (p == 0: a new handle on x itself; p == 1: zeros, with a zero gradient). The
+ * mask is drawn from Ember's global generator (ember_seed), so a seed reproduces it on every backend; under autograd
+ * the backward multiplies by the same mask. Inside ember_compile's forward the draw is recorded, and every replay
+ * draws a new mask from the same generator, in the order an eager call would (a forward with dropout is captured,
+ * not run eagerly). Eval mode is the caller's: do not call it. p in [0, 1]. */
+EMBER_API ember_status EMBER_CALL ember_tensor_dropout(const ember_tensor* x, double p, ember_tensor** out);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -149,6 +149,10 @@ ember_status ember_tensor_linear(const ember_tensor* x, const ember_tensor* w, c
   });
 }
 
+ember_status ember_tensor_dropout(const ember_tensor* x, double p, ember_tensor** out) {
+  return produce(__func__, out, [&] { return dropout(val(x, "x"), p); });
+}
+
 ember_status ember_tensor_reshape(const ember_tensor* x, const int64_t* shape, size_t rank, ember_tensor** out) {
   return produce(__func__, out, [&] {
     const auto& t = val(x, "x");

@@ -1,7 +1,7 @@
 // issue 14: ember_compile / ember_compiled_* from C. A digits-MLP-shaped forward (three linear layers with ReLU,
 // written with ember_tensor_* ops on its param handles) compiled against the same forward run eagerly: Adam
 // training bit for bit, the capture / replay sequence, new signatures (batch size, eval mode, no-grad), gradient
-// accumulation over two forwards, and the fallbacks with their reasons.
+// accumulation over two forwards, dropout captured and replayed, and the fallbacks with their reasons.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -21,6 +21,7 @@ struct Mlp {
   bool read_host = false;    // the forward reads a value to the host (data-dependent)
   bool mix_builtin = false;  // the forward adds a constant it makes itself on the CPU
   bool fail = false;         // the forward fails after its first op
+  bool dropout = false;      // dropout (p 0.25) after the first ReLU
   int calls = 0;             // callback invocations
   int32_t last_mode = -1;
 
@@ -96,6 +97,11 @@ ember_status mlp_forward(Mlp& m, const ember_tensor* x, ember_tensor** out) {
     Tensor total_owner(total);
     double v = 0;
     EMBER_TRY(ember_tensor_item(total, &v));  // e.g. `if a1.sum().item() > 1e9`
+  }
+  if (m.dropout) {
+    ember_tensor* d = nullptr;
+    EMBER_TRY(ember_tensor_dropout(a1.get(), 0.25, &d));
+    a1.reset(d);
   }
   if (m.mix_builtin) {
     const int64_t shape[1] = {kHidden};
@@ -259,6 +265,64 @@ TEST(CCompile, AdamTrainingMatchesEagerBitForBit) {
   EXPECT_EQ(rg, 0);
   ASSERT_EQ(ember_tensor_requires_grad(y2.get(), &rg), EMBER_OK);
   EXPECT_EQ(rg, 1);
+}
+
+// Dropout inside the forward is captured: each replay draws a new mask from the global generator, the mask an eager
+// call would draw from the same state (both sides are seeded alike before each step), and its backward multiplies by
+// that replay's mask. Training matches eager bit for bit.
+TEST(CCompile, DropoutIsCapturedAndReplaysTheEagerMasks) {
+  Mlp e = make_mlp(300), c = copy_of(e);
+  e.dropout = c.dropout = true;
+  Optim oe = adam(e), oc = adam(c);
+  Compiled cc = compile(c);
+  std::vector<int32_t> kinds;
+  std::vector<float> first_losses;
+  for (uint64_t step = 0; step < 6; ++step) {
+    Tensor x = batch_x(6, 4000 + step), y = batch_y(6, 4000 + step);
+    ASSERT_EQ(ember_seed(50 + step), EMBER_OK);
+    Tensor le = loss_of(eager(e, x.get()).get(), y.get());
+    ASSERT_EQ(ember_seed(50 + step), EMBER_OK);
+    Tensor lc = loss_of(call(cc.get(), x.get()).get(), y.get());
+    expect_same_bits(le.get(), lc.get(), "loss of step " + std::to_string(step));
+    kinds.push_back(last_call(cc.get()));
+    EXPECT_EQ(reason(cc.get()), "");
+    backward(le.get());
+    backward(lc.get());
+    EXPECT_EQ(ember_optimizer_step(oe.get(), nullptr), EMBER_OK) << ember_last_error();
+    EXPECT_EQ(ember_optimizer_step(oc.get(), nullptr), EMBER_OK) << ember_last_error();
+    EXPECT_EQ(ember_optimizer_zero_grad(oe.get()), EMBER_OK);
+    EXPECT_EQ(ember_optimizer_zero_grad(oc.get()), EMBER_OK);
+  }
+  std::vector<int32_t> want(6, EMBER_COMPILED_REPLAYED);
+  want[0] = EMBER_COMPILED_CAPTURED;
+  EXPECT_EQ(kinds, want);
+  EXPECT_EQ(c.calls, 1);
+  expect_same_params(e, c);
+
+  // The replay draws anew: two replays from different generator states give different outputs.
+  Tensor x = batch_x(6, 4100);
+  ASSERT_EQ(ember_seed(1), EMBER_OK);
+  const auto y1 = floats(call(cc.get(), x.get()).get());
+  ASSERT_EQ(ember_seed(2), EMBER_OK);
+  const auto y2 = floats(call(cc.get(), x.get()).get());
+  EXPECT_EQ(last_call(cc.get()), EMBER_COMPILED_REPLAYED);
+  EXPECT_NE(y1, y2);
+}
+
+// A capture that fails runs the forward again eagerly from the generator state the call started with: its dropout
+// mask is the one a single eager call draws.
+TEST(CCompile, FailedCaptureRerunsFromTheCallsGeneratorState) {
+  Mlp e = make_mlp(400), c = copy_of(e);
+  e.dropout = c.dropout = e.mix_builtin = c.mix_builtin = true;
+  Compiled cc = compile(c);
+  Tensor x = batch_x(5, 4200);
+  ASSERT_EQ(ember_seed(77), EMBER_OK);
+  Tensor ye = eager(e, x.get());
+  ASSERT_EQ(ember_seed(77), EMBER_OK);
+  Tensor yc = call(cc.get(), x.get());
+  EXPECT_EQ(last_call(cc.get()), EMBER_COMPILED_EAGER);
+  EXPECT_NE(reason(cc.get()).find("the capture failed"), std::string::npos) << reason(cc.get());
+  expect_same_bits(ye.get(), yc.get(), "the eager rerun");
 }
 
 // Two forwards, then one backward of the sum of their losses: each replay's backward reads its own activations.

@@ -473,5 +473,59 @@ TEST(CApiOps, TrigRemainderAndPredicates) {
                    "isnan: not defined for i64 tensors");
 }
 
+// ember_tensor_dropout: a pre-scaled mask from Ember's global generator (a seed reproduces it), its gradient, the
+// edge probabilities, rank 0, and its errors.
+TEST(CApiOps, DropoutDrawsASeededScaledMask) {
+  std::vector<float> ones(4000, 1.0f);
+  const Tensor x = f32(ones, {40, 100});
+  EMBER_ASSERT_OK(ember_tensor_set_requires_grad(x.get(), 1));
+  auto drop = [&](double p, uint64_t seed) {
+    EXPECT_EQ(ember_seed(seed), EMBER_OK);
+    ember_tensor* out = nullptr;
+    EXPECT_EQ(ember_tensor_dropout(x.get(), p, &out), EMBER_OK) << ember_last_error();
+    return Tensor(out);
+  };
+  const Tensor a = drop(0.25, 7), b = drop(0.25, 7), c = drop(0.25, 8);
+  const auto va = floats(a.get());
+  EXPECT_EQ(va, floats(b.get())) << "the same seed draws the same mask";
+  EXPECT_NE(va, floats(c.get()));
+  std::size_t zeros = 0;
+  for (float v : va) {
+    if (v == 0.0f) ++zeros;
+    else EXPECT_EQ(v, static_cast<float>(1.0 / 0.75));
+  }
+  EXPECT_NEAR(static_cast<double>(zeros) / 4000.0, 0.25, 0.03);
+  EXPECT_EQ(shape_of(a.get()), (std::vector<int64_t>{40, 100}));
+
+  // d sum(dropout(x)) / dx is the mask itself.
+  ember_tensor* total = nullptr;
+  EMBER_ASSERT_OK(ember_tensor_reduce_all(a.get(), EMBER_REDUCE_SUM, &total));
+  const Tensor total_owned(total);
+  ember_backward_options o;
+  EMBER_ASSERT_OK(ember_backward_options_init(&o));
+  EMBER_ASSERT_OK(ember_tensor_backward_ex(total, nullptr, &o, nullptr));
+  ember_tensor* g = nullptr;
+  EMBER_ASSERT_OK(ember_tensor_grad(x.get(), &g));
+  const Tensor g_owned(g);
+  EXPECT_EQ(floats(g), va);
+
+  EXPECT_EQ(floats(drop(0.0, 1).get()), ones);
+  EXPECT_EQ(floats(drop(1.0, 1).get()), std::vector<float>(4000, 0.0f));
+  const Tensor scalar = f32({3.0f}, {});
+  ember_tensor* s0 = nullptr;
+  EMBER_ASSERT_OK(ember_tensor_dropout(scalar.get(), 0.5, &s0));
+  const Tensor s0_owned(s0);
+  EXPECT_EQ(shape_of(s0), std::vector<int64_t>{});
+
+  ember_tensor* bad = nullptr;
+  EMBER_EXPECT_ERR(ember_tensor_dropout(x.get(), 1.5, &bad), EMBER_ERR_INVALID_ARGUMENT, "prob must be in [0, 1]");
+  EMBER_EXPECT_ERR(ember_tensor_dropout(x.get(), -0.1, &bad), EMBER_ERR_INVALID_ARGUMENT, "prob must be in [0, 1]");
+  EMBER_EXPECT_ERR(ember_tensor_dropout(x.get(), std::nan(""), &bad), EMBER_ERR_INVALID_ARGUMENT, "prob");
+  const Tensor ints = i64({1, 2}, {2});
+  EMBER_EXPECT_ERR(ember_tensor_dropout(ints.get(), 0.5, &bad), EMBER_ERR_DTYPE, "dropout: input");
+  EMBER_EXPECT_ERR(ember_tensor_dropout(nullptr, 0.5, &bad), EMBER_ERR_NULL_HANDLE, "x");
+  EXPECT_EQ(bad, nullptr);
+}
+
 }  // namespace
 }  // namespace ember::capi_test

@@ -798,6 +798,7 @@ const Action kActions[] = {
   {"tensor_log_softmax", [](Ctx& c) { MAKE(ember_tensor_log_softmax, c.tensor(), c.dim()); }},
   // layout and indexing
   {"tensor_matmul", [](Ctx& c) { MAKE(ember_tensor_matmul, c.tensor(), c.tensor()); }},
+  {"tensor_dropout", [](Ctx& c) { MAKE(ember_tensor_dropout, c.tensor(), c.real()); }},
   {"tensor_linear", [](Ctx& c) {
      MAKE(ember_tensor_linear, c.tensor(), c.tensor(), c.flag() ? c.tensor() : nullptr, c.choice(2), c.choice(2));
    }},

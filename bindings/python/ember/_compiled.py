@@ -171,7 +171,8 @@ class CompiledModule(Module):
     def _forward_callback(self, user, mode, inputs, n_inputs, outputs, n_outputs):
         try:
             # The forward may run twice in one call (a failed capture runs it again, eagerly): both runs draw the
-            # same seeds from ember's Python generator (dropout's masks), as one eager call would.
+            # same seeds from ember's Python generator (rand / randn inside the forward), as one eager call would.
+            # Dropout draws from libember's generator, which ember_compiled_call restores for the rerun itself.
             if self._rng_state is None:
                 object.__setattr__(self, "_rng_state", creation._rng.getstate())
             else:

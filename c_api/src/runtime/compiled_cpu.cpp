@@ -184,12 +184,22 @@ class CompiledCpu final : public Compiled {
     for (std::size_t i = 0; i < slots.size(); ++i) cap_state[i] = capture_tensor(operands[i], e->state[i]);
     for (std::size_t i = 0; i < inputs.size(); ++i)
       cap_inputs[i] = capture_tensor(operands[slots.size() + i], e->inputs[i]);
+    // The generator's state before the capture: a capture that fails is run again eagerly, and that run must draw
+    // what one eager call draws (dropout's masks), not what follows the failed capture's draws.
+    const Rng rng_before = [] {
+      std::lock_guard lock(global_rng().mu);
+      return global_rng().rng;
+    }();
     try {
       record(*e, fwd, slots, cap_state, cap_inputs, mode, n_outputs);
     } catch (const std::exception& ex) {
       // The forward failed on the capture runtime (an op it cannot run there, a tensor of another runtime met in
       // an op, an output that is no float tensor of the capture) or failed by itself: run it eagerly. When that
       // fails too, its error is the call's; when it succeeds, this signature runs eagerly from now on.
+      {
+        std::lock_guard lock(global_rng().mu);
+        global_rng().rng = rng_before;
+      }
       const std::string why = fmt::format("the capture failed: {} (the forward runs eagerly)", ex.what());
       auto r = eager(fwd, mode, inputs, n_outputs, why);
       auto refused = std::make_shared<Entry>();

@@ -46,7 +46,8 @@
   X(DynTensor, cross_entropy, (const DynTensor& logits, const DynTensor& targets, nn::Reduction r),           \
     (logits, targets, r), logits)                                                                              \
   X(DynTensor, mse_loss, (const DynTensor& input, const DynTensor& target, nn::Reduction r),                  \
-    (input, target, r), input)
+    (input, target, r), input)                                                                                 \
+  X(DynTensor, dropout, (const DynTensor& x, double p), (x, p), x) /* training mode; ember's global generator */
 
 // ops_layout.cpp
 #define EMBER_RUNTIME_LAYOUT_OPS(X)                                                                           \

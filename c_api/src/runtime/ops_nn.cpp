@@ -1,9 +1,11 @@
 // Module ops (conv, pooling) and losses on runtime tensors, through the typed engine functions once the ranks are
 // checked, so they share the engine's validation, kernels and gradients.
+#include <algorithm>
 #include <optional>
 
 #include "c_api/src/runtime/backend_ops.hpp"
 #include "engine/nn/loss/cross_entropy.hpp"
+#include "engine/nn/dropout.hpp"
 #include "engine/nn/loss/mse.hpp"
 
 namespace ember::capi {
@@ -95,6 +97,25 @@ DynTensor mse_loss(const DynTensor& input, const DynTensor& target, nn::Reductio
       return wrap<B, Float>(to_scalar_if<B, Float>(true, loss.primitive()));  // a scalar, as PyTorch's reduced loss
     });
   });
+}
+
+// nn::Dropout in training mode: the mask is drawn from ember's global generator (ember_seed), where the capture
+// runtime's draws are recorded and drawn again on every replay (engine/compile's Capture<B>::random_draw), so a
+// compiled forward with dropout is captured, not run eagerly. p outside [0, 1] is refused by DropoutConfig.
+template <class B>
+DynTensor dropout(const DynTensor& x, double p) {
+  return visit_backend<B>(
+      [&](const auto& t) -> DynTensor {
+        const auto& xp = float_of(t, "dropout: input");
+        const nn::Dropout layer = nn::DropoutConfig{p}.init();
+        const std::size_t rank = tensor_shape(t).rank();
+        return with_rank("dropout", std::max<std::size_t>(rank, 1), [&](auto d) -> DynTensor {
+          constexpr std::size_t D = decltype(d)::value;
+          const auto y = layer.forward(typed<B, D>(at_least_1d<B, Float>(xp)));
+          return wrap<B, Float>(to_scalar_if<B, Float>(rank == 0, y.primitive()));
+        });
+      },
+      x);
 }
 
 }  // namespace ops

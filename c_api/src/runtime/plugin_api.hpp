@@ -20,10 +20,11 @@ namespace ember::capi {
 
 class VulkanInterop;
 
-// 9: f16 variants (float16_variants, plan_f16_weights), timeline_semaphores (issue 17 part 6);
+// 11: the runtime op `dropout` (issue 14); 10: `adam_step`; 9: f16 variants (float16_variants, plan_f16_weights),
+// timeline_semaphores (issue 17 part 6);
 // 8: plans own deferred checks (ember_vulkan_plan_poll_errors); 7: Vulkan plans and warm-up (issue 17 parts 2, 7); 6: memory the host controls, resource states (parts 4, 5);
 // 5: the runtime op `select` (issue 11's x[i]); 4: device lost, readback ring, queue info (part 8)
-inline constexpr uint32_t kPluginInterfaceVersion = 10;
+inline constexpr uint32_t kPluginInterfaceVersion = 11;
 inline constexpr const char* kPluginEntryName = "ember_backend_plugin";
 inline constexpr const char* kBuildStamp = EMBER_BUILD_STAMP;
 

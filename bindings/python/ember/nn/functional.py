@@ -9,7 +9,6 @@ from ctypes import byref, c_void_p, sizeof
 from .. import _lib, autograd, errors
 from .._assign import assign_
 from .._tensor_functions import where
-from ..creation import _random
 from ..tensor import as_tensor_like, call, wrap
 from .._tensor_sort import one_hot  # noqa: F401  (issue 13: one C call, ember_tensor_one_hot)
 from .functional_sdpa import scaled_dot_product_attention  # noqa: F401 (issue 13, h-flash)
@@ -214,13 +213,15 @@ def embedding(input, weight):  # noqa: A002
 
 
 def dropout(input, p=0.5, training=True):  # noqa: A002
-    """Zeroes elements with probability p and scales the rest by 1 / (1 - p) when training."""
+    """Zeroes elements with probability p and scales the rest by 1 / (1 - p) when training (p == 1: zeros).
+
+    One op (ember_tensor_dropout) on the input's device: the mask comes from libember's generator (manual_seed seeds
+    it), and inside ember.compile the draw is recorded and made again on every replay."""
+    if not 0 <= p <= 1:
+        raise ValueError("dropout probability has to be between 0 and 1, but got %r" % (p,))
     if not training or p == 0:
         return input
-    if not 0 <= p < 1:
-        raise ValueError("dropout: p must be in [0, 1), got %r" % (p,))
-    mask = _random(2, 1.0 - p, 0.0, input.shape, None, "cpu", False)
-    return input * mask * (1.0 / (1.0 - p))
+    return call(_lib.tensor_dropout, input._h, float(p))
 
 
 def adaptive_avg_pool2d(input, output_size):  # noqa: A002
