@@ -11,6 +11,7 @@
 
 #include "backends/cpu/allocator.hpp"
 #include "backends/cpu/cpu_backend.hpp"
+#include "backends/cpu/kernels.hpp"
 #include "backends/cpu/parallel.hpp"
 #include "engine/ember.hpp"
 
@@ -145,6 +146,45 @@ TEST(CpuParallel, ColumnSumsInBandsHaveTheOneThreadBits) {
     }
   }
   cpu::set_num_threads(1);
+}
+
+// The CPU's Bernoulli kernel (random.cpp: fill_bernoulli's groups of 8 Philox blocks, AVX2 for float, split over
+// threads) gives philox_word's values exactly: sizes around a block, a group and a thread's share, thresholds at both
+// ends, 1 to 3 threads, float and double.
+template <class T>
+void expect_bernoulli_kernel_is_host_fill(int64_t n, uint64_t key, uint64_t threshold) {
+  const cpu::CpuTensor<T> got = cpu::bernoulli<T>(Shape{n}, key, threshold, T(1.25));
+  ASSERT_EQ(got.numel(), n);
+  for (int64_t i = 0; i < n; ++i) {
+    const T want = philox_word(key, static_cast<uint64_t>(i)) < threshold ? T(1.25) : T(0);
+    ASSERT_EQ(got.data()[i], want) << "n " << n << " element " << i;
+  }
+}
+
+TEST(CpuRandom, BernoulliKernelGivesTheHostFill) {
+  for (const int threads : {1, 2, 3}) {
+    cpu::set_num_threads(threads);
+    for (const int64_t n : {0, 1, 3, 4, 5, 63, 64, 65, 67, 1000, 300007}) {
+      for (const uint64_t t : {uint64_t{0}, uint64_t{1}, uint64_t{1288490189}, (uint64_t{1} << 32) - 1,
+                               uint64_t{1} << 32}) {
+        SCOPED_TRACE(::testing::Message() << "threads " << threads << " threshold " << t);
+        expect_bernoulli_kernel_is_host_fill<float>(n, 0x0123456789abcdefull, t);
+        expect_bernoulli_kernel_is_host_fill<double>(n, 42, t);
+      }
+    }
+  }
+  cpu::set_num_threads(1);
+}
+
+// Tensor::random on the CPU takes the kernel's route for a float Bernoulli draw: the values and the generator's state
+// after it are the host reference's.
+TEST(CpuRandom, TensorRandomBernoulliIsTheHostReference) {
+  Rng a(5), b(5);
+  const auto t = Tensor<Cpu<float>, 2>::random({123, 77}, Bernoulli{0.3, 2.0}, a).into_data().to_vec<float>();
+  std::vector<float> want(123 * 77);
+  sample_into<float>(b, Bernoulli{0.3, 2.0}, want);
+  EXPECT_EQ(t, want);
+  EXPECT_EQ(a.next(), b.next());
 }
 
 }  // namespace

@@ -20,6 +20,9 @@ using Index = CpuTensor<int64_t>;
 template <class T> CpuTensor<T> from_data(const TensorData& data, DType own);
 template <class T> TensorData into_data(const CpuTensor<T>& x, DType own);
 template <class T> CpuTensor<T> full(const Shape& shape, T value);
+// random.cpp: element i is `hit` where philox_word(key, i) < threshold, else 0 (engine/tensor/random.hpp's Bernoulli
+// draw, computed in place).
+template <class T> CpuTensor<T> bernoulli(const Shape& shape, uint64_t key, uint64_t threshold, T hit);
 template <class T> CpuTensor<T> reshape(const CpuTensor<T>& x, const Shape& shape);
 template <class T> CpuTensor<T> permute(const CpuTensor<T>& x, const std::vector<std::size_t>& axes);
 template <class T> CpuTensor<T> expand(const CpuTensor<T>& x, const Shape& shape);

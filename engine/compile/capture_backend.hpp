@@ -24,6 +24,7 @@
 #include "engine/backend/backend.hpp"
 #include "engine/backend/optional_ops.hpp"
 #include "engine/compile/tape.hpp"
+#include "engine/tensor/host_random.hpp"
 #include "engine/tensor/random.hpp"
 
 namespace ember {
@@ -588,14 +589,10 @@ struct Capture : B {
   // The values Tensor::random makes for B (engine/tensor/tensor.hpp), drawn from `rng`.
   template <class K>
   static Primitive<B, K> draw(const Shape& s, const Distribution& dist, Rng& rng, const Device& dev) {
-    const auto n = static_cast<std::size_t>(s.num_elements());
-    if constexpr (std::is_same_v<K, Float> && (std::is_same_v<FloatElem, float> || std::is_same_v<FloatElem, double>)) {
-      std::vector<std::byte> bytes(n * sizeof(FloatElem));
-      sample_into<FloatElem>(rng, dist, std::span<FloatElem>(reinterpret_cast<FloatElem*>(bytes.data()), n));
-      return B::template from_data<K>(TensorData(std::move(bytes), s, dtype_of<FloatElem>()), dev);
-    } else {
-      return B::template from_data<K>(TensorData::from_vec<double>(sample(rng, dist, n), s), dev);
-    }
+    if constexpr (requires { B::template random_draw<K>(s, dist, rng, dev); })
+      return B::template random_draw<K>(s, dist, rng, dev);  // the CPU's Bernoulli kernel: the same values
+    else
+      return host_draw<B, K>(s, dist, rng, dev);
   }
 };
 

@@ -1,9 +1,11 @@
 #pragma once
 // Dropout (PyTorch's nn.Dropout): in training, zeroes each element with probability `prob` and scales the
 // survivors by 1 / (1 - prob) (inverted dropout, so eval needs no rescaling); identity in eval mode or when
-// prob == 0; all zeros when prob == 1. The mask is drawn from ember's global Rng (ember::seed), on the host, so a
-// seed reproduces it on every backend. No params: backend-independent, so one Dropout serves every backend and
-// rebind/valid carry it unchanged (valid() then switches its TrainingFlag to eval).
+// prob == 0; all zeros when prob == 1. The mask is a Bernoulli draw keyed by one draw of ember's global Rng
+// (ember::seed): counter-based words (engine/tensor/philox.hpp) that the CPU computes in place and other backends
+// on the host, the same values everywhere, so a seed reproduces it on every backend. No params: backend-independent,
+// so one Dropout serves every backend and rebind/valid carry it unchanged (valid() then switches its TrainingFlag to
+// eval).
 #include <fmt/format.h>
 
 #include "engine/module/traversal.hpp"

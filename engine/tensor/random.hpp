@@ -1,13 +1,19 @@
 #pragma once
-// Seeded, reproducible random numbers. Values are generated on the host and uploaded, so the same seed gives the
-// same tensor on every backend and every platform (no dependence on std:: distributions, whose output varies
-// between standard libraries).
+// Seeded, reproducible random numbers. Values are generated on the host and uploaded (Bernoulli masks: by any backend
+// that computes the same counter-based words, see bernoulli_threshold), so the same seed gives the same tensor on
+// every backend and every platform (no dependence on std:: distributions, whose output varies between standard
+// libraries).
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <mutex>
 #include <span>
+#include <type_traits>
 #include <variant>
 #include <vector>
+
+#include "engine/tensor/philox.hpp"
+#include "engine/tensor/philox_avx2.hpp"
 
 namespace ember {
 
@@ -57,17 +63,59 @@ struct Bernoulli {
 };
 using Distribution = std::variant<Uniform, Normal, Bernoulli>;
 
-// Bernoulli's test `rng.uniform() < p` on the integer behind the uniform: uniform() is k * 2^-53 exactly (k the top
-// 53 bits of a draw), so it is below p exactly when k < ceil(p * 2^53) (p * 2^53 is exact too). Same draws and
-// results without an int-to-double conversion per element; p <= 0 or NaN never, p >= 1 always.
+// Bernoulli draws are counter-based (philox.hpp): one draw of the generator is the key, and element i is a hit when
+// philox_word(key, i) < bernoulli_threshold(p), i.e. when the 32-bit word read as k * 2^-32 is below p: the threshold
+// is ceil(p * 2^32) (exact in double), so p <= 0 or NaN never hits, p >= 1 always, and any other p hits with
+// probability within 2^-32 of p. The whole mask depends on (key, i) only: a backend may compute it in parallel, on
+// its device or inside a fused kernel (the CPU's: backends/cpu/random.cpp) and must give these values.
 inline uint64_t bernoulli_threshold(double p) {
   if (!(p > 0.0)) return 0;
-  if (p >= 1.0) return uint64_t{1} << 53;
-  return static_cast<uint64_t>(std::ceil(p * 0x1.0p53));
+  if (p >= 1.0) return uint64_t{1} << 32;
+  return static_cast<uint64_t>(std::ceil(p * 0x1.0p32));
+}
+
+// out[i] = philox_word(key, begin + i) < threshold ? hit : miss for i < n: whole groups of 8 blocks in the middle at
+// once (AVX2 registers for float where the CPU has them: philox_avx2.hpp), a partial block or group at either end one
+// block at a time; p <= 0 and p >= 1 need no words.
+template <class T>
+inline void fill_bernoulli(T* out, uint64_t begin, std::size_t n, uint64_t key, uint64_t threshold, T hit, T miss) {
+  if (threshold == 0 || threshold > 0xFFFFFFFFull) {
+    std::fill(out, out + n, threshold == 0 ? miss : hit);
+    return;
+  }
+  constexpr uint64_t kGroup = 8, kGroupWords = 4 * kGroup;
+  const auto k0 = static_cast<uint32_t>(key), k1 = static_cast<uint32_t>(key >> 32);
+  const auto one_block = [&](uint64_t pos, std::size_t& i) {
+    const uint64_t b = pos / 4;
+    const Philox4x32::Block w =
+        Philox4x32::block({static_cast<uint32_t>(b), static_cast<uint32_t>(b >> 32), 0, 0}, k0, k1);
+    for (uint64_t l = pos % 4; l < 4 && i < n; ++l, ++i) out[i] = w[l] < threshold ? hit : miss;
+  };
+  std::size_t i = 0;
+  while (i < n && (begin + i) % kGroupWords != 0) one_block(begin + i, i);
+  std::size_t groups = (n - i) / kGroupWords;
+#ifdef EMBER_PHILOX_AVX2
+  if constexpr (std::is_same_v<T, float>) {
+    if (miss == 0.0f && !std::signbit(miss) && philox_avx2::available()) {
+      philox_avx2::bernoulli_f32(out + i, (begin + i) / 4, groups, key, static_cast<uint32_t>(threshold), hit);
+      i += groups * kGroupWords;
+      groups = 0;
+    }
+  }
+#endif
+  uint32_t w[4][kGroup];
+  for (std::size_t g = 0; g < groups; ++g, i += kGroupWords) {
+    Philox4x32::blocks<kGroup>((begin + i) / 4, k0, k1, w);
+    T* o = out + i;
+    for (uint64_t l = 0; l < kGroup; ++l)
+      for (int j = 0; j < 4; ++j) o[4 * l + j] = w[j][l] < threshold ? hit : miss;
+  }
+  while (i < n) one_block(begin + i, i);
 }
 
 // Fills `out` with samples of `dist`, each computed in double and converted to T as it is drawn: the same values
-// as static_cast<T>(sample(rng, dist, n)[i]) and the same draws from `rng`, without a double buffer in between
+// as static_cast<T>(sample(rng, dist, n)[i]) and the same draws from `rng` (one per uniform, two per pair of normals,
+// one for a whole Bernoulli tensor), without a double buffer in between
 // (Tensor::random writes the backend's float type straight into the bytes it uploads: a dropout mask per step).
 template <class T>
 void sample_into(Rng& rng, const Distribution& dist, std::span<T> out) {
@@ -83,9 +131,8 @@ void sample_into(Rng& rng, const Distribution& dist, std::span<T> out) {
     }
   } else {
     const Bernoulli& b = std::get<Bernoulli>(dist);
-    const uint64_t threshold = bernoulli_threshold(b.p);
-    const T hit = static_cast<T>(b.value), miss = static_cast<T>(0.0);
-    for (auto& v : out) v = (rng.next() >> 11) < threshold ? hit : miss;
+    fill_bernoulli<T>(out.data(), 0, n, rng.next(), bernoulli_threshold(b.p), static_cast<T>(b.value),
+                      static_cast<T>(0.0));
   }
 }
 

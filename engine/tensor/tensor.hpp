@@ -14,6 +14,7 @@
 
 #include "engine/backend/backend.hpp"
 #include "engine/tensor/checks.hpp"
+#include "engine/tensor/host_random.hpp"
 #include "engine/tensor/random.hpp"
 #include "engine/tensor/shape_ops.hpp"
 
@@ -95,21 +96,12 @@ class Tensor {
   static Tensor random(std::array<int64_t, D> shape, const Distribution& dist, Rng& rng, const Device& dev = {}) {
     Shape s(detail::vec(shape));
     check_dims("random", s);
-    // A backend that replays recorded steps (engine/compile's Capture<B>) draws itself, so a replay draws anew.
+    // A backend may draw itself: engine/compile's Capture<B>, so that a replay draws anew, and the CPU, whose
+    // Bernoulli masks (dropout's) are computed in place from their counter-based words. The values are the host's.
     if constexpr (requires { B::template random_draw<K>(s, dist, rng, dev); })
       return Tensor(B::template random_draw<K>(s, dist, rng, dev));
-    const auto n = static_cast<std::size_t>(s.num_elements());
-    if constexpr (is_float && (std::is_same_v<typename B::FloatElem, float> ||
-                               std::is_same_v<typename B::FloatElem, double>)) {
-      // Drawn straight into the backend's own float type: from_data then copies instead of converting, and no
-      // double buffer is filled first (the values are those of the double path: sample_into).
-      using T = typename B::FloatElem;
-      std::vector<std::byte> bytes(n * sizeof(T));
-      sample_into<T>(rng, dist, std::span<T>(reinterpret_cast<T*>(bytes.data()), n));
-      return from_data(TensorData(std::move(bytes), std::move(s), dtype_of<T>()), dev);
-    } else {
-      return from_data(TensorData::from_vec<double>(sample(rng, dist, n), s), dev);
-    }
+    else
+      return Tensor(host_draw<B, K>(s, dist, rng, dev));
   }
   static Tensor random(std::array<int64_t, D> shape, const Distribution& dist, const Device& dev = {}) {
     std::lock_guard lock(global_rng().mu);

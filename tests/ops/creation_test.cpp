@@ -147,20 +147,61 @@ TYPED_TEST(CreationTest, RandomSameSeedMatchesHostReferenceExactly) {
   EXPECT_EQ(values(Tensor<B, 1>::random({3}, Normal{}, r)), host_sample<B>(9, Normal{}, 3));
 }
 
-// Bernoulli decides on the integer behind the uniform (bernoulli_threshold); it must be exactly `uniform() < p`:
-// checked at the threshold's neighbours for awkward p, and draw by draw against the double comparison.
-TEST(CreationRandom, BernoulliThresholdIsUniformBelowP) {
-  const double ps[] = {0.0, -0.5, kNan, 1e-300, 0x1.0p-53, 3e-16, 0.1, 0.3, 0.5, 0.9, 1.0 - 0x1.0p-53, 1.0, 2.0};
-  for (const double p : ps) {
-    const uint64_t t = bernoulli_threshold(p);
-    for (const uint64_t k : {t - 2, t - 1, t, t + 1}) {
-      if (k >= (uint64_t{1} << 53)) continue;  // k is a 53-bit draw (t - 2 wraps for t < 2)
-      EXPECT_EQ(static_cast<double>(k) * 0x1.0p-53 < p, k < t) << "p " << p << ", k " << k;
-    }
+// Philox4x32-10 against Random123's published known answers (its tests/kat_vectors).
+TEST(CreationRandom, PhiloxMatchesRandom123KnownAnswers) {
+  EXPECT_EQ(Philox4x32::block({0, 0, 0, 0}, 0, 0), (Philox4x32::Block{0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8}));
+  EXPECT_EQ(Philox4x32::block({0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff}, 0xffffffff, 0xffffffff),
+            (Philox4x32::Block{0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd}));
+  EXPECT_EQ(Philox4x32::block({0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344}, 0xa4093822, 0x299f31d0),
+            (Philox4x32::Block{0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}));
+  // Word i of a stream: word i % 4 of the block at counter i / 4, the key's low half first.
+  const uint64_t key = 0x299f31d0a4093822ull;
+  const auto block5 = Philox4x32::block({5, 0, 0, 0}, 0xa4093822, 0x299f31d0);
+  for (uint64_t j = 0; j < 4; ++j) EXPECT_EQ(philox_word(key, 20 + j), block5[j]);
+  const auto high = Philox4x32::block({0, 1, 0, 0}, 0xa4093822, 0x299f31d0);  // block 2^32: the counter's high word
+  EXPECT_EQ(philox_word(key, uint64_t{4} << 32), high[0]);
+}
+
+// A Bernoulli draw takes one key from the generator, and element i hits where philox_word(key, i) is below
+// ceil(p * 2^32): checked at the threshold for awkward p, and element by element.
+TEST(CreationRandom, BernoulliIsPhiloxWordBelowThreshold) {
+  EXPECT_EQ(bernoulli_threshold(0.0), 0u);
+  EXPECT_EQ(bernoulli_threshold(-0.5), 0u);
+  EXPECT_EQ(bernoulli_threshold(kNan), 0u);
+  EXPECT_EQ(bernoulli_threshold(1e-300), 1u);  // any p > 0 can hit (word 0)
+  EXPECT_EQ(bernoulli_threshold(0.5), uint64_t{1} << 31);
+  EXPECT_EQ(bernoulli_threshold(0.25 + 0x1.0p-40), (uint64_t{1} << 30) + 1);
+  EXPECT_EQ(bernoulli_threshold(1.0 - 0x1.0p-53), uint64_t{1} << 32);
+  EXPECT_EQ(bernoulli_threshold(1.0), uint64_t{1} << 32);
+  EXPECT_EQ(bernoulli_threshold(2.0), uint64_t{1} << 32);
+  for (const double p : {0.0, 1e-300, 0.1, 0.3, 0.5, 0.9, 1.0, 2.0}) {
     Rng a(11), b(11);
-    std::vector<double> got(4096);
-    sample_into<double>(a, Bernoulli{p}, got);
-    for (const double v : got) ASSERT_EQ(v, b.uniform() < p ? 1.0 : 0.0) << "p " << p;
+    std::vector<double> got(4099);
+    sample_into<double>(a, Bernoulli{p, 2.5}, got);
+    const uint64_t key = b.next(), t = bernoulli_threshold(p);
+    for (std::size_t i = 0; i < got.size(); ++i)
+      ASSERT_EQ(got[i], philox_word(key, i) < t ? 2.5 : 0.0) << "p " << p << ", element " << i;
+    EXPECT_EQ(a.next(), b.next()) << "one draw per tensor";
+  }
+}
+
+// fill_bernoulli at any start position and length (a head and tail of single blocks around whole groups, float
+// through AVX2 where the CPU has it) gives philox_word's values, across the counter's 2^32-block carry too.
+TEST(CreationRandom, FillBernoulliIsPhiloxWordsFromAnyPosition) {
+  const uint64_t key = 0xfeedfacecafef00dull, t = bernoulli_threshold(0.37);
+  const uint64_t past_2_32_blocks = uint64_t{1} << 34;
+  for (const uint64_t begin : {uint64_t{0}, uint64_t{5}, uint64_t{31}, past_2_32_blocks - 70, past_2_32_blocks + 32}) {
+    for (const std::size_t n : {std::size_t{0}, std::size_t{3}, std::size_t{32}, std::size_t{33}, std::size_t{1000}}) {
+      std::vector<float> f(n);
+      std::vector<double> d(n);
+      fill_bernoulli<float>(f.data(), begin, n, key, t, 3.0f, 0.0f);
+      fill_bernoulli<double>(d.data(), begin, n, key, t, 3.0, 0.0);
+      for (std::size_t i = 0; i < n; ++i) {
+        const bool hit = philox_word(key, begin + i) < t;
+        ASSERT_EQ(f[i], hit ? 3.0f : 0.0f) << "begin " << begin << " element " << i;
+        ASSERT_EQ(d[i], hit ? 3.0 : 0.0) << "begin " << begin << " element " << i;
+      }
+    }
   }
 }
 
