@@ -21,6 +21,9 @@ template <class T> CudaTensor<T> from_data(const TensorData& data, DType own, in
 template <class T> TensorData into_data(const CudaTensor<T>& x, DType own);
 template <class T> CudaTensor<T> to_device(const CudaTensor<T>& x, int device);
 template <class T> CudaTensor<T> full(const Shape& shape, T value, int device);
+// A float Bernoulli tensor from its counter-based words (random.hpp's fill_bernoulli: the host's values): element i
+// is `hit` where philox_word(key, i) < threshold (<= 2^32), else 0.
+CudaTensor<float> bernoulli(const Shape& shape, uint64_t key, uint64_t threshold, float hit, int device);
 template <class T> CudaTensor<T> reshape(const CudaTensor<T>& x, const Shape& shape);
 template <class T> CudaTensor<T> permute(const CudaTensor<T>& x, const std::vector<std::size_t>& axes);
 template <class T> CudaTensor<T> expand(const CudaTensor<T>& x, const Shape& shape);

@@ -38,6 +38,33 @@ __global__ void fill_kernel(T* __restrict__ dst, int64_t n, T value) {
   EMBER_CUDA_LOOP(i, n) dst[i] = value;
 }
 
+// A Bernoulli tensor from its counter-based words (engine/tensor/philox.hpp, random.hpp's fill_bernoulli: the same
+// values bit for bit, integer arithmetic only): element i is `hit` where word i of the Philox4x32-10 stream keyed by
+// (k0, k1) is below threshold (every word when all_hit: a threshold of 2^32). One block of four words per item.
+__global__ void bernoulli_kernel(float* __restrict__ dst, int64_t n, uint32_t k0, uint32_t k1, uint32_t threshold,
+                                 bool all_hit, float hit) {
+  const int64_t blocks = (n + 3) / 4;
+  EMBER_CUDA_LOOP(b, blocks) {
+    uint32_t c0 = static_cast<uint32_t>(b), c1 = static_cast<uint32_t>(static_cast<uint64_t>(b) >> 32), c2 = 0, c3 = 0;
+    uint32_t a = k0, z = k1;
+    for (int r = 0; r < 10; ++r) {  // Random123's philox4x32_R(10, ctr, key)
+      const uint32_t hi0 = __umulhi(0xD2511F53u, c0), lo0 = 0xD2511F53u * c0;
+      const uint32_t hi1 = __umulhi(0xCD9E8D57u, c2), lo1 = 0xCD9E8D57u * c2;
+      c0 = hi1 ^ c1 ^ a;
+      c1 = lo1;
+      c2 = hi0 ^ c3 ^ z;
+      c3 = lo0;
+      a += 0x9E3779B9u;
+      z += 0xBB67AE85u;
+    }
+    const uint32_t w[4] = {c0, c1, c2, c3};
+    for (int j = 0; j < 4; ++j) {
+      const int64_t i = 4 * b + j;
+      if (i < n) dst[i] = (all_hit || w[j] < threshold) ? hit : 0.0f;
+    }
+  }
+}
+
 __global__ void arange_kernel(int64_t* __restrict__ dst, int64_t n, int64_t start) {
   EMBER_CUDA_LOOP(i, n) dst[i] = start + i;
 }
@@ -186,6 +213,18 @@ CudaTensor<T> full(const Shape& shape, T value, int device) {
   if (n == 0) return out;
   fill_kernel<<<grid_for(n, ctx), kThreads, 0, ctx.stream>>>(out.data(), n, value);
   check_launch("fill_kernel");
+  return out;
+}
+
+CudaTensor<float> bernoulli(const Shape& shape, uint64_t key, uint64_t threshold, float hit, int device) {
+  DeviceContext& ctx = context(device);
+  CudaTensor<float> out(shape, device);
+  const int64_t n = out.numel();
+  if (n == 0) return out;
+  bernoulli_kernel<<<grid_for((n + 3) / 4, ctx), kThreads, 0, ctx.stream>>>(
+      out.data(), n, static_cast<uint32_t>(key), static_cast<uint32_t>(key >> 32), static_cast<uint32_t>(threshold),
+      threshold >> 32 != 0, hit);
+  check_launch("bernoulli_kernel");
   return out;
 }
 

@@ -21,6 +21,10 @@ template <class T> VulkanTensor<T> empty(const std::shared_ptr<Context>& ctx, co
 template <class T> VulkanTensor<T> from_data(const TensorData& data, const std::shared_ptr<Context>& ctx);
 template <class T> TensorData into_data(const VulkanTensor<T>& x, DType own);
 template <class T> VulkanTensor<T> full(const std::shared_ptr<Context>& ctx, const Shape& shape, double value);
+// A float Bernoulli tensor from its counter-based words (random.hpp's fill_bernoulli: the host's values): element i
+// is `hit` where philox_word(key, i) < threshold (<= 2^32), else 0.
+VulkanTensor<float> bernoulli(const std::shared_ptr<Context>& ctx, const Shape& shape, uint64_t key, uint64_t threshold,
+                              float hit);
 template <class T> VulkanTensor<T> to_context(const VulkanTensor<T>& x, const std::shared_ptr<Context>& ctx);
 Index arange(const std::shared_ptr<Context>& ctx, int64_t start, int64_t end);
 

@@ -32,6 +32,11 @@ EMBER_SHADER_WORDS_NO_INT64(kArangeI64)
 ;
 EMBER_SHADER_DEF_INT(kArangeI64)
 
+EMBER_SHADER_WORDS(kBernoulliF32)
+#include "bernoulli_f32.spv.inc"
+;
+EMBER_SHADER_DEF(kBernoulliF32)
+
 struct FillPush {
   uint32_t n, pad;
   uint32_t value[2];
@@ -176,6 +181,20 @@ template <class T>
 VulkanTensor<T> to_context(const VulkanTensor<T>& x, const std::shared_ptr<Context>& ctx) {
   if (x.ctx == ctx) return x;
   return from_data<T>(into_data(x, storage_dtype<T>()), ctx);
+}
+
+VulkanTensor<float> bernoulli(const std::shared_ptr<Context>& ctx, const Shape& shape, uint64_t key, uint64_t threshold,
+                              float hit) {
+  check_elements(shape.num_elements(), "bernoulli");
+  auto t = empty<float>(ctx, shape);
+  struct {
+    uint32_t n, threshold, all_hit;
+    float hit;
+    uint32_t key[2];
+  } push{static_cast<uint32_t>(t.numel()), static_cast<uint32_t>(threshold), threshold >> 32 != 0 ? 1u : 0u, hit,
+         {static_cast<uint32_t>(key), static_cast<uint32_t>(key >> 32)}};
+  launch(*ctx, kBernoulliF32, {out(t)}, push, (static_cast<uint64_t>(t.numel()) + 3) / 4);  // a block per item
+  return t;
 }
 
 Index arange(const std::shared_ptr<Context>& ctx, int64_t start, int64_t end) {

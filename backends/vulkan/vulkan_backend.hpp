@@ -8,6 +8,8 @@
 #include "backends/vulkan/fused_chain.hpp"  // issue 14 (h-fusvk)
 #include "backends/vulkan/kernels.hpp"
 #include "engine/backend/backend.hpp"
+#include "engine/tensor/host_random.hpp"
+#include "engine/tensor/random.hpp"
 
 namespace ember {
 
@@ -47,6 +49,15 @@ struct Vulkan {
   }
   template <class K> static Prim<K> full(const Shape& s, double v, const Device& dev) {
     return vk::full<Elem<K>>(dev.get(), s, v);
+  }
+  // Tensor::random: a float Bernoulli tensor (dropout's mask) is made on the device from its counter-based words
+  // (shaders/bernoulli.comp), the host's values without the host's draw and upload; other draws are the host's.
+  template <class K> static Prim<K> random_draw(const Shape& s, const Distribution& dist, Rng& rng, const Device& dev) {
+    if constexpr (std::is_same_v<K, Float>) {
+      if (const auto* b = std::get_if<Bernoulli>(&dist))
+        return vk::bernoulli(dev.get(), s, rng.next(), bernoulli_threshold(b->p), static_cast<float>(b->value));
+    }
+    return host_draw<Vulkan, K>(s, dist, rng, dev);
   }
   template <class K> static Prim<K> reshape(const Prim<K>& x, const Shape& s) { return vk::reshape(x, s); }
   template <class K> static Prim<K> permute(const Prim<K>& x, const std::vector<std::size_t>& a) {

@@ -2,8 +2,9 @@
 // Dropout (PyTorch's nn.Dropout): in training, zeroes each element with probability `prob` and scales the
 // survivors by 1 / (1 - prob) (inverted dropout, so eval needs no rescaling); identity in eval mode or when
 // prob == 0; all zeros when prob == 1. The mask is a Bernoulli draw keyed by one draw of ember's global Rng
-// (ember::seed): counter-based words (engine/tensor/philox.hpp) that the CPU computes in place and other backends
-// on the host, the same values everywhere, so a seed reproduces it on every backend. No params: backend-independent,
+// (ember::seed): counter-based words (engine/tensor/philox.hpp) that the CPU computes in place and Vulkan and CUDA on
+// the device (a backend without its own kernel draws them on the host), the same values everywhere, so a seed
+// reproduces it on every backend. No params: backend-independent,
 // so one Dropout serves every backend and rebind/valid carry it unchanged (valid() then switches its TrainingFlag to
 // eval).
 #include <fmt/format.h>

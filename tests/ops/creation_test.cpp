@@ -147,6 +147,24 @@ TYPED_TEST(CreationTest, RandomSameSeedMatchesHostReferenceExactly) {
   EXPECT_EQ(values(Tensor<B, 1>::random({3}, Normal{}, r)), host_sample<B>(9, Normal{}, 3));
 }
 
+// Backends that make Bernoulli tensors themselves (the CPU in place over its pool, Vulkan in a shader) give the host's
+// values at sizes around their splits (blocks of 4 words, groups of 8 blocks, the pool's chunks) and at the edge
+// probabilities (none hit, every word hits: threshold 2^32), with the value a hit takes.
+TYPED_TEST(CreationTest, RandomBernoulliMatchesHostAtEverySizeAndP) {
+  using B = TypeParam;
+  for (const double p : {0.0, 1e-9, 0.1, 0.5, 0.999, 1.0, 2.0}) {
+    for (const int64_t n : {int64_t{1}, int64_t{3}, int64_t{33}, int64_t{4099}, int64_t{70001}}) {
+      const Bernoulli dist{p, -1.5};
+      Rng r(1234 + static_cast<uint64_t>(n));
+      const auto got = values(Tensor<B, 1>::random({n}, dist, r));
+      const auto want = host_sample<B>(1234 + static_cast<uint64_t>(n), dist, static_cast<std::size_t>(n));
+      ASSERT_EQ(got.size(), want.size());
+      for (std::size_t i = 0; i < want.size(); ++i)
+        ASSERT_EQ(got[i], want[i]) << B::name() << " p " << p << " n " << n << " element " << i;
+    }
+  }
+}
+
 // Philox4x32-10 against Random123's published known answers (its tests/kat_vectors).
 TEST(CreationRandom, PhiloxMatchesRandom123KnownAnswers) {
   EXPECT_EQ(Philox4x32::block({0, 0, 0, 0}, 0, 0), (Philox4x32::Block{0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8}));
