@@ -8,8 +8,9 @@
 // load, and prints the median step time of each, their ratio, and the loss of both (the dropout mask comes from
 // the same seed each step, so the losses must agree to float rounding). The step: y = dropout(gelu(x @ w + b)),
 // loss = sum(y) (the block's own backward, seeded with ones) or sum(y * y) (whose backward needs y itself: the
-// fused backward recomputes GELU from x @ w + b rather than reading a stored y), backward to w and b. The same block without dropout is timed too: dropout draws its mask on
-// the host (engine/nn/dropout.hpp), a cost that is the same fused or not.
+// fused backward recomputes GELU from x @ w + b rather than reading a stored y), backward to w and b. The same
+// block without dropout is timed too: the mask (Philox words computed in place by the CPU, engine/nn/dropout.hpp)
+// costs the same fused or not.
 #include <algorithm>
 #include <array>
 #include <chrono>

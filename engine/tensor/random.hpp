@@ -14,6 +14,7 @@
 
 #include "engine/tensor/philox.hpp"
 #include "engine/tensor/philox_avx2.hpp"
+#include "engine/tensor/philox_avx512.hpp"
 
 namespace ember {
 
@@ -75,8 +76,9 @@ inline uint64_t bernoulli_threshold(double p) {
 }
 
 // out[i] = philox_word(key, begin + i) < threshold ? hit : miss for i < n: whole groups of 8 blocks in the middle at
-// once (AVX2 registers for float where the CPU has them: philox_avx2.hpp), a partial block or group at either end one
-// block at a time; p <= 0 and p >= 1 need no words.
+// once (for float, pairs of groups in AVX-512 registers and groups in AVX2 registers where the CPU has them:
+// philox_avx512.hpp, philox_avx2.hpp), a partial block or group at either end one block at a time; p <= 0 and
+// p >= 1 need no words.
 template <class T>
 inline void fill_bernoulli(T* out, uint64_t begin, std::size_t n, uint64_t key, uint64_t threshold, T hit, T miss) {
   if (threshold == 0 || threshold > 0xFFFFFFFFull) {
@@ -94,6 +96,16 @@ inline void fill_bernoulli(T* out, uint64_t begin, std::size_t n, uint64_t key, 
   std::size_t i = 0;
   while (i < n && (begin + i) % kGroupWords != 0) one_block(begin + i, i);
   std::size_t groups = (n - i) / kGroupWords;
+#ifdef EMBER_PHILOX_AVX512
+  if constexpr (std::is_same_v<T, float>) {
+    if (miss == 0.0f && !std::signbit(miss) && groups >= 2 && philox_avx512::available()) {
+      const std::size_t pairs = groups / 2;
+      philox_avx512::bernoulli_f32(out + i, (begin + i) / 4, pairs, key, static_cast<uint32_t>(threshold), hit);
+      i += pairs * 2 * kGroupWords;
+      groups -= pairs * 2;
+    }
+  }
+#endif
 #ifdef EMBER_PHILOX_AVX2
   if constexpr (std::is_same_v<T, float>) {
     if (miss == 0.0f && !std::signbit(miss) && philox_avx2::available()) {

@@ -204,12 +204,15 @@ TEST(CreationRandom, BernoulliIsPhiloxWordBelowThreshold) {
 }
 
 // fill_bernoulli at any start position and length (a head and tail of single blocks around whole groups, float
-// through AVX2 where the CPU has it) gives philox_word's values, across the counter's 2^32-block carry too.
+// through AVX-512 and AVX2 where the CPU has them) gives philox_word's values, across the counter's 2^32-block carry
+// too: an AVX-512 pair of groups that starts 8 blocks before it (begin 2^34 - 40 words) or ends at it (- 104).
 TEST(CreationRandom, FillBernoulliIsPhiloxWordsFromAnyPosition) {
   const uint64_t key = 0xfeedfacecafef00dull, t = bernoulli_threshold(0.37);
   const uint64_t past_2_32_blocks = uint64_t{1} << 34;
-  for (const uint64_t begin : {uint64_t{0}, uint64_t{5}, uint64_t{31}, past_2_32_blocks - 70, past_2_32_blocks + 32}) {
-    for (const std::size_t n : {std::size_t{0}, std::size_t{3}, std::size_t{32}, std::size_t{33}, std::size_t{1000}}) {
+  for (const uint64_t begin : {uint64_t{0}, uint64_t{5}, uint64_t{31}, past_2_32_blocks - 70, past_2_32_blocks - 40,
+                               past_2_32_blocks - 104, past_2_32_blocks + 32}) {
+    for (const std::size_t n : {std::size_t{0}, std::size_t{3}, std::size_t{32}, std::size_t{33}, std::size_t{64},
+                                std::size_t{97}, std::size_t{1000}}) {
       std::vector<float> f(n);
       std::vector<double> d(n);
       fill_bernoulli<float>(f.data(), begin, n, key, t, 3.0f, 0.0f);
