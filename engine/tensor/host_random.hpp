@@ -1,7 +1,8 @@
 #pragma once
 // A random tensor of any backend drawn on the host and uploaded: the path of Tensor::random for a backend that does
 // not draw itself, and the fallback of those that do for what they do not draw (the non-Bernoulli distributions of
-// the CPU, Vulkan and CUDA, whose Bernoulli tensors are made by their own kernels). The values are sample_into's (random.hpp), so every path gives the same tensor.
+// the CPU, Vulkan and CUDA, whose Bernoulli tensors are made by their own kernels). The values are sample_into's
+// (random.hpp), so every path gives the same tensor.
 #include <cstddef>
 #include <span>
 #include <type_traits>
