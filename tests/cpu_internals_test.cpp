@@ -176,8 +176,12 @@ TEST(CpuRandom, BernoulliKernelGivesTheHostFill) {
   cpu::set_num_threads(1);
 }
 
-// Tensor::random on the CPU takes the kernel's route for a float Bernoulli draw: the values and the generator's state
-// after it are the host reference's.
+// Tensor::random on the CPU takes the kernel's route for a float Bernoulli draw (its values equal the host's, so only
+// the route's conditions show that it is taken), through Autodiff and Fusion too: the values and the generator's
+// state after it are the host reference's.
+static_assert(HasBernoulliKernel<Cpu<float>> && HasBernoulliKernel<Cpu<double>>);
+static_assert(DrawsOnBackend<Autodiff<Cpu<float>>, Float> && DrawsOnBackend<Fusion<Cpu<float>>, Float>);
+static_assert(!DrawsOnBackend<Cpu<float>, Int>);  // other kinds are the host's
 TEST(CpuRandom, TensorRandomBernoulliIsTheHostReference) {
   Rng a(5), b(5);
   const auto t = Tensor<Cpu<float>, 2>::random({123, 77}, Bernoulli{0.3, 2.0}, a).into_data().to_vec<float>();

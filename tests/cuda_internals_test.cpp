@@ -14,6 +14,9 @@ namespace {
 
 using T2 = Tensor<Cuda, 2>;
 
+// Dropout's masks are made on the device (layout.cu's bernoulli_kernel), not drawn on the host and uploaded.
+static_assert(HasBernoulliKernel<Cuda>);
+
 TEST(CudaAllocator, FreedBlocksAreReused) {
   { EXPECT_EQ(T2::ones({256, 256}).sum().item(), 65536.0); }  // warm-up: the same sizes as the loop below
   const auto before = cuda::allocator_stats(0);

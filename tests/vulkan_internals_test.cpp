@@ -29,6 +29,10 @@ using T2 = Tensor<Vulkan, 2>;
 
 std::shared_ptr<vk::Context> ctx() { return vk::default_context(); }
 
+// Dropout's masks are made on the device (shaders/bernoulli.comp), not drawn on the host and uploaded: the values are
+// the same either way (op suite, RandomBernoulliMatchesHostAtEverySizeAndP), so this is what shows the route.
+static_assert(HasBernoulliKernel<Vulkan> && DrawsOnBackend<Autodiff<Vulkan>, Float>);
+
 TEST(VulkanMemory, FreedRangesAreReusedWithoutNewBlocks) {
   auto& alloc = ctx()->allocator();
   ctx()->synchronize();

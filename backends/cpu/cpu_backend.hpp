@@ -14,8 +14,6 @@
 #include "engine/backend/backend.hpp"
 #include "engine/backend/linear_types.hpp"
 #include "engine/fusion/operand.hpp"
-#include "engine/tensor/host_random.hpp"
-#include "engine/tensor/random.hpp"
 
 namespace ember {
 
@@ -56,14 +54,10 @@ struct Cpu {
   template <class K> static Prim<K> full(const Shape& s, double v, const Device&) {
     return cpu::full<Elem<K>>(s, static_cast<Elem<K>>(v));
   }
-  // Tensor::random: a float Bernoulli tensor (dropout's mask) computed in place from its counter-based words
-  // (random.cpp), the host's values; other draws are the host's (host_random.hpp).
-  template <class K> static Prim<K> random_draw(const Shape& s, const Distribution& dist, Rng& rng, const Device& dev) {
-    if constexpr (std::is_same_v<K, Float>) {
-      if (const auto* b = std::get_if<Bernoulli>(&dist))
-        return cpu::bernoulli<E>(s, rng.next(), bernoulli_threshold(b->p), static_cast<E>(b->value));
-    }
-    return host_draw<Cpu, K>(s, dist, rng, dev);
+  // Float Bernoulli tensors (dropout's masks) computed in place from their counter-based words (random.cpp,
+  // engine/tensor/host_random.hpp's HasBernoulliKernel).
+  static FloatPrimitive float_bernoulli(const Shape& s, uint64_t key, uint64_t threshold, double hit, const Device&) {
+    return cpu::bernoulli<E>(s, key, threshold, static_cast<E>(hit));
   }
   template <class K> static Prim<K> reshape(const Prim<K>& x, const Shape& s) { return cpu::reshape(x, s); }
   template <class K> static Prim<K> permute(const Prim<K>& x, const std::vector<std::size_t>& a) {

@@ -10,8 +10,6 @@
 #include "backends/cuda/attention.hpp"
 #include "backends/cuda/kernels.hpp"
 #include "engine/backend/backend.hpp"
-#include "engine/tensor/host_random.hpp"
-#include "engine/tensor/random.hpp"
 
 namespace ember {
 
@@ -49,14 +47,10 @@ struct Cuda {
   template <class K> static Prim<K> to_device(const Prim<K>& x, const Device& dev) {
     return cuda::to_device(x, dev.index);
   }
-  // Tensor::random: a float Bernoulli tensor (dropout's mask) is made on the device from its counter-based words
-  // (layout.cu's bernoulli_kernel), the host's values without the host's draw and upload; other draws are the host's.
-  template <class K> static Prim<K> random_draw(const Shape& s, const Distribution& dist, Rng& rng, const Device& dev) {
-    if constexpr (std::is_same_v<K, Float>) {
-      if (const auto* b = std::get_if<Bernoulli>(&dist))
-        return cuda::bernoulli(s, rng.next(), bernoulli_threshold(b->p), static_cast<float>(b->value), dev.index);
-    }
-    return host_draw<Cuda, K>(s, dist, rng, dev);
+  // Float Bernoulli tensors (dropout's masks) made on the device from their counter-based words
+  // (layout.cu's bernoulli_kernel; engine/tensor/host_random.hpp's HasBernoulliKernel): no host draw, no upload.
+  static FloatPrimitive float_bernoulli(const Shape& s, uint64_t key, uint64_t threshold, double hit, const Device& dev) {
+    return cuda::bernoulli(s, key, threshold, static_cast<float>(hit), dev.index);
   }
   template <class K> static Prim<K> full(const Shape& s, double v, const Device& dev) {
     return cuda::full<Elem<K>>(s, static_cast<Elem<K>>(v), dev.index);

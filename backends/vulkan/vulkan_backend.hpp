@@ -8,8 +8,6 @@
 #include "backends/vulkan/fused_chain.hpp"  // issue 14 (h-fusvk)
 #include "backends/vulkan/kernels.hpp"
 #include "engine/backend/backend.hpp"
-#include "engine/tensor/host_random.hpp"
-#include "engine/tensor/random.hpp"
 
 namespace ember {
 
@@ -50,14 +48,10 @@ struct Vulkan {
   template <class K> static Prim<K> full(const Shape& s, double v, const Device& dev) {
     return vk::full<Elem<K>>(dev.get(), s, v);
   }
-  // Tensor::random: a float Bernoulli tensor (dropout's mask) is made on the device from its counter-based words
-  // (shaders/bernoulli.comp), the host's values without the host's draw and upload; other draws are the host's.
-  template <class K> static Prim<K> random_draw(const Shape& s, const Distribution& dist, Rng& rng, const Device& dev) {
-    if constexpr (std::is_same_v<K, Float>) {
-      if (const auto* b = std::get_if<Bernoulli>(&dist))
-        return vk::bernoulli(dev.get(), s, rng.next(), bernoulli_threshold(b->p), static_cast<float>(b->value));
-    }
-    return host_draw<Vulkan, K>(s, dist, rng, dev);
+  // Float Bernoulli tensors (dropout's masks) made on the device from their counter-based words
+  // (shaders/bernoulli.comp; engine/tensor/host_random.hpp's HasBernoulliKernel): no host draw, no upload.
+  static FloatPrimitive float_bernoulli(const Shape& s, uint64_t key, uint64_t threshold, double hit, const Device& dev) {
+    return vk::bernoulli(dev.get(), s, key, threshold, static_cast<float>(hit));
   }
   template <class K> static Prim<K> reshape(const Prim<K>& x, const Shape& s) { return vk::reshape(x, s); }
   template <class K> static Prim<K> permute(const Prim<K>& x, const std::vector<std::size_t>& a) {

@@ -18,6 +18,7 @@
 #include "engine/autodiff/reduce_backward.hpp"
 #include "engine/backend/conv_transpose.hpp"
 #include "engine/backend/optional_ops.hpp"
+#include "engine/tensor/host_random.hpp"
 #include "engine/tensor/random.hpp"
 
 namespace ember {
@@ -169,13 +170,14 @@ struct Autodiff : B {
     if constexpr (std::is_same_v<K, Float>) return {B::template from_data<Float>(d, dev), nullptr};
     else return B::template from_data<K>(d, dev);
   }
-  // A random draw B makes itself (engine/compile's Capture<B>, so that a replay draws anew); untracked, as from_data.
+  // A random draw B makes itself (engine/compile's Capture<B>, so that a replay draws anew) or with its Bernoulli
+  // kernel (host_random.hpp); untracked, as from_data.
   template <class K>
   static Prim<K> random_draw(const Shape& s, const Distribution& dist, Rng& rng, const Device& dev)
-    requires requires { B::template random_draw<K>(s, dist, rng, dev); }
+    requires DrawsOnBackend<B, K>
   {
-    if constexpr (std::is_same_v<K, Float>) return {B::template random_draw<Float>(s, dist, rng, dev), nullptr};
-    else return B::template random_draw<K>(s, dist, rng, dev);
+    if constexpr (std::is_same_v<K, Float>) return {backend_draw<B, Float>(s, dist, rng, dev), nullptr};
+    else return backend_draw<B, K>(s, dist, rng, dev);
   }
   template <class K> static TensorData into_data(const Prim<K>& x) {
     if constexpr (std::is_same_v<K, Float>) return B::template into_data<Float>(x.value);

@@ -589,11 +589,7 @@ struct Capture : B {
   // The values Tensor::random makes for B (engine/tensor/tensor.hpp), drawn from `rng`.
   template <class K>
   static Primitive<B, K> draw(const Shape& s, const Distribution& dist, Rng& rng, const Device& dev) {
-    // B's own Bernoulli kernel where it has one (CPU, Vulkan, CUDA): the same values as the host's.
-    if constexpr (requires { B::template random_draw<K>(s, dist, rng, dev); })
-      return B::template random_draw<K>(s, dist, rng, dev);
-    else
-      return host_draw<B, K>(s, dist, rng, dev);
+    return backend_draw<B, K>(s, dist, rng, dev);  // B's Bernoulli kernel where it has one
   }
 };
 

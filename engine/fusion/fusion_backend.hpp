@@ -19,6 +19,7 @@
 #include "engine/backend/backend.hpp"
 #include "engine/backend/optional_ops.hpp"
 #include "engine/fusion/node.hpp"
+#include "engine/tensor/host_random.hpp"
 #include "engine/tensor/random.hpp"
 
 namespace ember {
@@ -111,13 +112,14 @@ struct Fusion : B {
     if constexpr (std::is_same_v<K, Float>) return wrap(B::template from_data<Float>(d, dev));
     else return B::template from_data<K>(d, dev);
   }
-  // A random draw B makes itself (engine/compile's Capture<B>, so that a replay draws anew), held like from_data's.
+  // A random draw B makes itself (engine/compile's Capture<B>, so that a replay draws anew) or with its Bernoulli
+  // kernel (host_random.hpp), held like from_data's.
   template <class K>
   static Prim<K> random_draw(const Shape& s, const Distribution& dist, Rng& rng, const Device& dev)
-    requires requires { B::template random_draw<K>(s, dist, rng, dev); }
+    requires DrawsOnBackend<B, K>
   {
-    if constexpr (std::is_same_v<K, Float>) return wrap(B::template random_draw<Float>(s, dist, rng, dev));
-    else return B::template random_draw<K>(s, dist, rng, dev);
+    if constexpr (std::is_same_v<K, Float>) return wrap(backend_draw<B, Float>(s, dist, rng, dev));
+    else return backend_draw<B, K>(s, dist, rng, dev);
   }
   template <class K> static TensorData into_data(const Prim<K>& x) {
     if constexpr (std::is_same_v<K, Float>) return B::template into_data<Float>(value(x));

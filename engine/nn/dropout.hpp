@@ -4,9 +4,8 @@
 // prob == 0; all zeros when prob == 1. The mask is a Bernoulli draw keyed by one draw of ember's global Rng
 // (ember::seed): counter-based words (engine/tensor/philox.hpp) that the CPU computes in place and Vulkan and CUDA on
 // the device (a backend without its own kernel draws them on the host), the same values everywhere, so a seed
-// reproduces it on every backend. No params: backend-independent,
-// so one Dropout serves every backend and rebind/valid carry it unchanged (valid() then switches its TrainingFlag to
-// eval).
+// reproduces it on every backend. No params: backend-independent, so one Dropout serves every backend and
+// rebind/valid carry it unchanged (valid() then switches its TrainingFlag to eval).
 #include <fmt/format.h>
 
 #include "engine/module/traversal.hpp"

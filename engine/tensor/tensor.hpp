@@ -96,12 +96,7 @@ class Tensor {
   static Tensor random(std::array<int64_t, D> shape, const Distribution& dist, Rng& rng, const Device& dev = {}) {
     Shape s(detail::vec(shape));
     check_dims("random", s);
-    // A backend may draw itself: engine/compile's Capture<B>, so that a replay draws anew, and the CPU, whose
-    // Bernoulli masks (dropout's) are computed in place from their counter-based words. The values are the host's.
-    if constexpr (requires { B::template random_draw<K>(s, dist, rng, dev); })
-      return Tensor(B::template random_draw<K>(s, dist, rng, dev));
-    else
-      return Tensor(host_draw<B, K>(s, dist, rng, dev));
+    return Tensor(backend_draw<B, K>(s, dist, rng, dev));  // host_random.hpp: the host's values on every path
   }
   static Tensor random(std::array<int64_t, D> shape, const Distribution& dist, const Device& dev = {}) {
     std::lock_guard lock(global_rng().mu);
