@@ -1658,9 +1658,9 @@ EMBER_API ember_status EMBER_CALL ember_onnx_operator_name(size_t index, char* b
  * read to the host during the forward (data-dependent: that signature stays eager); an op the capture runtime does
  * not have (in-place ops, RNNs, attention, sequential / module-tree layers, ...); a tensor of the builtin runtime
  * met in an op (a constant made inside the forward; dropout through ember_tensor_dropout is captured, its draws made
- * again on each replay); more than one output requiring grad; a forward
- * that replaces a state tensor (batch norm's running statistics). A capture that fails runs the callback once more,
- * eagerly, from the generator state it started with: when that fails too its status is returned. During a capture the state handles hold capture tensors
+ * again on each replay); more than one output requiring grad; a forward that replaces a state tensor (batch norm's
+ * running statistics). A capture that fails runs the callback once more, eagerly, from the generator state it started
+ * with: when that fails too its status is returned. During a capture the state handles hold capture tensors
  * (restored on every path, failures included). Not thread-safe: one call at a time per compiled object. */
 typedef struct ember_compiled ember_compiled;
 enum ember_compiled_call_kind { EMBER_COMPILED_EAGER = 0, EMBER_COMPILED_CAPTURED = 1, EMBER_COMPILED_REPLAYED = 2 };
