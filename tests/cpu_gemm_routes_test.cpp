@@ -13,6 +13,7 @@
 
 #include "backends/cpu/blas_route.hpp"
 #include "backends/cpu/kernels.hpp"
+#include "backends/cpu/linear.hpp"
 #include "backends/cpu/onednn.hpp"
 #include "backends/cpu/onednn_linear.hpp"
 #include "backends/cpu/parallel.hpp"
@@ -89,6 +90,52 @@ TEST_F(CpuGemmRoutes, LargerProductsStayOnOpenBlas) {
   EXPECT_FALSE(cpu::onednn::gemm(false, false, 1024, 1024, 1024, nullptr, 1024, nullptr, 1024, &c));
   EXPECT_FALSE(cpu::onednn::gemm(false, false, 768, 768, 768, nullptr, 768, nullptr, 768, &c));
   EXPECT_FALSE(cpu::onednn::gemm(false, false, 512, 1024, 513, nullptr, 513, nullptr, 1024, &c));  // 2^28 + 2^19
+}
+
+// Below 64 output columns (the 10 logits) the matmul primitive runs only where OpenBLAS's kernels lag the CPU,
+// and only with A read in rows: elsewhere OpenBLAS's small-matrix kernel or dnnl_sgemm measured faster.
+TEST_F(CpuGemmRoutes, NarrowProductsRunTheMatmulPrimitiveOnlyWhereOpenBlasLags) {
+  float c = 0.0f;
+  {
+    const SgemmRoute on(cpu::blas::Sgemm::OneDnn);
+    expect_same_as_openblas({256, 10, 256, false, false});  // the digits MLP's logits at batch 256
+    expect_same_as_openblas({64, 8, 256, false, true});     // the narrowest, with an [n, k] weight
+    EXPECT_FALSE(cpu::onednn::gemm(true, false, 256, 10, 64, nullptr, 256, nullptr, 10, &c))
+        << "a weight gradient (A transposed) stays on dnnl_sgemm";
+    EXPECT_FALSE(cpu::onednn::gemm(false, false, 256, 7, 256, nullptr, 256, nullptr, 7, &c)) << "below 8 columns";
+  }
+  const SgemmRoute on(cpu::blas::Sgemm::OpenBlas);
+  EXPECT_FALSE(cpu::onednn::gemm(false, false, 256, 10, 256, nullptr, 256, nullptr, 10, &c))
+      << "OpenBLAS's own kernels: its small-matrix kernel keeps narrow products";
+  expect_same_as_openblas({256, 64, 256, false, false});  // from 64 columns oneDNN on either route
+}
+
+// A linear layer's product splits its rows over the pool from 2^19 multiply-adds: the logits (2^19.3) and the first
+// layer at batch 64 (2^20) on 1-3 threads give OpenBLAS's product plus the bias.
+TEST_F(CpuGemmRoutes, LinearRowsSplitOverThreadsMatchOpenBlas) {
+  const SgemmRoute route(cpu::blas::Sgemm::OneDnn);
+  const int before = cpu::num_threads();
+  for (const Problem& p : {Problem{256, 10, 256, false, false}, Problem{64, 256, 64, false, false}}) {
+    cpu::CpuTensor<float> x(Shape{p.m, p.k}), w(Shape{p.k, p.n}), bias(Shape{p.n});
+    const std::vector<float> rx = random(p.m * p.k, 5), rw = random(p.k * p.n, 6), rb = random(p.n, 7);
+    std::copy(rx.begin(), rx.end(), x.data());
+    std::copy(rw.begin(), rw.end(), w.data());
+    std::copy(rb.begin(), rb.end(), bias.data());
+    std::vector<float> want(static_cast<std::size_t>(p.m * p.n));
+    openblas_gemm(false, false, p.m, p.n, p.k, 1.0f, x.data(), p.k, w.data(), p.n, 0.0f, want.data(), p.n);
+    for (int64_t i = 0; i < p.m; ++i)
+      for (int64_t j = 0; j < p.n; ++j) want[static_cast<std::size_t>(i * p.n + j)] += rb[static_cast<std::size_t>(j)];
+    for (int threads : {1, 2, 3}) {
+      SCOPED_TRACE(::testing::Message() << p.m << "x" << p.n << "x" << p.k << " on " << threads << " threads");
+      cpu::set_num_threads(threads);
+      const cpu::CpuTensor<float> y = cpu::linear(x, w, &bias);
+      double worst = 0.0;
+      for (int64_t i = 0; i < y.numel(); ++i)
+        worst = std::max(worst, std::abs(double(y.data()[i]) - double(want[static_cast<std::size_t>(i)])));
+      EXPECT_LT(worst, 1e-4);
+    }
+  }
+  cpu::set_num_threads(before);
 }
 
 TEST_F(CpuGemmRoutes, MatmulEntryPointGivesTheRoutedProduct) {

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "backends/cpu/blas_route.hpp"
 #include "backends/cpu/onednn.hpp"
 #include "backends/cpu/parallel.hpp"
 
@@ -117,14 +118,27 @@ bool run(const Problem& q, const float* a, const float* b, const float* bias, fl
 // 2^28 multiply-adds oneDNN's brgemm kernel ran 0.83-0.99 of OpenBLAS 0.3.21's time (384^3, 512^3, 512x1024x512,
 // 2048x256x256, 64x4096x512, 1 thread); from 768^3 up OpenBLAS was as fast or faster (768^3 1.04-1.07, 2048^3
 // 1.10), so the large squares stay on OpenBLAS (bench/README.md, "GEMM routing (h-gemm)").
+// Where OpenBLAS's kernels lag the CPU (blas_route.hpp), a narrow product would run dnnl_sgemm instead of that
+// small-matrix kernel, and the matmul primitive beats it with A read in rows (1 thread, 2026-11-29, Emerald Rapids):
+// [256x256]@[256x10] 13.4 us against 15.7, [64x256]@[256x10] 3.7 against 4.2, and as a linear layer with its bias
+// 13.7 us against 19 (the primitive adds the bias in its output pass). Read transposed (a weight gradient, X^T dY)
+// dnnl_sgemm stays faster: [256x64]^T@[64x10] 4.9 us against 6.2.
 constexpr int64_t kMaxOneDnnMacs = int64_t{1} << 28;
-bool worth_it(int64_t m, int64_t k, int64_t n) { return m >= 8 && n >= 64 && k >= 8 && m * n * k <= kMaxOneDnnMacs; }
+bool worth_it(int64_t m, int64_t k, int64_t n, bool trans_a) {
+  const bool narrow_ok = !trans_a && blas::sgemm_route() == blas::Sgemm::OneDnn;
+  return m >= 8 && n >= (narrow_ok ? 8 : 64) && k >= 8 && m * n * k <= kMaxOneDnnMacs;
+}
+
+// A fork pays from 2^19 multiply-adds: on 2 threads a [64x64]@[64x256] + bias (2^20, the digits MLP's first layer
+// at batch 64) took 9.1 us against 13.6 on one, and the [256x256]@[256x10] logits 9-11 us against 13.7 (the pool's
+// fork and join cost ~1.2 us; 2026-11-29).
+constexpr int64_t kForkMacs = int64_t{1} << 19;
 
 // C = op(A) op(B) (+ bias, ReLU) with the rows split over Ember's pool when the product is large enough to pay a
 // fork (each slice its own plan); A's rows are contiguous slices only when A is not transposed.
 bool product(Problem q, const float* a, const float* b, const float* bias, float* c) {
   const int64_t parts =
-      !q.trans_a && q.m * q.n * q.k >= (int64_t{1} << 21) ? std::min<int64_t>(num_threads(), q.m / 8) : 1;
+      !q.trans_a && q.m * q.n * q.k >= kForkMacs ? std::min<int64_t>(num_threads(), q.m / 8) : 1;
   if (parts <= 1) return run(q, a, b, bias, c);
   std::atomic<bool> all{true};
   const int64_t m = q.m;
@@ -152,8 +166,9 @@ bool sgemm_block(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, fl
 bool sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
            const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
   if (!enabled()) return false;
-  // As product(): a fork pays from 2^21 multiply-adds. Rows split when each part keeps 8 or more (A's rows are
-  // columns of its storage when transposed), else columns when each keeps 64 or more, else one block.
+  // A fork pays from 2^21 multiply-adds here (at 2^18 the MLP's 2-thread step moved within noise). Rows split when
+  // each part keeps 8 or more (A's rows are columns of its storage when transposed), else columns when each keeps 64
+  // or more, else one block.
   const int64_t threads = m * n * k >= (int64_t{1} << 21) ? num_threads() : 1;
   const bool by_rows = threads > 1 && m >= 8 * threads;
   const bool by_cols = !by_rows && threads > 1 && n >= 64 * threads;
@@ -177,7 +192,7 @@ bool sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float al
 std::optional<CpuTensor<float>> linear(const CpuTensor<float>& x, const CpuTensor<float>& w,
                                        const CpuTensor<float>* bias, bool trans_w, bool relu) {
   const int64_t m = x.shape[0], k = x.shape[1], n = trans_w ? w.shape[0] : w.shape[1];
-  if (!enabled() || !worth_it(m, k, n)) return std::nullopt;
+  if (!enabled() || !worth_it(m, k, n, false)) return std::nullopt;
   CpuTensor<float> y(Shape{m, n});
   const Problem q{m, k, n, false, trans_w, k, trans_w ? k : n, bias != nullptr, relu};
   if (!product(q, x.data(), w.data(), bias ? bias->data() : nullptr, y.data())) return std::nullopt;
@@ -186,7 +201,7 @@ std::optional<CpuTensor<float>> linear(const CpuTensor<float>& x, const CpuTenso
 
 bool gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
           int64_t ldb, float* c) {
-  if (!enabled() || !worth_it(m, k, n)) return false;
+  if (!enabled() || !worth_it(m, k, n, trans_a)) return false;
   return product(Problem{m, k, n, trans_a, trans_b, lda, ldb, false, false}, a, b, nullptr, c);
 }
 
