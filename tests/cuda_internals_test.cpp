@@ -3,11 +3,14 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <vector>
 
 #include "backends/cuda/cuda_backend.hpp"
 #include "engine/ember.hpp"
+#include "tests/fusion/fusion_test_util.hpp"
 
 namespace ember {
 namespace {
@@ -102,6 +105,37 @@ TEST(CudaTransfer, HalfStorageUploadsAndWidensOnTheDevice) {
   const auto half = TensorData::from_vec(v, Shape{4}).convert(DType::F16);
   const auto t = Tensor<Cuda, 1>::from_data(half);
   EXPECT_EQ(t.to_vec<float>(), v);
+}
+
+}  // namespace
+}  // namespace ember
+
+namespace ember {
+namespace {
+
+// Fusion<Cuda> (issue 14): a chain over every instruction kind (tests/fusion/fusion_test_util.hpp) runs as one
+// NVRTC-compiled kernel, equal to the eager ops within f32 rounding (a multiply and the next op's add may contract
+// to one FMA there), and so do its sum and mean.
+TEST(CudaFusion, ChainsRunAsOneCompiledKernelAndMatchEager) {
+  using F = Fusion<Cuda>;
+  using test::every_instruction_chain;
+  const auto before = cuda::fused_chain_stats(0);
+  for (auto [rows, cols] : {std::array<int64_t, 2>{3, 5}, {17, 300}}) {
+    SCOPED_TRACE(rows * cols);
+    const auto fused = every_instruction_chain<F>(rows, cols);
+    EXPECT_TRUE(F::is_pending(fused.primitive()));
+    const auto eager = every_instruction_chain<Cuda>(rows, cols);
+    test::expect_close(fused.into_data().to_vec<float>(), eager.into_data().to_vec<float>(), 1e-5);
+    test::expect_close(every_instruction_chain<F>(rows, cols).sum().into_data().to_vec<float>(),
+                       eager.sum().into_data().to_vec<float>(), 1e-5);
+    test::expect_close(every_instruction_chain<F>(rows, cols).mean().into_data().to_vec<float>(),
+                       eager.mean().into_data().to_vec<float>(), 1e-5);
+  }
+  const auto after = cuda::fused_chain_stats(0);
+  EXPECT_EQ(after.unfused, before.unfused) << after.last_failure;
+  // Two structures: the chain, and the chain with a trailing sum (its mean divides the same kernel's sum).
+  EXPECT_GE(after.compiled, 2u);
+  EXPECT_GE(after.hits, before.hits + 4) << "the mean and the second shape reuse the kernels";
 }
 
 }  // namespace

@@ -8,8 +8,10 @@
 
 #include "backends/cuda/cuda_api.hpp"
 #include "backends/cuda/attention.hpp"
+#include "backends/cuda/fused_chain.hpp"  // issue 14: Fusion<Cuda>
 #include "backends/cuda/kernels.hpp"
 #include "engine/backend/backend.hpp"
+#include "engine/backend/optional_ops.hpp"  // fusion::replay
 
 namespace ember {
 
@@ -121,6 +123,16 @@ struct Cuda {
                                                         const FloatPrimitive* m, const FloatPrimitive* v,
                                                         const AdamStepArgs& a) {
     return cuda::adam_step(w, g, m, v, a);
+  }
+  // Optional op (engine/backend/optional_ops.hpp, HasFusedChain): Fusion<Cuda>'s elementwise chains as one kernel
+  // generated per chain structure and compiled by NVRTC (backends/cuda/fused_chain_cuda.cu); a chain it cannot
+  // compile or launch as one kernel runs op by op. dev: for chains without inputs.
+  static FloatPrimitive float_fused_chain(const fusion::Program& p, const std::vector<cuda::FusedOperand>& in,
+                                          const Device& dev = {}) {
+    int device = dev.index;
+    if (!in.empty()) device = in[0].f ? in[0].f->device() : in[0].i ? in[0].i->device() : in[0].b->device();
+    if (auto y = cuda::fused_chain(p, in, device)) return std::move(*y);
+    return fusion::replay<Cuda>(p, in, Device{device});
   }
   // Optional op (engine/backend/optional_ops.hpp): a fused backward step of a unary op (nullopt: composed).
   static std::optional<FloatPrimitive> float_unary_backward(UnaryOp op, const FloatPrimitive& x,

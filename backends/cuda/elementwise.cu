@@ -3,6 +3,7 @@
 // functions (no fast-math), within a few ulp of the CPU backend.
 #include <string>
 
+#include "backends/cuda/float_math.cuh"
 #include "backends/cuda/int_math.cuh"
 #include "backends/cuda/kernels.hpp"
 #include "backends/cuda/map.cuh"
@@ -12,36 +13,7 @@ namespace {
 
 template <UnaryOp Op>
 struct FloatUnary {
-  __device__ float operator()(float x) const {
-    if constexpr (Op == UnaryOp::Neg) return -x;
-    else if constexpr (Op == UnaryOp::Abs) return fabsf(x);
-    else if constexpr (Op == UnaryOp::Exp) return expf(x);
-    else if constexpr (Op == UnaryOp::Log) return logf(x);
-    else if constexpr (Op == UnaryOp::Log1p) return log1pf(x);
-    else if constexpr (Op == UnaryOp::Sqrt) return sqrtf(x);
-    else if constexpr (Op == UnaryOp::Sin) return sinf(x);
-    else if constexpr (Op == UnaryOp::Cos) return cosf(x);
-    else if constexpr (Op == UnaryOp::Tanh) return tanhf(x);
-    else if constexpr (Op == UnaryOp::Sigmoid) return 1.0f / (1.0f + expf(-x));
-    else if constexpr (Op == UnaryOp::Erf) return erff(x);
-    else if constexpr (Op == UnaryOp::Recip) return 1.0f / x;
-    else if constexpr (Op == UnaryOp::Sign) return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : x);  // keeps NaN, -0
-    else if constexpr (Op == UnaryOp::Floor) return floorf(x);
-    else if constexpr (Op == UnaryOp::Ceil) return ceilf(x);
-    else if constexpr (Op == UnaryOp::Round) return rintf(x);  // half to even, like PyTorch
-    else if constexpr (Op == UnaryOp::Relu) return x < 0.0f ? 0.0f : x;  // NaN passes through
-    else if constexpr (Op == UnaryOp::Gelu) return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
-    else if constexpr (Op == UnaryOp::GeluTanh)
-      return 0.5f * x * (1.0f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
-    else if constexpr (Op == UnaryOp::Asin) return asinf(x);
-    else if constexpr (Op == UnaryOp::Acos) return acosf(x);
-    else if constexpr (Op == UnaryOp::Atan) return atanf(x);
-    else if constexpr (Op == UnaryOp::Sinh) return sinhf(x);
-    else if constexpr (Op == UnaryOp::Cosh) return coshf(x);
-    else if constexpr (Op == UnaryOp::Asinh) return asinhf(x);
-    else if constexpr (Op == UnaryOp::Acosh) return acoshf(x);
-    else return atanhf(x);  // Atanh
-  }
+  __device__ float operator()(float x) const { return unary_f32<Op>(x); }
 };
 
 template <UnaryOp Op>
@@ -58,16 +30,7 @@ struct ScalarFn {
   T c;
   __device__ T operator()(T v) const {
     if constexpr (std::is_same_v<T, float>) {
-      if constexpr (Op == ScalarOp::Add) return v + c;
-      else if constexpr (Op == ScalarOp::Sub) return v - c;
-      else if constexpr (Op == ScalarOp::Mul) return v * c;
-      else if constexpr (Op == ScalarOp::Div) return v / c;
-      else if constexpr (Op == ScalarOp::RSub) return c - v;
-      else if constexpr (Op == ScalarOp::RDiv) return c / v;
-      else if constexpr (Op == ScalarOp::ClampMin) return v < c ? c : v;  // NaN passes through
-      else if constexpr (Op == ScalarOp::ClampMax) return v > c ? c : v;
-      else if constexpr (Op == ScalarOp::Remainder) return float_remainder(v, c);
-      else return powf(v, c);  // Pow
+      return scalar_f32<Op>(v, c);
     } else {
       if constexpr (Op == ScalarOp::Add) return wrap_add(v, c);
       else if constexpr (Op == ScalarOp::Sub) return wrap_sub(v, c);
@@ -91,15 +54,7 @@ template <BinaryOp Op, class T>
 struct BinaryFn {
   __device__ T operator()(T a, T b) const {
     if constexpr (std::is_same_v<T, float>) {
-      if constexpr (Op == BinaryOp::Add) return a + b;
-      else if constexpr (Op == BinaryOp::Sub) return a - b;
-      else if constexpr (Op == BinaryOp::Mul) return a * b;
-      else if constexpr (Op == BinaryOp::Div) return a / b;
-      else if constexpr (Op == BinaryOp::Pow) return powf(a, b);
-      else if constexpr (Op == BinaryOp::Max) return (a != a || a > b) ? a : b;  // NaN propagates
-      else if constexpr (Op == BinaryOp::Min) return (a != a || a < b) ? a : b;
-      else if constexpr (Op == BinaryOp::Atan2) return atan2f(a, b);
-      else return float_remainder(a, b);  // Remainder
+      return binary_f32<Op>(a, b);
     } else {
       if constexpr (Op == BinaryOp::Add) return wrap_add(a, b);
       else if constexpr (Op == BinaryOp::Sub) return wrap_sub(a, b);

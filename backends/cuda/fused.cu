@@ -3,28 +3,12 @@
 // Both follow the CPU backend's formulas and operation order.
 #include <cmath>
 
+#include "backends/cuda/float_math.cuh"  // activation_grad
 #include "backends/cuda/kernels.hpp"
 #include "backends/cuda/runtime.cuh"
 
 namespace ember::cuda {
 namespace {
-
-template <UnaryOp Op>
-__device__ __forceinline__ float activation_grad(float x, float y, float g) {
-  if constexpr (Op == UnaryOp::Relu) return x > 0.0f ? g : 0.0f;
-  else if constexpr (Op == UnaryOp::Exp) return g * y;
-  else if constexpr (Op == UnaryOp::Tanh) return g * (1.0f - y * y);
-  else if constexpr (Op == UnaryOp::Sigmoid) return g * y * (1.0f - y);
-  else if constexpr (Op == UnaryOp::Gelu) {  // Phi(x) + x phi(x)
-    const float cdf = 0.5f * (1.0f + erff(x * 0.70710678118654752f));
-    const float pdf = expf(-0.5f * x * x) * 0.39894228040143267794f;
-    return g * (cdf + x * pdf);
-  } else {  // GeluTanh: 0.5 (1 + t) + 0.5 x (1 - t^2) c (1 + 3 a x^2), t = tanh(c (x + a x^3))
-    const float c = 0.79788456080286535588f, a = 0.044715f;
-    const float t = tanhf(c * (x + a * x * x * x));
-    return g * (0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * c * (1.0f + 3.0f * a * x * x));
-  }
-}
 
 template <UnaryOp Op>
 __global__ void unary_backward_kernel(const float* __restrict__ x, const float* __restrict__ y,

@@ -29,13 +29,6 @@ __host__ __device__ __forceinline__ int64_t int_remainder(int64_t a, int64_t b) 
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
 
-// torch.remainder for floats: the exact fmod moved into the divisor's sign (the CPU backend's formula).
-__host__ __device__ __forceinline__ float float_remainder(float a, float b) {
-  float r = fmodf(a, b);
-  if (r != 0.0f && ((b < 0.0f) != (r < 0.0f))) r += b;
-  return r;
-}
-
 __host__ __device__ __forceinline__ int64_t int_pow(int64_t base, int64_t exp) {
   if (exp < 0) return base == 1 ? 1 : (base == -1 ? ((exp & 1) ? -1 : 1) : 0);
   uint64_t r = 1, b = static_cast<uint64_t>(base);

@@ -16,15 +16,10 @@ namespace {
 
 #include "fused_chain_glsl_sources.inc"  // kGlslInt64, kGlslOpCodes, kGlslMath, kGlslMathTrig, kGlslFloatOps
 
+using fusion::has_scalar;
 using fusion::InputKind;
 using fusion::InstrKind;
-
-uint32_t float_bits(double v) {
-  const float f = static_cast<float>(v);  // the eager ops push their scalar as this float
-  uint32_t w;
-  std::memcpy(&w, &f, 4);
-  return w;
-}
+using fusion::scalar_bits;
 
 const char* input_type(InputKind k) {
   switch (k) {
@@ -34,11 +29,6 @@ const char* input_type(InputKind k) {
   }
   return "float";
 }
-
-char kind_char(InputKind k) { return k == InputKind::Float ? 'f' : k == InputKind::Int ? 'i' : 'b'; }
-char access_char(FusedAccess a) { return a == FusedAccess::Same ? 's' : a == FusedAccess::Constant ? 'c' : 'x'; }
-
-bool has_scalar(InstrKind k) { return k == InstrKind::Fill || k == InstrKind::Scalar || k == InstrKind::MaskFill; }
 
 // Vulkan's eager GELU backward is autodiff's composed rule (engine/autodiff/elementwise_backward.hpp) run op by op
 // through the eager shaders: g * (Phi(x) + x phi(x)) with Phi(x) = 0.5 (erf(x / sqrt 2) + 1) and
@@ -57,7 +47,7 @@ std::string gelu_backward_glsl() {
       "  precise float s = binary_f32(BINARY_ADD, cdf, binary_f32(BINARY_MUL, x, pdf));\n"
       "  return binary_f32(BINARY_MUL, g, s);\n"
       "}}\n",
-      float_bits(M_SQRT1_2), float_bits(1.0 / std::sqrt(2.0 * M_PI)));
+      scalar_bits(M_SQRT1_2), scalar_bits(1.0 / std::sqrt(2.0 * M_PI)));
 }
 
 }  // namespace
@@ -70,39 +60,12 @@ FusedLayout fused_layout(const fusion::Program& p, std::vector<int32_t> alias) {
     for (std::size_t k = 0; k < ni; ++k) alias.push_back(static_cast<int32_t>(k));
   l.alias = std::move(alias);
   auto distinct = [&](std::size_t k) { return l.alias[k] == static_cast<int32_t>(k); };
-  std::vector<std::vector<int64_t>> full(ni);
-  for (std::size_t k = 0; k < ni; ++k) full[k] = broadcast_strides(p.inputs[k].shape, out);
-  // Merge: drop unit dims; fold dim d into the previous kept dim q when every input steps through them as one
-  // (stride[q] == stride[d] * dims[d]), as the output (row-major) always does.
-  for (std::size_t d = 0; d < out.rank(); ++d) {
-    if (out.dims[d] == 1) continue;
-    if (!l.dims.empty()) {
-      const std::size_t qm = l.dims.size() - 1;
-      bool merge = true;
-      for (std::size_t k = 0; k < ni && merge; ++k) merge = l.strides[k][qm] == full[k][d] * out.dims[d];
-      if (merge) {
-        l.dims[qm] *= out.dims[d];
-        for (std::size_t k = 0; k < ni; ++k) l.strides[k][qm] = full[k][d];
-        continue;
-      }
-    }
-    l.dims.push_back(out.dims[d]);
-    if (l.strides.empty()) l.strides.resize(ni);
-    for (std::size_t k = 0; k < ni; ++k) l.strides[k].push_back(full[k][d]);
-  }
-  if (l.strides.empty()) l.strides.resize(ni);
-  // Access per input: the output's own (row-major) strides, all zero, or anything else.
-  std::vector<int64_t> own(l.dims.size(), 1);
-  for (std::size_t d = l.dims.size(); d-- > 1;) own[d - 1] = own[d] * l.dims[d];
-  for (std::size_t k = 0; k < ni; ++k) {
-    const auto& s = l.strides[k];
-    bool zero = true;
-    for (int64_t v : s) zero = zero && v == 0;
-    if (p.inputs[k].shape.num_elements() == 1 || zero) l.access.push_back(FusedAccess::Constant);
-    else if (s == own) l.access.push_back(FusedAccess::Same);
-    else l.access.push_back(FusedAccess::Strided);
-  }
-  // Push words and key.
+  fusion::MergedLayout m = fusion::merge_layout(p);
+  l.key = fusion::structure_key(p, m, l.alias);
+  l.dims = std::move(m.dims);
+  l.access = std::move(m.access);
+  l.strides = std::move(m.strides);
+  // Push words.
   l.push.push_back(static_cast<uint32_t>(out.num_elements()));
   for (int64_t d : l.dims) l.push.push_back(static_cast<uint32_t>(d));
   for (std::size_t k = 0; k < ni; ++k)
@@ -112,16 +75,8 @@ FusedLayout fused_layout(const fusion::Program& p, std::vector<int32_t> alias) {
   for (std::size_t k = 0; k < p.instrs.size(); ++k) {
     if (!has_scalar(p.instrs[k].kind)) continue;
     l.scalar_word[k] = static_cast<uint32_t>(l.push.size());
-    l.push.push_back(float_bits(p.instrs[k].s));
+    l.push.push_back(scalar_bits(p.instrs[k].s));
   }
-  l.key = fmt::format("r{}{};", l.dims.size(), p.reduce_all ? "+" : "");
-  for (std::size_t k = 0; k < ni; ++k) {
-    l.key += kind_char(p.inputs[k].kind);
-    l.key += access_char(l.access[k]);
-    if (!distinct(k)) l.key += fmt::format("={}", l.alias[k]);
-  }
-  for (const auto& i : p.instrs) l.key += fmt::format(";{},{},{},{},{}", static_cast<int>(i.kind), i.op, i.a, i.b, i.c);
-  l.key += fmt::format(";o{}", p.out);
   return l;
 }
 

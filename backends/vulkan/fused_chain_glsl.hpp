@@ -5,19 +5,17 @@
 #include <string>
 #include <vector>
 
+#include "engine/fusion/merged_layout.hpp"
 #include "engine/fusion/program.hpp"
 
 namespace ember::vk {
 
-// How an input is read at output position i of the merged index space.
-enum class FusedAccess : uint8_t {
-  Same,      // in[i]: laid out like the output
-  Constant,  // in[0]: one element
-  Strided,   // in[sum idx_d * stride_d]: broadcast along some dims
-};
+// How an input is read (engine/fusion/merged_layout.hpp: in place, one element, or strided over merged dims).
+using FusedAccess = fusion::Access;
 
 struct FusedLayout {
-  // The output's dims after dropping 1s and merging dims that are contiguous in the output and every input.
+  // The output's dims after dropping 1s and merging dims that are contiguous in the output and every input
+  // (fusion::merge_layout).
   std::vector<int64_t> dims;
   std::vector<FusedAccess> access;             // per input
   // Per input: the first input holding the same tensor (same memory, kind and shape), itself if none. Each

@@ -20,27 +20,10 @@ namespace {
 using C = Cpu<float>;
 using F = Fusion<C>;
 
-// A chain over every instruction kind: a broadcast bias row, a scalar tensor, an Int tensor cast to float, a Bool
-// mask (where and mask_fill), expand, full, unary, scalar and binary ops, on [rows, cols].
+// every_instruction_chain (fusion_test_util.hpp), read to the host.
 template <class B>
 std::vector<float> chain(int64_t rows, int64_t cols) {
-  const auto x = Tensor<B, 2>::from_values(uniform(rows * cols, 1), {rows, cols});
-  const auto bias = Tensor<B, 1>::from_values(uniform(cols, 2), {cols});
-  const auto s = Tensor<B, 1>::from_values({0.75}, {1});
-  std::vector<int64_t> ints(static_cast<std::size_t>(rows));
-  for (int64_t i = 0; i < rows; ++i) ints[static_cast<std::size_t>(i)] = i % 7 - 3;
-  const auto idx = Tensor<B, 2, Int>::from_values(ints, {rows, 1});
-  std::vector<bool> keep(static_cast<std::size_t>(rows * cols));
-  for (std::size_t i = 0; i < keep.size(); ++i) keep[i] = (i * 2654435761u) % 5 < 3;
-  const auto mask = Tensor<B, 2, Bool>::from_values(keep, {rows, cols});
-
-  auto y = (x + bias.template unsqueeze<2>(0)).gelu();                 // linear's bias, GELU
-  y = y * s.template unsqueeze<2>(0) + idx.to_float();                 // broadcast scalar, Int column cast
-  y = y.mask_where(mask, Tensor<B, 2>::full({rows, cols}, -0.5)).exp().sub_scalar(1.0);  // where, full
-  y = y.mask_fill(mask.logical_not(), 2.0) * mask.to_float();          // mask_fill, Bool cast
-  y = y + bias.template unsqueeze<2>(0).expand(std::array<int64_t, 2>{rows, cols}).tanh().pow_scalar(2.0);
-  y = y.maximum(x.sigmoid()).div(x.abs().add_scalar(1.0));
-  return y.into_data().template to_vec<float>();
+  return every_instruction_chain<B>(rows, cols).into_data().template to_vec<float>();
 }
 
 TEST(Fusion, ChainMatchesEagerBitForBit) {

@@ -29,33 +29,11 @@ using F = Fusion<V>;
 
 vk::FusedChainStats stats() { return vk::fused_chain_stats(*vk::default_context()); }
 
-// Sums: the fused pass adds in another order than the eager reduction (per-workgroup partials).
-void expect_close(const std::vector<float>& got, const std::vector<float>& want, double rel) {
-  ASSERT_EQ(got.size(), want.size());
-  for (std::size_t i = 0; i < got.size(); ++i)
-    EXPECT_NEAR(got[i], want[i], rel * std::max(1.0, std::abs(double(want[i])))) << "element " << i;
-}
-
-// A chain over every instruction kind: a broadcast bias row, a scalar tensor, an Int column cast to float, a Bool
-// mask (where and mask_fill), expand, full, unary, scalar and binary ops, on [rows, cols].
+// every_instruction_chain (fusion_test_util.hpp). Sums: the fused pass adds in another order than the eager
+// reduction (per-workgroup partials), so they are compared with expect_close.
 template <class B>
 Tensor<B, 2> chain(int64_t rows, int64_t cols, double scale = 0.75) {
-  const auto x = Tensor<B, 2>::from_values(uniform(rows * cols, 1), {rows, cols});
-  const auto bias = Tensor<B, 1>::from_values(uniform(cols, 2), {cols});
-  const auto s = Tensor<B, 1>::from_values({scale}, {1});
-  std::vector<int64_t> ints(static_cast<std::size_t>(rows));
-  for (int64_t i = 0; i < rows; ++i) ints[static_cast<std::size_t>(i)] = i % 7 - 3;
-  const auto idx = Tensor<B, 2, Int>::from_values(ints, {rows, 1});
-  std::vector<bool> keep(static_cast<std::size_t>(rows * cols));
-  for (std::size_t i = 0; i < keep.size(); ++i) keep[i] = (i * 2654435761u) % 5 < 3;
-  const auto mask = Tensor<B, 2, Bool>::from_values(keep, {rows, cols});
-
-  auto y = (x + bias.template unsqueeze<2>(0)).gelu();
-  y = y * s.template unsqueeze<2>(0) + idx.to_float();
-  y = y.mask_where(mask, Tensor<B, 2>::full({rows, cols}, -0.5)).exp().sub_scalar(1.0);
-  y = y.mask_fill(mask.logical_not(), 2.0) * mask.to_float();
-  y = y + bias.template unsqueeze<2>(0).expand(std::array<int64_t, 2>{rows, cols}).tanh().pow_scalar(2.0);
-  return y.maximum(x.sigmoid()).div(x.abs().add_scalar(1.0));
+  return every_instruction_chain<B>(rows, cols, scale);
 }
 
 // The chain binds 6 distinct tensors (the bias row read twice and the mask read by the where and the cast share
