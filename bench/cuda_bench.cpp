@@ -3,6 +3,9 @@
 //     Bar: Ember >= 0.9x direct cuBLAS.
 //   * 256M-element add and gelu vs a device-to-device cudaMemcpy of the same bytes (the practical bandwidth
 //     ceiling). Bar: >= 85% of it.
+//   * issue 14: ember_fusion_bench's linear -> bias -> GELU -> dropout block, forward + backward, on
+//     Autodiff<Cuda> (eager kernels) and Autodiff<Fusion<Cuda>> (the chains as NVRTC-compiled kernels), at a
+//     GPU-sized [4096, 1024, 4096]: the fused step's time against the eager one's, in the same run.
 // Times are CUDA-event intervals on the backend's stream (manual time), so host overhead that overlaps with the
 // device is not counted twice and nothing is timed before the device finishes. Without a GPU it prints a message
 // and exits 0.
@@ -15,6 +18,7 @@
 
 #include "backends/cuda/cuda_backend.hpp"
 #include "engine/ember.hpp"
+#include "engine/nn/dropout.hpp"
 
 namespace ember::bench {
 namespace {
@@ -139,6 +143,33 @@ void BM_Memcpy256M_Reference(benchmark::State& state) {
   set_bytes(state, 2);
 }
 
+// The block's step (the eager and the fused side see the same inputs and mask seed). The dropout mask is drawn on
+// the device (bernoulli_kernel) by both; the fused side's forward chain (bias, GELU, mask) and backward chain
+// (mask, GELU's step) run as one kernel each, their kernels compiled in timed_loop's warm-up call.
+template <class B>
+void fused_block(benchmark::State& state) {
+  using AD = Autodiff<B>;
+  constexpr int64_t n = 4096, k = 1024, m = 4096;
+  Rng rng(7);
+  const auto x = Tensor<AD, 2>::random({n, k}, Uniform{-1.0, 1.0}, rng);
+  const auto w = Tensor<AD, 2>::random({k, m}, Uniform{-0.05, 0.05}, rng).require_grad();
+  const auto b = Tensor<AD, 1>::random({m}, Uniform{-0.5, 0.5}, rng).require_grad();
+  const nn::Dropout dropout = nn::DropoutConfig{0.1}.init();
+  seed(42);
+  timed_loop(state, [&] {
+    const auto y = dropout.forward((x.matmul(w) + b.template unsqueeze<2>(0)).gelu());
+    const auto grads = y.sum().backward();
+    // Both gradients are computed by now (the weight's by a GEMM, the bias's by a reduction over the fused chain).
+    benchmark::DoNotOptimize(w.grad(grads));
+    benchmark::DoNotOptimize(b.grad(grads));
+  });
+  state.counters["FLOP/s"] = benchmark::Counter(2.0 * 2.0 * double(n) * double(k) * double(m),
+                                                benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void BM_FusedBlock_Eager(benchmark::State& s) { fused_block<Cuda>(s); }
+void BM_FusedBlock_Fused(benchmark::State& s) { fused_block<Fusion<Cuda>>(s); }
+
 BENCHMARK(BM_Gemm4096_F32_Ember)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Gemm4096_F32_Cublas)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Gemm4096_TF32_Ember)->UseManualTime()->Unit(benchmark::kMillisecond);
@@ -146,6 +177,8 @@ BENCHMARK(BM_Gemm4096_TF32_Cublas)->UseManualTime()->Unit(benchmark::kMillisecon
 BENCHMARK(BM_Memcpy256M_Reference)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Add256M_Ember)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Gelu256M_Ember)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_FusedBlock_Eager)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_FusedBlock_Fused)->UseManualTime()->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace ember::bench
