@@ -17,16 +17,11 @@
 #include "backends/cpu/lane_sum.hpp"
 #include "backends/cpu/parallel.hpp"
 #include "backends/cpu/vec_math.hpp"
+#include "backends/cpu/vector_clones.hpp"
 #include "engine/tensor/error.hpp"
 
 namespace ember::cpu {
 namespace {
-
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
-#define EMBER_CE_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define EMBER_CE_CLONES
-#endif
 
 template <class T>
 [[gnu::always_inline]] inline T fexp(T x) {
@@ -35,8 +30,8 @@ template <class T>
 }
 
 template <class T>
-EMBER_CE_CLONES void forward_rows(const T* __restrict x, const int64_t* __restrict t, T* __restrict loss,
-                                  T* __restrict lse, int64_t r0, int64_t r1, int64_t c) {
+EMBER_CPU_CLONES void forward_rows(const T* __restrict x, const int64_t* __restrict t, T* __restrict loss,
+                                   T* __restrict lse, int64_t r0, int64_t r1, int64_t c) {
   for (int64_t r = r0; r < r1; ++r) {
     const T* __restrict xr = x + r * c;
     const T m = lane_max(xr, c);
@@ -48,8 +43,8 @@ EMBER_CE_CLONES void forward_rows(const T* __restrict x, const int64_t* __restri
 }
 
 template <class T>
-EMBER_CE_CLONES void backward_rows(const T* __restrict x, const int64_t* __restrict t, const T* __restrict lse,
-                                   const T* __restrict g, T* __restrict dx, int64_t r0, int64_t r1, int64_t c) {
+EMBER_CPU_CLONES void backward_rows(const T* __restrict x, const int64_t* __restrict t, const T* __restrict lse,
+                                    const T* __restrict g, T* __restrict dx, int64_t r0, int64_t r1, int64_t c) {
   for (int64_t r = r0; r < r1; ++r) {
     const T* __restrict xr = x + r * c;
     T* __restrict dr = dx + r * c;

@@ -8,6 +8,7 @@
 #include "backends/cpu/kernels.hpp"
 #include "backends/cpu/strided.hpp"
 #include "backends/cpu/vec_math.hpp"
+#include "backends/cpu/vector_clones.hpp"
 #include "engine/tensor/error.hpp"
 
 namespace ember::cpu {
@@ -69,16 +70,9 @@ T unary_scalar(UnaryOp op, T x) {
   throw KindError(fmt::format("unary {}: not defined for Int tensors", op_name(op)));
 }
 
-// Float unary loops, compiled for AVX-512, AVX2+FMA and baseline x86-64 and picked at load time, so the
-// transcendental ops run at vector speed on any x86-64 machine without -march=native. Not under ThreadSanitizer:
-// the ifunc resolvers run before its runtime is initialized and crash the process at load.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
-#define EMBER_VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define EMBER_VECTOR_CLONES
-#endif
-
-EMBER_VECTOR_CLONES
+// Float unary loops, compiled for AVX-512, AVX2+FMA and baseline x86-64 and picked at load time (vector_clones.hpp),
+// so the transcendental ops run at vector speed on any x86-64 machine without -march=native.
+EMBER_CPU_CLONES
 void unary_f32(UnaryOp op, const float* __restrict x, float* __restrict y, int64_t n) {
   switch (op) {
     case UnaryOp::Neg: for (int64_t i = 0; i < n; ++i) y[i] = -x[i]; return;

@@ -17,6 +17,7 @@
 
 #include "backends/cpu/kernels.hpp"
 #include "backends/cpu/parallel.hpp"
+#include "backends/cpu/vector_clones.hpp"
 #include "engine/tensor/error.hpp"
 
 namespace ember::cpu {
@@ -48,6 +49,25 @@ struct InputView {
 constexpr int64_t kSumBlock = 4096, kSumLanes = 16;
 static_assert(kSumBlock % kTile == 0 && kTile % kSumLanes == 0);
 
+// acc[l] += v[j + l] over len elements (a multiple of kSumLanes), on a local copy of the lanes: on SumState's member
+// array the compiler could not prove that v does not alias the lanes and added them one scalar at a time, with a store
+// each (half of Chain::run's samples in perf of a fused linear + GELU step). Multi-versioned like the eager sum
+// (reduce.cpp's sum_contig_float), with the same additions in the same order in every clone.
+template <class T>
+[[gnu::always_inline]] inline void add_lanes_body(T* __restrict acc, const T* __restrict v, int64_t len) {
+  T a[kSumLanes];
+  for (int64_t l = 0; l < kSumLanes; ++l) a[l] = acc[l];
+  for (int64_t j = 0; j < len; j += kSumLanes)
+    for (int64_t l = 0; l < kSumLanes; ++l) a[l] += v[j + l];
+  for (int64_t l = 0; l < kSumLanes; ++l) acc[l] = a[l];
+}
+EMBER_CPU_CLONES void add_lanes(float* __restrict acc, const float* __restrict v, int64_t len) {
+  add_lanes_body(acc, v, len);
+}
+EMBER_CPU_CLONES void add_lanes(double* __restrict acc, const double* __restrict v, int64_t len) {
+  add_lanes_body(acc, v, len);
+}
+
 template <class T>
 struct SumState {
   int64_t full = 0;  // end of the last whole block of the whole output
@@ -60,8 +80,7 @@ struct SumState {
       for (int64_t j = 0; j < len; ++j) total += v[j];
       return;
     }
-    for (int64_t j = 0; j < len; j += kSumLanes)
-      for (int64_t l = 0; l < kSumLanes; ++l) acc[l] += v[j + l];
+    add_lanes(acc, v, len);
     if ((s + len) % kSumBlock == 0) {
       T b = 0;
       for (auto& a : acc) {

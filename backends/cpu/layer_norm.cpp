@@ -16,20 +16,15 @@
 
 #include "backends/cpu/lane_sum.hpp"
 #include "backends/cpu/parallel.hpp"
+#include "backends/cpu/vector_clones.hpp"
 
 namespace ember::cpu {
 namespace {
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
-#define EMBER_LN_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define EMBER_LN_CLONES
-#endif
-
 template <class T>
-EMBER_LN_CLONES void forward_rows(const T* __restrict x, const T* __restrict gamma, const T* __restrict beta,
-                                  T* __restrict y, T* __restrict mean_out, T* __restrict rstd_out, int64_t r0,
-                                  int64_t r1, int64_t d, T eps) {
+EMBER_CPU_CLONES void forward_rows(const T* __restrict x, const T* __restrict gamma, const T* __restrict beta,
+                                   T* __restrict y, T* __restrict mean_out, T* __restrict rstd_out, int64_t r0,
+                                   int64_t r1, int64_t d, T eps) {
   for (int64_t r = r0; r < r1; ++r) {
     const T* __restrict xr = x + r * d;
     T* __restrict yr = y + r * d;
@@ -44,9 +39,9 @@ EMBER_LN_CLONES void forward_rows(const T* __restrict x, const T* __restrict gam
 
 // dgamma and dbeta are this task's partial sums (added to, not overwritten).
 template <class T>
-EMBER_LN_CLONES void backward_rows(const T* __restrict x, const T* __restrict gamma, const T* __restrict mean,
-                                   const T* __restrict rstd, const T* __restrict dy, T* __restrict dx,
-                                   T* __restrict dgamma, T* __restrict dbeta, int64_t r0, int64_t r1, int64_t d) {
+EMBER_CPU_CLONES void backward_rows(const T* __restrict x, const T* __restrict gamma, const T* __restrict mean,
+                                    const T* __restrict rstd, const T* __restrict dy, T* __restrict dx,
+                                    T* __restrict dgamma, T* __restrict dbeta, int64_t r0, int64_t r1, int64_t d) {
   const T inv_d = T(1) / static_cast<T>(d);
   for (int64_t r = r0; r < r1; ++r) {
     const T* __restrict xr = x + r * d;

@@ -4,6 +4,7 @@
 #include "backends/cpu/kernels.hpp"
 #include "backends/cpu/parallel.hpp"
 #include "backends/cpu/scalar_divisor.hpp"
+#include "backends/cpu/vector_clones.hpp"
 
 #include <cmath>
 #include <type_traits>
@@ -49,14 +50,7 @@ template <class T, int kDecay, bool kFirst>  // kDecay: 0 none, 1 L2 (Adam), 2 d
 // into FMAs is off so every clone rounds as the baseline and the composed Adam do (optional_ops_test compares them);
 // ScalarDivisor's FMAs are explicit. An AVX2-only build of this loop measured 1-2 % slower on the epoch than AVX-512
 // here (Zen 4, whose divider runs 512-bit vectors as two halves), so both clones stay.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
-#define EMBER_ADAM_CLONES \
-  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"), optimize("fp-contract=off")))
-#else
-#define EMBER_ADAM_CLONES
-#endif
-
-EMBER_ADAM_CLONES
+EMBER_CPU_CLONES_NO_CONTRACT
 void adam_loop_f32(int mode, bool first, int64_t b, int64_t e, const float* __restrict pw, const float* __restrict pg,
                    const float* __restrict pm, const float* __restrict pv, float* __restrict ow, float* __restrict om,
                    float* __restrict ov, float decay, float wd, float b1, float one_b1, float b2, float one_b2,

@@ -10,6 +10,7 @@
 
 #include "backends/cpu/kernels.hpp"
 #include "backends/cpu/parallel.hpp"
+#include "backends/cpu/vector_clones.hpp"
 #include "engine/backend/reduce_geometry.hpp"
 #include "engine/tensor/error.hpp"
 
@@ -37,12 +38,6 @@ A wrap_mul(A a, B b) {
   else return a * b;
 }
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
-#define EMBER_REDUCE_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define EMBER_REDUCE_CLONES
-#endif
-
 // Columns per band of sum_columns_in_bands: 256 doubles of accumulators stay in L1 while the band's rows stream by.
 constexpr int64_t kBandColumns = 256;
 
@@ -68,8 +63,8 @@ template <class T>
 // Float sums multi-versioned like add_rows below: the baseline build runs the 16 lanes as four SSE registers, 1.5x the
 // time of one AVX-512 register on a 16M-element sum (bench/README.md "OpenBLAS on a CPU it does not know"). Each lane
 // adds the same elements in the same order in every clone, so all give the same bits.
-EMBER_REDUCE_CLONES double sum_contig_float(const float* x, int64_t n) { return sum_contig_body(x, n); }
-EMBER_REDUCE_CLONES double sum_contig_float(const double* x, int64_t n) { return sum_contig_body(x, n); }
+EMBER_CPU_CLONES double sum_contig_float(const float* x, int64_t n) { return sum_contig_body(x, n); }
+EMBER_CPU_CLONES double sum_contig_float(const double* x, int64_t n) { return sum_contig_body(x, n); }
 
 template <class T>
 Wide<T> sum_contig(const T* x, int64_t n) {
@@ -118,13 +113,13 @@ T reduce_contig(const T* x, int64_t n, ReduceOp op) {
 // one), over a band of `width` columns of rows `stride` apart. Multi-versioned like elementwise.cpp: the baseline
 // build converts and adds two doubles per instruction. Additions only, each element's in the same order, so every
 // clone and every band split gives the same bits.
-EMBER_REDUCE_CLONES void add_rows(const float* __restrict rows, int64_t len, int64_t width, int64_t stride,
-                                  double* __restrict acc) {
+EMBER_CPU_CLONES void add_rows(const float* __restrict rows, int64_t len, int64_t width, int64_t stride,
+                               double* __restrict acc) {
   for (int64_t r = 0; r < len; ++r)
     for (int64_t j = 0; j < width; ++j) acc[j] += rows[r * stride + j];
 }
-EMBER_REDUCE_CLONES void add_rows(const double* __restrict rows, int64_t len, int64_t width, int64_t stride,
-                                  double* __restrict acc) {
+EMBER_CPU_CLONES void add_rows(const double* __restrict rows, int64_t len, int64_t width, int64_t stride,
+                               double* __restrict acc) {
   for (int64_t r = 0; r < len; ++r)
     for (int64_t j = 0; j < width; ++j) acc[j] += rows[r * stride + j];
 }

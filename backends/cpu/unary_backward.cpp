@@ -8,6 +8,7 @@
 #include "backends/cpu/kernels.hpp"
 #include "backends/cpu/parallel.hpp"
 #include "backends/cpu/vec_math.hpp"
+#include "backends/cpu/vector_clones.hpp"
 
 namespace ember::cpu {
 namespace {
@@ -24,16 +25,10 @@ struct MathD {
   static double tanh(double v) { return std::tanh(v); }
 };
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
-#define EMBER_BACKWARD_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define EMBER_BACKWARD_CLONES
-#endif
-
 // The float GELU step on restrict-qualified pointers, multi-versioned like elementwise.cpp's unary_f32, so that the
 // compiler vectorizes vm::erf / vm::exp: through map3's lambda (pointers that may alias) it stayed scalar and took
 // ~13 % of a small transformer's training step (bench/lm).
-EMBER_BACKWARD_CLONES
+EMBER_CPU_CLONES
 void gelu_backward_f32(const float* __restrict x, const float* __restrict g, float* __restrict o, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     const float xv = x[i];
@@ -45,7 +40,7 @@ void gelu_backward_f32(const float* __restrict x, const float* __restrict g, flo
 
 // ReLU's step, vectorized by the compiler only through restrict pointers: a data-dependent branch per element
 // (what map3's lambda compiled to) mispredicts on half of a layer's signs.
-EMBER_BACKWARD_CLONES
+EMBER_CPU_CLONES
 void relu_backward_f32(const float* __restrict x, const float* __restrict g, float* __restrict o, int64_t n) {
   for (int64_t i = 0; i < n; ++i) o[i] = x[i] > 0.0f ? g[i] : 0.0f;
 }
