@@ -2,11 +2,13 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <numeric>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "backends/cpu/allocator.hpp"
@@ -100,6 +102,35 @@ TEST(CpuParallel, ExceptionsPropagateAndThePoolStaysUsable) {
   });
   EXPECT_EQ(sum.load(), 1 << 20);
   EXPECT_EQ(chunks.load(), 2);  // still split across both threads after the exception
+}
+
+// A part no worker has claimed yet runs on the calling thread once its own part is done, so a sleeping worker (each
+// region below starts after the workers stopped polling) does not keep the caller waiting for it to wake: with an
+// empty first part, the caller takes the second part itself in some regions. Every part still runs exactly once,
+// and an exception from a part the caller took propagates.
+TEST(CpuParallel, TheCallerRunsPartsNoWorkerHasClaimed) {
+  cpu::set_num_threads(2);
+  const auto caller = std::this_thread::get_id();
+  int by_caller = 0;
+  for (int region = 0; region < 40; ++region) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));  // past the pool's 50 us poll: the worker sleeps
+    std::atomic<int> ran{0};
+    std::thread::id second;
+    cpu::parallel_for(2, 1, [&](int64_t b, int64_t) {
+      if (b == 1) second = std::this_thread::get_id();
+      ran++;
+    });
+    ASSERT_EQ(ran.load(), 2);
+    by_caller += second == caller;
+  }
+  EXPECT_GT(by_caller, 0) << "the caller waited for a sleeping worker in every region";
+  for (int region = 0; region < 20; ++region) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    EXPECT_THROW(cpu::parallel_for(2, 1, [](int64_t b, int64_t) {
+                   if (b == 1) throw std::runtime_error("boom");
+                 }),
+                 std::runtime_error);
+  }
 }
 
 TEST(CpuParallel, NestedRegionsRunInline) {

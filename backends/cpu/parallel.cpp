@@ -85,6 +85,19 @@ class Pool {
     }
     cv_.notify_all();
     run_part(0);
+    // Parts no worker has claimed yet run here too: a worker that slept (waking one costs tens of microseconds on a
+    // shared VM, more beside a busy process) would otherwise leave this thread waiting for it to start.
+    for (;;) {
+      int part;
+      {
+        std::lock_guard lock(mu_);
+        if (next_part_ >= parts_) break;
+        part = next_part_++;
+      }
+      run_part(part);
+      std::lock_guard lock(mu_);
+      pending_.fetch_sub(1, std::memory_order_release);
+    }
     spin_until([&] { return pending_.load(std::memory_order_acquire) == 0; });
     std::unique_lock lock(mu_);
     done_cv_.wait(lock, [&] { return pending_.load(std::memory_order_relaxed) == 0; });
@@ -120,7 +133,13 @@ class Pool {
       int part;
       {
         std::unique_lock lock(mu_);
-        cv_.wait(lock, [&] { return generation_ != seen && next_part_ < parts_; });
+        cv_.wait(lock, [&] { return generation_ != seen; });
+        // Every part of this region already taken (by the caller, or by other workers): back to polling for the next
+        // region, rather than sleeping until a notify wakes it.
+        if (next_part_ >= parts_) {
+          seen = generation_;
+          continue;
+        }
         part = next_part_++;
         if (next_part_ >= parts_) seen = generation_;
       }
