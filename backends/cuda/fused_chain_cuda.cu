@@ -190,8 +190,8 @@ std::optional<CudaTensor<float>> fused_chain(const Program& p, const std::vector
   }
   const fusion::MergedLayout l = fusion::merge_layout(p);
   std::lock_guard lock(g_mutex);
-  if (fused_chain_word_count(p, l) > kMaxFusedWords) {
-    handed_back(device, "over the kernel parameter words (" + std::to_string(fused_chain_word_count(p, l)) + ")");
+  if (const std::size_t words = fused_chain_word_count(p, l); words > kMaxFusedWords) {
+    handed_back(device, "over the kernel parameter words (" + std::to_string(words) + ")");
     return std::nullopt;
   }
   std::string why;

@@ -60,11 +60,8 @@ FusedLayout fused_layout(const fusion::Program& p, std::vector<int32_t> alias) {
     for (std::size_t k = 0; k < ni; ++k) alias.push_back(static_cast<int32_t>(k));
   l.alias = std::move(alias);
   auto distinct = [&](std::size_t k) { return l.alias[k] == static_cast<int32_t>(k); };
-  fusion::MergedLayout m = fusion::merge_layout(p);
-  l.key = fusion::structure_key(p, m, l.alias);
-  l.dims = std::move(m.dims);
-  l.access = std::move(m.access);
-  l.strides = std::move(m.strides);
+  static_cast<fusion::MergedLayout&>(l) = fusion::merge_layout(p);
+  l.key = fusion::structure_key(p, l, l.alias);
   // Push words.
   l.push.push_back(static_cast<uint32_t>(out.num_elements()));
   for (int64_t d : l.dims) l.push.push_back(static_cast<uint32_t>(d));

@@ -13,15 +13,11 @@ namespace ember::vk {
 // How an input is read (engine/fusion/merged_layout.hpp: in place, one element, or strided over merged dims).
 using FusedAccess = fusion::Access;
 
-struct FusedLayout {
-  // The output's dims after dropping 1s and merging dims that are contiguous in the output and every input
-  // (fusion::merge_layout).
-  std::vector<int64_t> dims;
-  std::vector<FusedAccess> access;             // per input
+// The merged dims, per-input accesses and strides (fusion::merge_layout), and what a Vulkan dispatch adds to them.
+struct FusedLayout : fusion::MergedLayout {
   // Per input: the first input holding the same tensor (same memory, kind and shape), itself if none. Each
   // distinct tensor is bound and read once (a chain reads a mask for a where, its negation's mask_fill and a cast).
   std::vector<int32_t> alias;
-  std::vector<std::vector<int64_t>> strides;   // per input, over `dims` (used for Strided ones)
   // Push-constant words: [0] the element count, then `dims`, then the strides of each Strided input, then the
   // scalars of the Fill / Scalar / MaskFill instructions in program order (f32 bits). Only what varies between
   // runs of one shader is here; everything else is in `key`.
