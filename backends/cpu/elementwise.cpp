@@ -197,6 +197,56 @@ T binary_apply(BinaryOp op, T a, T b) {
   return a;
 }
 
+// Float binary loops, multi-versioned like unary_f32 (one IEEE op per element, so every clone has the baseline's
+// bits). A stride of 0 reads element 0 for the whole run (the inner run of a broadcast), 1 reads element i: the
+// eager op's same-shape and broadcast runs and the fused chain's tiles (binary_span) all come here.
+EMBER_CPU_CLONES
+void binary_f32(BinaryOp op, const float* __restrict a, int64_t sa, const float* __restrict b, int64_t sb,
+                float* __restrict y, int64_t n) {
+  auto run = [&](auto f) {
+    if (sa == 1 && sb == 1) {
+      for (int64_t i = 0; i < n; ++i) y[i] = f(a[i], b[i]);
+    } else if (sa == 1) {
+      const float c = *b;
+      for (int64_t i = 0; i < n; ++i) y[i] = f(a[i], c);
+    } else if (sb == 1) {
+      const float c = *a;
+      for (int64_t i = 0; i < n; ++i) y[i] = f(c, b[i]);
+    } else {
+      const float v = f(*a, *b);
+      for (int64_t i = 0; i < n; ++i) y[i] = v;
+    }
+  };
+  switch (op) {
+    case BinaryOp::Add: return run([](float p, float q) { return p + q; });
+    case BinaryOp::Sub: return run([](float p, float q) { return p - q; });
+    case BinaryOp::Mul: return run([](float p, float q) { return p * q; });
+    case BinaryOp::Div: return run([](float p, float q) { return p / q; });
+    case BinaryOp::Max: return run([](float p, float q) { return binary_apply(BinaryOp::Max, p, q); });
+    case BinaryOp::Min: return run([](float p, float q) { return binary_apply(BinaryOp::Min, p, q); });
+    default: return run([op](float p, float q) { return binary_apply(op, p, q); });  // libm calls: scalar anyway
+  }
+}
+
+// The float scalar-operand loops (scalar_span<float>, the eager op and the fused chain's tiles), multi-versioned.
+EMBER_CPU_CLONES
+void scalar_f32(ScalarOp op, float c, const float* __restrict x, float* __restrict y, int64_t n) {
+  auto run = [&](auto f) {
+    for (int64_t i = 0; i < n; ++i) y[i] = f(x[i]);
+  };
+  switch (op) {
+    case ScalarOp::Add: return run([c](float v) { return v + c; });
+    case ScalarOp::Sub: return run([c](float v) { return v - c; });
+    case ScalarOp::Mul: return run([c](float v) { return v * c; });
+    case ScalarOp::Div: return run([c](float v) { return v / c; });
+    case ScalarOp::RSub: return run([c](float v) { return c - v; });
+    case ScalarOp::RDiv: return run([c](float v) { return c / v; });
+    case ScalarOp::ClampMin: return run([c](float v) { return v < c ? c : v; });
+    case ScalarOp::ClampMax: return run([c](float v) { return v > c ? c : v; });
+    default: return run([op, c](float v) { return scalar_apply(op, v, c); });
+  }
+}
+
 template <class T>
 uint8_t compare_apply(CompareOp op, T a, T b) {
   switch (op) {
@@ -239,6 +289,30 @@ CpuTensor<Out> broadcast_map(const CpuTensor<T>& a, const CpuTensor<T>& b, F f) 
                           for (int64_t i = 0; i < len; ++i) out[i] = f(va, xb[i]);
                         } else {
                           for (int64_t i = 0; i < len; ++i) out[i] = f(xa[i * st[0]], xb[i * st[1]]);
+                        }
+                      });
+  return y;
+}
+
+// binary<float>: the same-shape and broadcast runs through binary_f32's vector loops (an inner run's strides are 0
+// or 1 after for_each_strided merges the dims), anything else element by element.
+CpuTensor<float> binary_float(const CpuTensor<float>& a, const CpuTensor<float>& b, BinaryOp op) {
+  const bool same = a.shape == b.shape;
+  CpuTensor<float> y(same ? a.shape : broadcast_shapes("binary", a.shape, b.shape));
+  const float* pa = a.data();
+  const float* pb = b.data();
+  float* py = y.data();
+  if (same) {
+    flat(y.numel(), [&](int64_t s, int64_t e) { binary_f32(op, pa + s, 1, pb + s, 1, py + s, e - s); });
+    return y;
+  }
+  for_each_strided<2>(y.shape, {broadcast_strides(a.shape, y.shape), broadcast_strides(b.shape, y.shape)},
+                      [&](const std::array<int64_t, 2>& off, int64_t o, int64_t len, const std::array<int64_t, 2>& st) {
+                        if ((st[0] == 0 || st[0] == 1) && (st[1] == 0 || st[1] == 1)) {
+                          binary_f32(op, pa + off[0], st[0], pb + off[1], st[1], py + o, len);
+                        } else {
+                          for (int64_t i = 0; i < len; ++i)
+                            py[o + i] = binary_apply(op, pa[off[0] + i * st[0]], pb[off[1] + i * st[1]]);
                         }
                       });
   return y;
@@ -302,6 +376,7 @@ CpuTensor<T> scalar(const CpuTensor<T>& x, ScalarOp op, double s) {
 
 template <class T>
 CpuTensor<T> binary(const CpuTensor<T>& a, const CpuTensor<T>& b, BinaryOp op) {
+  if constexpr (std::is_same_v<T, float>) return binary_float(a, b, op);
   switch (op) {  // one instantiation per op so the flat loops vectorize
     case BinaryOp::Add: return broadcast_map<T>(a, b, [](T x, T y) { return add_of(x, y); });
     case BinaryOp::Sub: return broadcast_map<T>(a, b, [](T x, T y) { return sub_of(x, y); });
@@ -389,6 +464,9 @@ void unary_span(UnaryOp op, const T* x, T* y, int64_t n) {
 template <class T>
 void scalar_span(ScalarOp op, double s, const T* __restrict x, T* __restrict y, int64_t n) {
   const T c = static_cast<T>(s);
+  if constexpr (std::is_same_v<T, float>) {
+    if (op != ScalarOp::Pow) return scalar_f32(op, c, x, y, n);  // Pow's special exponents below
+  }
   auto run = [&](auto f) {
     for (int64_t i = 0; i < n; ++i) y[i] = f(x[i]);
   };
@@ -413,6 +491,7 @@ void scalar_span(ScalarOp op, double s, const T* __restrict x, T* __restrict y, 
 
 template <class T>
 void binary_span(BinaryOp op, const T* __restrict a, const T* __restrict b, T* __restrict y, int64_t n) {
+  if constexpr (std::is_same_v<T, float>) return binary_f32(op, a, 1, b, 1, y, n);
   auto run = [&](auto f) {
     for (int64_t i = 0; i < n; ++i) y[i] = f(a[i], b[i]);
   };
