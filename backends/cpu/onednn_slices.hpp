@@ -28,18 +28,26 @@ bool weights_backward_slice(const Conv2dGeometry& g, const Conv2dOptions& o, con
 // How many slices over_batch makes of n images at most.
 inline int64_t batch_slices(int64_t n) { return std::max<int64_t>(1, std::min<int64_t>(num_threads(), n)); }
 
+// Runs fn() with oneDNN on this thread alone. Per thread (OpenMP's setting is thread-local), and given back: other
+// OpenMP code in the process (LibTorch in bench/peers) keeps its own thread count.
+template <class F>
+void on_one_omp_thread(F&& fn) {
+  const int before = omp_get_max_threads();
+  omp_set_num_threads(1);
+  fn();
+  omp_set_num_threads(before);
+}
+
 // Calls fn(lo, hi) over [0, n) in at most batch_slices(n) contiguous slices, one per pool thread.
 template <class F>
 void over_batch(int64_t n, F&& fn) {
   const int64_t parts = batch_slices(n);
-  parallel_for(n, (n + parts - 1) / parts, [&](int64_t lo, int64_t hi) {
-    // Per thread (OpenMP's setting is thread-local), and given back: other OpenMP code in the process (LibTorch
-    // in bench/peers) keeps its own thread count.
-    const int before = omp_get_max_threads();
-    omp_set_num_threads(1);
-    fn(lo, hi);
-    omp_set_num_threads(before);
-  });
+  parallel_for(n, (n + parts - 1) / parts, [&](int64_t lo, int64_t hi) { on_one_omp_thread([&] { fn(lo, hi); }); });
+}
+
+// Slice i of [0, n) cut into `parts` near-equal contiguous slices.
+inline std::pair<int64_t, int64_t> slice_bounds(int64_t n, int64_t parts, int64_t i) {
+  return {i * n / parts, (i + 1) * n / parts};
 }
 
 // Sums over the batch (a convolution's grad weight and grad bias) computed per over_batch slice: the slice that
@@ -47,9 +55,10 @@ void over_batch(int64_t n, F&& fn) {
 // slots in batch order afterwards, so the bits are the same on every run whichever thread took which slot.
 class BatchPartials {
  public:
-  // w: wn outputs; b: bn outputs or null.
-  BatchPartials(float* w, int64_t wn, float* b, int64_t bn, int64_t n) : w_(w), b_(b), wn_(wn), bn_(b ? bn : 0) {
-    const int64_t slots = batch_slices(n) - 1;
+  // w: wn outputs; b: bn outputs or null; `slices` slices of the batch (over_batch's by default) will claim.
+  BatchPartials(float* w, int64_t wn, float* b, int64_t bn, int64_t n, int64_t slices = 0)
+      : w_(w), b_(b), wn_(wn), bn_(b ? bn : 0) {
+    const int64_t slots = (slices > 0 ? slices : batch_slices(n)) - 1;
     if (slots > 0) {
       buf_ = allocate(static_cast<std::size_t>(slots * (wn_ + bn_)) * sizeof(float));
       first_.resize(static_cast<std::size_t>(slots));
