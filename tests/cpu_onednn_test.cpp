@@ -261,5 +261,45 @@ TEST(OneDnnConvThreads, TwoThreadsRunEachBackwardPassOverTheWholeBatch) {
   cpu::set_num_threads(before);
 }
 
+// Where Winograd's weight transform outweighs its input's (Cout >= N x tiles), a forward on two threads runs the
+// two halves of the output channels over the whole batch, each half on one thread, writing its channel range of
+// the NCHW output: the one-thread values within rounding, with the bias and the ReLU post-op, and a convolution
+// reading that output next (which must not take a blocked copy of a channel range for the whole tensor) too.
+// Where the input is the larger transform (many images), batch slices as before.
+TEST(OneDnnConvThreads, ForwardSplitsTheOutputChannelsWhereTheWeightsAreTheLargerTransform) {
+  if (!cpu::onednn::enabled() || !cpu::onednn::winograd())
+    GTEST_SKIP() << "Ember was built without oneDNN (or EMBER_CONV_WINOGRAD=0)";
+  const int before = cpu::num_threads();
+  const Conv2dOptions o = opts({1, 1}, {1, 1}, {1, 1}, 1);
+  // 4 images of 8 x 8: 4 x 4 tiles of 4 x 4 pixels; 64 >= 16 output channels, two 32-channel halves.
+  const T x = random(Shape{4, 16, 8, 8}, 31), w = random(Shape{64, 16, 3, 3}, 32), b = random(Shape{64}, 33);
+  const T w2 = random(Shape{64, 64, 3, 3}, 34);
+  auto run = [&](int threads) {
+    cpu::set_num_threads(threads);
+    std::vector<T> out;
+    out.push_back(*cpu::onednn::conv2d(x, w, &b, o));
+    out.push_back(*cpu::onednn::conv2d(x, w, &b, o, cpu::onednn::PostOp::Relu));
+    out.push_back(*cpu::onednn::conv2d(out[1], w2, nullptr, o));
+    return out;
+  };
+  const std::vector<T> one = run(1);
+  const int64_t parts_before = cpu::onednn::forward_channel_parts();
+  const std::vector<T> two = run(2);
+  EXPECT_EQ(cpu::onednn::forward_channel_parts(), parts_before + 3) << "every forward in two channel halves";
+  expect_near(two[0], one[0], "output with bias");
+  expect_near(two[1], one[1], "output with ReLU");
+  expect_near(two[2], one[2], "the next convolution's output");
+  for (float v : std::vector<float>(two[1].data(), two[1].data() + two[1].numel())) ASSERT_GE(v, 0.0f);
+  // 32 images: 64 < 32 x 4, the input is the larger transform: batch slices.
+  const T many = random(Shape{32, 16, 8, 8}, 35);
+  cpu::set_num_threads(2);
+  const int64_t parts_many = cpu::onednn::forward_channel_parts();
+  const auto y_many = cpu::onednn::conv2d(many, w, &b, o);
+  EXPECT_EQ(cpu::onednn::forward_channel_parts(), parts_many) << "batch slices";
+  cpu::set_num_threads(1);
+  expect_near(*y_many, *cpu::onednn::conv2d(many, w, &b, o), "batch slices' output");
+  cpu::set_num_threads(before);
+}
+
 }  // namespace
 }  // namespace ember

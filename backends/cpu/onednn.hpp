@@ -33,6 +33,9 @@ bool winograd();
 void set_winograd(bool on);
 // How many plans (one per problem, batch slice and thread) chose Winograd since the process started.
 int64_t winograd_plans();
+// How many forwards on the pool's threads ran as parts of the output channels over the whole batch instead of as
+// batch slices (where Winograd's weight transform outweighs its input's, onednn_conv.cpp's channel_parts).
+int64_t forward_channel_parts();
 
 // What the forward applies to its output in the same pass (oneDNN's post-ops).
 enum class PostOp { None, Relu };

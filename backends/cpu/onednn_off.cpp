@@ -11,6 +11,7 @@ int64_t forward_blocked_inputs_reused() { return 0; }
 bool winograd() { return false; }
 void set_winograd(bool) {}
 int64_t winograd_plans() { return 0; }
+int64_t forward_channel_parts() { return 0; }
 
 std::optional<CpuTensor<float>> conv2d(const CpuTensor<float>&, const CpuTensor<float>&, const CpuTensor<float>*,
                                        const Conv2dOptions&, PostOp) {
