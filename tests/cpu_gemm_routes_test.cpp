@@ -110,12 +110,14 @@ TEST_F(CpuGemmRoutes, NarrowProductsRunTheMatmulPrimitiveOnlyWhereOpenBlasLags) 
   expect_same_as_openblas({256, 64, 256, false, false});  // from 64 columns oneDNN on either route
 }
 
-// A linear layer's product splits its rows over the pool from 2^19 multiply-adds: the logits (2^19.3) and the first
-// layer at batch 64 (2^20) on 1-3 threads give OpenBLAS's product plus the bias.
+// A linear layer's product splits its rows over the pool from 2^19 multiply-adds and 64 rows per part: the logits
+// (2^19.3) and the first layer at batch 256 (2^22; 3 threads: parts of 85-86 rows), and unsplit at batch 64, on 1-3
+// threads give OpenBLAS's product plus the bias.
 TEST_F(CpuGemmRoutes, LinearRowsSplitOverThreadsMatchOpenBlas) {
   const SgemmRoute route(cpu::blas::Sgemm::OneDnn);
   const int before = cpu::num_threads();
-  for (const Problem& p : {Problem{256, 10, 256, false, false}, Problem{64, 256, 64, false, false}}) {
+  for (const Problem& p : {Problem{256, 10, 256, false, false}, Problem{256, 256, 64, false, false},
+                           Problem{64, 256, 64, false, false}}) {
     cpu::CpuTensor<float> x(Shape{p.m, p.k}), w(Shape{p.k, p.n}), bias(Shape{p.n});
     const std::vector<float> rx = random(p.m * p.k, 5), rw = random(p.k * p.n, 6), rb = random(p.n, 7);
     std::copy(rx.begin(), rx.end(), x.data());

@@ -129,16 +129,20 @@ bool worth_it(int64_t m, int64_t k, int64_t n, bool trans_a) {
   return m >= 8 && n >= (narrow_ok ? 8 : 64) && k >= 8 && m * n * k <= kMaxOneDnnMacs;
 }
 
-// A fork pays from 2^19 multiply-adds: on 2 threads a [64x64]@[64x256] + bias (2^20, the digits MLP's first layer
-// at batch 64) took 9.1 us against 13.6 on one, and the [256x256]@[256x10] logits 9-11 us against 13.7 (the pool's
-// fork and join cost ~1.2 us; 2026-11-29).
+// A fork pays from 2^19 multiply-adds: on 2 threads the [256x256]@[256x10] logits took 9-11 us against 13.7 on one
+// (the pool's fork and join cost ~1.2 us; 2026-11-29).
 constexpr int64_t kForkMacs = int64_t{1} << 19;
+// ... and when each part keeps 64 rows or more. Every part packs all of B, and in a training step B is a weight
+// Adam has just rewritten, so the second core reads it from the first's cache: in isolation a batch-64
+// [64x64]@[64x256] + bias split in two took 9.1 us against 13.6, but the digits MLP's batch-64 epoch on 2 threads
+// ran 7.44-8.98 ms with 32-row parts against 7.20-7.28 without the split (1 thread: 7.41; 2026-11-29).
+constexpr int64_t kMinRowsPerPart = 64;
 
 // C = op(A) op(B) (+ bias, ReLU) with the rows split over Ember's pool when the product is large enough to pay a
 // fork (each slice its own plan); A's rows are contiguous slices only when A is not transposed.
 bool product(Problem q, const float* a, const float* b, const float* bias, float* c) {
   const int64_t parts =
-      !q.trans_a && q.m * q.n * q.k >= kForkMacs ? std::min<int64_t>(num_threads(), q.m / 8) : 1;
+      !q.trans_a && q.m * q.n * q.k >= kForkMacs ? std::min<int64_t>(num_threads(), q.m / kMinRowsPerPart) : 1;
   if (parts <= 1) return run(q, a, b, bias, c);
   std::atomic<bool> all{true};
   const int64_t m = q.m;
