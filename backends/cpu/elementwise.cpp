@@ -197,54 +197,70 @@ T binary_apply(BinaryOp op, T a, T b) {
   return a;
 }
 
-// Float binary loops, multi-versioned like unary_f32 (one IEEE op per element, so every clone has the baseline's
-// bits). A stride of 0 reads element 0 for the whole run (the inner run of a broadcast), 1 reads element i: the
-// eager op's same-shape and broadcast runs and the fused chain's tiles (binary_span) all come here.
-EMBER_CPU_CLONES
-void binary_f32(BinaryOp op, const float* __restrict a, int64_t sa, const float* __restrict b, int64_t sb,
-                float* __restrict y, int64_t n) {
+// The binary loops over flat runs, one loop per op so each vectorizes. A stride of 0 reads element 0 for the whole
+// run (the inner run of a broadcast), 1 reads element i. Inlined into binary_f32's clones (and binary_span's f64).
+template <class T>
+[[gnu::always_inline]] inline void binary_loop(BinaryOp op, const T* __restrict a, int64_t sa, const T* __restrict b,
+                                               int64_t sb, T* __restrict y, int64_t n) {
   auto run = [&](auto f) {
     if (sa == 1 && sb == 1) {
       for (int64_t i = 0; i < n; ++i) y[i] = f(a[i], b[i]);
     } else if (sa == 1) {
-      const float c = *b;
+      const T c = *b;
       for (int64_t i = 0; i < n; ++i) y[i] = f(a[i], c);
     } else if (sb == 1) {
-      const float c = *a;
+      const T c = *a;
       for (int64_t i = 0; i < n; ++i) y[i] = f(c, b[i]);
     } else {
-      const float v = f(*a, *b);
+      const T v = f(*a, *b);
       for (int64_t i = 0; i < n; ++i) y[i] = v;
     }
   };
   switch (op) {
-    case BinaryOp::Add: return run([](float p, float q) { return p + q; });
-    case BinaryOp::Sub: return run([](float p, float q) { return p - q; });
-    case BinaryOp::Mul: return run([](float p, float q) { return p * q; });
-    case BinaryOp::Div: return run([](float p, float q) { return p / q; });
-    case BinaryOp::Max: return run([](float p, float q) { return binary_apply(BinaryOp::Max, p, q); });
-    case BinaryOp::Min: return run([](float p, float q) { return binary_apply(BinaryOp::Min, p, q); });
-    default: return run([op](float p, float q) { return binary_apply(op, p, q); });  // libm calls: scalar anyway
+    case BinaryOp::Add: return run([](T p, T q) { return binary_apply(BinaryOp::Add, p, q); });
+    case BinaryOp::Sub: return run([](T p, T q) { return binary_apply(BinaryOp::Sub, p, q); });
+    case BinaryOp::Mul: return run([](T p, T q) { return binary_apply(BinaryOp::Mul, p, q); });
+    case BinaryOp::Div: return run([](T p, T q) { return binary_apply(BinaryOp::Div, p, q); });
+    case BinaryOp::Pow: return run([](T p, T q) { return binary_apply(BinaryOp::Pow, p, q); });
+    case BinaryOp::Max: return run([](T p, T q) { return binary_apply(BinaryOp::Max, p, q); });
+    case BinaryOp::Min: return run([](T p, T q) { return binary_apply(BinaryOp::Min, p, q); });
+    case BinaryOp::Atan2: return run([](T p, T q) { return binary_apply(BinaryOp::Atan2, p, q); });
+    case BinaryOp::Remainder: return run([](T p, T q) { return binary_apply(BinaryOp::Remainder, p, q); });
   }
 }
 
-// The float scalar-operand loops (scalar_span<float>, the eager op and the fused chain's tiles), multi-versioned.
+// binary_loop for f32, multi-versioned like unary_f32 (one IEEE op per element, so every clone has the baseline's
+// bits): the eager op's same-shape and broadcast runs and the fused chain's tiles (binary_span) all come here.
 EMBER_CPU_CLONES
-void scalar_f32(ScalarOp op, float c, const float* __restrict x, float* __restrict y, int64_t n) {
+void binary_f32(BinaryOp op, const float* __restrict a, int64_t sa, const float* __restrict b, int64_t sb,
+                float* __restrict y, int64_t n) {
+  binary_loop<float>(op, a, sa, b, sb, y, n);
+}
+
+// The scalar-operand loops but Pow (scalar_span picks Pow's special exponents itself).
+template <class T>
+[[gnu::always_inline]] inline void scalar_loop(ScalarOp op, T c, const T* __restrict x, T* __restrict y, int64_t n) {
   auto run = [&](auto f) {
     for (int64_t i = 0; i < n; ++i) y[i] = f(x[i]);
   };
   switch (op) {
-    case ScalarOp::Add: return run([c](float v) { return v + c; });
-    case ScalarOp::Sub: return run([c](float v) { return v - c; });
-    case ScalarOp::Mul: return run([c](float v) { return v * c; });
-    case ScalarOp::Div: return run([c](float v) { return v / c; });
-    case ScalarOp::RSub: return run([c](float v) { return c - v; });
-    case ScalarOp::RDiv: return run([c](float v) { return c / v; });
-    case ScalarOp::ClampMin: return run([c](float v) { return v < c ? c : v; });
-    case ScalarOp::ClampMax: return run([c](float v) { return v > c ? c : v; });
-    default: return run([op, c](float v) { return scalar_apply(op, v, c); });
+    case ScalarOp::Add: return run([c](T v) { return v + c; });
+    case ScalarOp::Sub: return run([c](T v) { return v - c; });
+    case ScalarOp::Mul: return run([c](T v) { return v * c; });
+    case ScalarOp::Div: return run([c](T v) { return v / c; });
+    case ScalarOp::RSub: return run([c](T v) { return c - v; });
+    case ScalarOp::RDiv: return run([c](T v) { return c / v; });
+    case ScalarOp::ClampMin: return run([c](T v) { return v < c ? c : v; });
+    case ScalarOp::ClampMax: return run([c](T v) { return v > c ? c : v; });
+    case ScalarOp::Remainder: return run([c](T v) { return float_remainder(v, c); });
+    case ScalarOp::Pow: return run([c](T v) { return static_cast<T>(std::pow(v, c)); });
   }
+}
+
+// scalar_loop for f32 (scalar_span<float>: the eager op and the fused chain's tiles), multi-versioned.
+EMBER_CPU_CLONES
+void scalar_f32(ScalarOp op, float c, const float* __restrict x, float* __restrict y, int64_t n) {
+  scalar_loop<float>(op, c, x, y, n);
 }
 
 template <class T>
@@ -464,48 +480,23 @@ void unary_span(UnaryOp op, const T* x, T* y, int64_t n) {
 template <class T>
 void scalar_span(ScalarOp op, double s, const T* __restrict x, T* __restrict y, int64_t n) {
   const T c = static_cast<T>(s);
-  if constexpr (std::is_same_v<T, float>) {
-    if (op != ScalarOp::Pow) return scalar_f32(op, c, x, y, n);  // Pow's special exponents below
+  if (op == ScalarOp::Pow) {
+    auto run = [&](auto f) {
+      for (int64_t i = 0; i < n; ++i) y[i] = f(x[i]);
+    };
+    if (s == 2.0) return run([](T v) { return v * v; });
+    if (s == 1.0) return run([](T v) { return v; });
+    if (s == 0.5) return unary_span(UnaryOp::Sqrt, x, y, n);
+    if (s == -1.0) return run([](T v) { return T(1) / v; });
   }
-  auto run = [&](auto f) {
-    for (int64_t i = 0; i < n; ++i) y[i] = f(x[i]);
-  };
-  switch (op) {
-    case ScalarOp::Add: return run([c](T v) { return v + c; });
-    case ScalarOp::Sub: return run([c](T v) { return v - c; });
-    case ScalarOp::Mul: return run([c](T v) { return v * c; });
-    case ScalarOp::Div: return run([c](T v) { return v / c; });
-    case ScalarOp::RSub: return run([c](T v) { return c - v; });
-    case ScalarOp::RDiv: return run([c](T v) { return c / v; });
-    case ScalarOp::ClampMin: return run([c](T v) { return v < c ? c : v; });
-    case ScalarOp::ClampMax: return run([c](T v) { return v > c ? c : v; });
-    case ScalarOp::Remainder: return run([c](T v) { return float_remainder(v, c); });
-    case ScalarOp::Pow:
-      if (s == 2.0) return run([](T v) { return v * v; });
-      if (s == 1.0) return run([](T v) { return v; });
-      if (s == 0.5) return unary_span(UnaryOp::Sqrt, x, y, n);
-      if (s == -1.0) return run([](T v) { return T(1) / v; });
-      return run([c](T v) { return static_cast<T>(std::pow(v, c)); });
-  }
+  if constexpr (std::is_same_v<T, float>) scalar_f32(op, c, x, y, n);
+  else scalar_loop<T>(op, c, x, y, n);
 }
 
 template <class T>
 void binary_span(BinaryOp op, const T* __restrict a, const T* __restrict b, T* __restrict y, int64_t n) {
-  if constexpr (std::is_same_v<T, float>) return binary_f32(op, a, 1, b, 1, y, n);
-  auto run = [&](auto f) {
-    for (int64_t i = 0; i < n; ++i) y[i] = f(a[i], b[i]);
-  };
-  switch (op) {
-    case BinaryOp::Add: return run([](T p, T q) { return add_of(p, q); });
-    case BinaryOp::Sub: return run([](T p, T q) { return sub_of(p, q); });
-    case BinaryOp::Mul: return run([](T p, T q) { return mul_of(p, q); });
-    case BinaryOp::Div: return run([](T p, T q) { return binary_apply(BinaryOp::Div, p, q); });
-    case BinaryOp::Pow: return run([](T p, T q) { return binary_apply(BinaryOp::Pow, p, q); });
-    case BinaryOp::Max: return run([](T p, T q) { return binary_apply(BinaryOp::Max, p, q); });
-    case BinaryOp::Min: return run([](T p, T q) { return binary_apply(BinaryOp::Min, p, q); });
-    case BinaryOp::Atan2: return run([](T p, T q) { return binary_apply(BinaryOp::Atan2, p, q); });
-    case BinaryOp::Remainder: return run([](T p, T q) { return binary_apply(BinaryOp::Remainder, p, q); });
-  }
+  if constexpr (std::is_same_v<T, float>) binary_f32(op, a, 1, b, 1, y, n);
+  else binary_loop<T>(op, a, 1, b, 1, y, n);
 }
 
 #define EMBER_INSTANTIATE(T)                                                      \

@@ -28,14 +28,16 @@ bool weights_backward_slice(const Conv2dGeometry& g, const Conv2dOptions& o, con
 // How many slices over_batch makes of n images at most.
 inline int64_t batch_slices(int64_t n) { return std::max<int64_t>(1, std::min<int64_t>(num_threads(), n)); }
 
-// Runs fn() with oneDNN on this thread alone. Per thread (OpenMP's setting is thread-local), and given back: other
-// OpenMP code in the process (LibTorch in bench/peers) keeps its own thread count.
+// Runs fn() with oneDNN on this thread alone. Per thread (OpenMP's setting is thread-local), and given back, also
+// when fn throws: other OpenMP code in the process (LibTorch in bench/peers) keeps its own thread count.
 template <class F>
 void on_one_omp_thread(F&& fn) {
-  const int before = omp_get_max_threads();
+  struct Restore {
+    int before = omp_get_max_threads();
+    ~Restore() { omp_set_num_threads(before); }
+  } restore;
   omp_set_num_threads(1);
   fn();
-  omp_set_num_threads(before);
 }
 
 // Calls fn(lo, hi) over [0, n) in at most batch_slices(n) contiguous slices, one per pool thread.
