@@ -3,9 +3,10 @@
 // The output is cut into tiles of kTile elements. Per tile every instruction computes its register (kTile
 // elements, in L1) from the registers before it, through the same flat-array arithmetic the eager ops run
 // (elementwise.cpp's *_span), and the last one is written to the output: each input is read once and nothing
-// between is stored in memory. Inputs with the output's shape are read in place; broadcast ones (a bias row, a
-// scalar) are gathered into their register; constants (Fill, a one-element input) are filled once per thread.
-// A trailing sum / mean (Program::reduce_all) adds up each tile instead of storing it, in the order of the eager
+// between is stored in memory. Inputs with the output's shape are read in place, and so are broadcast ones where a
+// tile reads one contiguous run of them (a bias row under a tile within one output row); other broadcast ones (a
+// column, a row the tile crosses the end of) are gathered into their register; constants (Fill, a one-element
+// input) are filled once per thread. A trailing sum / mean (Program::reduce_all) adds up each tile instead of storing it, in the order of the eager
 // reduction (reduce.cpp's sum_contig: 16 lanes per block of 4096 elements, blocks and the tail in double), so on
 // one thread the fused loss is bit-identical to the eager one.
 #include <fmt/format.h>
@@ -160,6 +161,27 @@ class Chain {
   const Program& p_;
   std::vector<InputView> views_;
 
+  // The source offset of flat output position pos.
+  static int64_t source_offset(const InputView& v, const Shape& out, int64_t pos) {
+    int64_t off = 0;
+    for (std::size_t d = out.rank(); d-- > 0;) {
+      off += (pos % out.dims[d]) * v.strides[d];
+      pos /= out.dims[d];
+    }
+    return off;
+  }
+
+  // A broadcast input whose positions [s, s + len) are one contiguous run of the source (a bias row under a tile
+  // that does not cross the end of an output row): its start, read in place like a same-shape input instead of
+  // copied into the register; null otherwise.
+  template <class From>
+  static const From* contiguous_run(const From* src, const InputView& v, const Shape& out, int64_t s, int64_t len) {
+    const std::size_t r = out.rank();
+    const int64_t last = out.dims[r - 1];
+    if (v.strides[r - 1] != 1 || s % last + len > last) return nullptr;
+    return src + source_offset(v, out, s);
+  }
+
   template <class From>
   static void gather(const From* src, const InputView& v, const Shape& out, int64_t s, int64_t len, T* dst) {
     const std::size_t r = out.rank();
@@ -168,11 +190,7 @@ class Chain {
     int64_t pos = s;
     while (pos < s + len) {
       // The source offset of flat output position pos, then a run along the last dim.
-      int64_t rem = pos, off = 0;
-      for (std::size_t d = r; d-- > 0;) {
-        off += (rem % out.dims[d]) * v.strides[d];
-        rem /= out.dims[d];
-      }
+      const int64_t off = source_offset(v, out, pos);
       const int64_t run = std::min(s + len - pos, last - pos % last);
       T* o = dst + (pos - s);
       if (st == 0) std::fill(o, o + run, static_cast<T>(src[off]));
@@ -197,6 +215,14 @@ class Chain {
       if (last || !filled[k]) std::fill(dst, dst + (last ? len : kTile), static_cast<T>(src[0]));
       filled[k] = true;
     } else {
+      if constexpr (std::is_same_v<From, T>) {
+        if (!last) {
+          if (const T* run = contiguous_run(src, v, p_.shape, s, len)) {
+            reg = run;
+            return;
+          }
+        }
+      }
       gather(src, v, p_.shape, s, len, dst);
     }
   }

@@ -28,8 +28,11 @@ std::vector<float> chain(int64_t rows, int64_t cols) {
 
 TEST(Fusion, ChainMatchesEagerBitForBit) {
   // Around the CPU kernel's tile (512): one element, less than a tile, exactly one, one more, many with a ragged end;
-  // a row length that does not divide the tile, so broadcast runs cross tile boundaries.
-  for (auto [rows, cols] : std::vector<std::array<int64_t, 2>>{{1, 1}, {3, 170}, {1, 512}, {1, 513}, {37, 61}, {8, 300}}) {
+  // a row length that does not divide the tile, so broadcast runs cross tile boundaries; rows of two tiles, whose bias
+  // runs are read in place at an offset, and rows where only some tiles stay within one row (2 x 700: the second
+  // tile crosses into row 1 and is gathered, the third starts at column 324 and is read in place).
+  for (auto [rows, cols] : std::vector<std::array<int64_t, 2>>{
+           {1, 1}, {3, 170}, {1, 512}, {1, 513}, {37, 61}, {8, 300}, {3, 1024}, {2, 700}}) {
     SCOPED_TRACE(::testing::Message() << rows << " x " << cols);
     expect_same_bits(chain<F>(rows, cols), chain<C>(rows, cols));
   }
