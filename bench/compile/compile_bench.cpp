@@ -125,8 +125,10 @@ void compare(int64_t batch, int steps, const std::string& only) {
 }
 
 // The character transformer's training step (bench/lm's shape: batch 32 x 64 tokens, d_model 128, 4 heads, 2
-// layers, AdamW), compiled on Autodiff<Capture<Cpu<float>>> against eager, `steps` of each, interleaved.
-void compare_lm(int steps, const std::string& only) {
+// layers, AdamW), compiled on Cap (Autodiff<Capture<Cpu<float>>>, or with Fusion under the capture) against eager,
+// `steps` of each, interleaved.
+template <class CapCpu>
+void compare_lm(int steps, const std::string& only, const char* label) {
   using namespace lm_bench;
   const tools::LmConfig cfg{kVocab, kContext, kDModel, kHeads, kLayers};
   const auto x_ids = token_ids(kBatch * kContext, 1), y_ids = token_ids(kBatch * kContext, 2);
@@ -166,9 +168,8 @@ void compare_lm(int steps, const std::string& only) {
     if (only.empty()) max_rel = std::max(max_rel, std::fabs(lc - le) / std::fabs(le));
   }
   const double me = median(te), mc = median(tc);
-  std::printf("%-34s %6lld %7d %9zu %12.1f %12.1f %7.2fx %18.2e\n", "transformer LM, capture<cpu<f32>>",
-              static_cast<long long>(kBatch), replayed, step.recorded_ops(), me * 1e6, mc * 1e6, mc > 0 ? me / mc : 0.0,
-              max_rel);
+  std::printf("%-34s %6lld %7d %9zu %12.1f %12.1f %7.2fx %18.2e\n", label, static_cast<long long>(kBatch), replayed,
+              step.recorded_ops(), me * 1e6, mc * 1e6, mc > 0 ? me / mc : 0.0, max_rel);
   if (!step.fallback_reason().empty()) std::printf("fallback: %s\n", step.fallback_reason().c_str());
 }
 
@@ -188,6 +189,9 @@ int main(int argc, char** argv) {
       compare<CapFusion>(batch, steps, only);
       compare<FusionCap>(batch, steps, only);
     }
-  if (only_batch == 0 || only_batch == lm_bench::kBatch) compare_lm(std::max(3, steps / 20), only);
+  if (only_batch == 0 || only_batch == lm_bench::kBatch) {
+    compare_lm<CapCpu>(std::max(3, steps / 20), only, "transformer LM, capture<cpu<f32>>");
+    compare_lm<FusionCap>(std::max(3, steps / 20), only, "transformer LM, fusion<capture<cpu>>");
+  }
   return 0;
 }
