@@ -76,8 +76,11 @@ bool huge_pages_wanted() {
 
 void* os_allocate(std::size_t bytes) {
   static const bool huge = huge_pages_wanted();
-  if (!huge || bytes < kHugePage) return std::aligned_alloc(64, bytes);
-  void* p = std::aligned_alloc(kHugePage, bytes);
+  if (!huge || bytes < kHugePage) return std::aligned_alloc(64, bytes);  // size classes are multiples of 64
+  // posix_memalign, not aligned_alloc: C requires aligned_alloc's size to be a multiple of its alignment, and the
+  // size classes above 2 MiB step by 512 KiB and up (ASan reports the call; glibc happened to accept it).
+  void* p = nullptr;
+  if (posix_memalign(&p, kHugePage, bytes) != 0) return nullptr;
 #if defined(MADV_HUGEPAGE)
   if (p) madvise(p, bytes / kHugePage * kHugePage, MADV_HUGEPAGE);  // advice only: a refusal changes nothing
 #endif
