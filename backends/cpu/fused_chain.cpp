@@ -6,9 +6,9 @@
 // between is stored in memory. Inputs with the output's shape are read in place, and so are broadcast ones where a
 // tile reads one contiguous run of them (a bias row under a tile within one output row); other broadcast ones (a
 // column, a row the tile crosses the end of) are gathered into their register; constants (Fill, a one-element
-// input) are filled once per thread. A trailing sum / mean (Program::reduce_all) adds up each tile instead of storing it, in the order of the eager
-// reduction (reduce.cpp's sum_contig: 16 lanes per block of 4096 elements, blocks and the tail in double), so on
-// one thread the fused loss is bit-identical to the eager one.
+// input) are filled once per thread. A trailing sum / mean (Program::reduce_all) adds up each tile instead of
+// storing it, in the order of the eager reduction (reduce.cpp's sum_contig: 16 lanes per block of 4096 elements,
+// blocks and the tail in double), so on one thread the fused loss is bit-identical to the eager one.
 #include <fmt/format.h>
 
 #include <algorithm>
