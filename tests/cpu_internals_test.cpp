@@ -159,7 +159,9 @@ TEST(CpuParallel, ResultsDoNotDependOnTheThreadCount) {
 // widths around the band size and a mean.
 TEST(CpuParallel, ColumnSumsInBandsHaveTheOneThreadBits) {
   Rng rng(9);
-  for (const int64_t width : {1000, 512, 600, 769}) {  // 2 to 4 bands of 256, a last band of 1
+  // On 3 threads: bands of 336 (1000), 256 (512, 600: the narrowest band), 272 (769) and 1024 (4100: the widest,
+  // then a last band of 4) columns.
+  for (const int64_t width : {1000, 512, 600, 769, 4100}) {
     SCOPED_TRACE(width);
     auto x = Tensor<Cpu<float>, 3>::random({1, 700, width}, Normal{}, rng);
     cpu::set_num_threads(1);
