@@ -35,7 +35,6 @@ void for_planes(int64_t planes, int64_t work_per_plane, F&& fn) {
                });
 }
 
-
 // Max pooling without padding: every window lies inside the image, so no per-window clipping (taps() divides);
 // KH / KW > 0 fix the window at compile time (the common 2x2 and 3x3), unrolled into straight-line compares.
 // Same rule as the general kernel: the first tap that beats the running best (or is NaN) wins.
