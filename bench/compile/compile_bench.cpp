@@ -127,7 +127,7 @@ void compare(int64_t batch, int steps, const std::string& only) {
 // The character transformer's training step (bench/lm's shape: batch 32 x 64 tokens, d_model 128, 4 heads, 2
 // layers, AdamW), compiled on Cap (Autodiff<Capture<Cpu<float>>>, or with Fusion under the capture) against eager,
 // `steps` of each, interleaved.
-template <class CapCpu>
+template <class Cap>
 void compare_lm(int steps, const std::string& only, const char* label) {
   using namespace lm_bench;
   const tools::LmConfig cfg{kVocab, kContext, kDModel, kHeads, kLayers};
@@ -149,11 +149,11 @@ void compare_lm(int steps, const std::string& only, const char* label) {
   tools::CharTransformer<Eager> em;
   AdamW<Eager> eo;
   const auto [ex, ey] = side(em);
-  tools::CharTransformer<CapCpu> cm;
-  AdamW<CapCpu> co;
+  tools::CharTransformer<Cap> cm;
+  AdamW<Cap> co;
   const auto [cx, cy] = side(cm);
-  auto step = compile<CapCpu>(
-      [&](const Tensor<CapCpu, 2, Int>& x, const Tensor<CapCpu, 1, Int>& y) { return body(cm, co, x, y); }, cm, co);
+  auto step = compile<Cap>(
+      [&](const Tensor<Cap, 2, Int>& x, const Tensor<Cap, 1, Int>& y) { return body(cm, co, x, y); }, cm, co);
   std::vector<double> te, tc;
   double max_rel = 0;
   int replayed = 0;
