@@ -203,26 +203,22 @@ class Chain {
   template <class From>
   void load_as(const From* src, const InputView& v, int64_t s, int64_t len, T* dst, const T*& reg,
                std::vector<bool>& filled, std::size_t k, bool last) const {
-    if (v.same) {
-      if constexpr (std::is_same_v<From, T>) {
-        if (!last) {
-          reg = src + s;  // read in place
+    // Read in place where the tile's source elements are one contiguous run already of type T (a same-shape
+    // input, or a broadcast one under a tile within one of its runs), unless this instruction writes the output.
+    if constexpr (std::is_same_v<From, T>) {
+      if (!last && !v.constant) {
+        if (const T* run = v.same ? src + s : contiguous_run(src, v, p_.shape, s, len)) {
+          reg = run;
           return;
         }
       }
+    }
+    if (v.same) {
       convert(src + s, dst, len);
     } else if (v.constant) {
       if (last || !filled[k]) std::fill(dst, dst + (last ? len : kTile), static_cast<T>(src[0]));
       filled[k] = true;
     } else {
-      if constexpr (std::is_same_v<From, T>) {
-        if (!last) {
-          if (const T* run = contiguous_run(src, v, p_.shape, s, len)) {
-            reg = run;
-            return;
-          }
-        }
-      }
       gather(src, v, p_.shape, s, len, dst);
     }
   }
