@@ -1,4 +1,5 @@
-// CPU backend internals: the caching allocator and the thread pool (cpu_scalar_divisor_test.cpp: Adam's divisor).
+// CPU backend internals: the caching allocator and the thread pool (cpu_scalar_divisor_test.cpp: Adam's divisor;
+// cpu_gelu_avx512_test.cpp: the AVX-512 GELU kernels).
 #include <gtest/gtest.h>
 
 #include <atomic>

@@ -5,6 +5,7 @@
 #include <string>
 #include <type_traits>
 
+#include "backends/cpu/gelu_avx512.hpp"
 #include "backends/cpu/kernels.hpp"
 #include "backends/cpu/strided.hpp"
 #include "backends/cpu/vec_math.hpp"
@@ -87,7 +88,10 @@ void unary_f32(UnaryOp op, const float* __restrict x, float* __restrict y, int64
     case UnaryOp::Ceil: for (int64_t i = 0; i < n; ++i) y[i] = std::ceil(x[i]); return;
     case UnaryOp::Round: for (int64_t i = 0; i < n; ++i) y[i] = std::nearbyint(x[i]); return;
     case UnaryOp::Relu: for (int64_t i = 0; i < n; ++i) y[i] = x[i] < 0.0f ? 0.0f : x[i]; return;
-    case UnaryOp::Gelu: for (int64_t i = 0; i < n; ++i) y[i] = vm::gelu(x[i]); return;
+    case UnaryOp::Gelu:
+      if (gelu_avx512_usable()) return gelu_f32_avx512(x, y, n);
+      for (int64_t i = 0; i < n; ++i) y[i] = vm::gelu(x[i]);
+      return;
     case UnaryOp::GeluTanh: for (int64_t i = 0; i < n; ++i) y[i] = vm::gelu_tanh(x[i]); return;
     default: for (int64_t i = 0; i < n; ++i) y[i] = unary_scalar(op, x[i]); return;
   }

@@ -5,6 +5,7 @@
 #include <optional>
 #include <type_traits>
 
+#include "backends/cpu/gelu_avx512.hpp"
 #include "backends/cpu/kernels.hpp"
 #include "backends/cpu/parallel.hpp"
 #include "backends/cpu/vec_math.hpp"
@@ -63,7 +64,8 @@ CpuTensor<T> map3(const CpuTensor<T>& x, const CpuTensor<T>& y, const CpuTensor<
 template <class T>
 void gelu_backward_span(const T* x, const T* g, T* out, int64_t n) {
   if constexpr (std::is_same_v<T, float>) {
-    gelu_backward_f32(x, g, out, n);
+    if (gelu_avx512_usable()) gelu_backward_f32_avx512(x, g, out, n);
+    else gelu_backward_f32(x, g, out, n);
   } else {
     for (int64_t i = 0; i < n; ++i) {
       const T xv = x[i];

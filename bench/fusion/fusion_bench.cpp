@@ -1,9 +1,10 @@
 // ember_fusion_bench (issue 14): a linear -> bias -> GELU -> dropout block's forward + backward, fused
 // (Autodiff<Fusion<Cpu<float>>>) against eager (Autodiff<Cpu<float>>) in the same run, on one thread.
 //
-//   build/bench/ember_fusion_bench [reps] [eager|fused]
+//   build/bench/ember_fusion_bench [reps] [eager|fused|both] [row]
 //
-// A second argument runs only that side (for perf record); the default runs both.
+// A second argument other than "both" runs only that side (for perf record); a third runs only the row with that
+// number (0-11, in the printed order).
 // Per shape it times `reps` steps of each, interleaved (eager, fused, eager, ...) so both see the same machine
 // load, and prints the median step time of each, their ratio, and the loss of both (the dropout mask comes from
 // the same seed each step, so the losses must agree to float rounding). The step: y = dropout(gelu(x @ w + b)),
@@ -87,6 +88,8 @@ void compare(const std::array<int64_t, 3>& s, bool with_dropout, bool square, in
 int main(int argc, char** argv) {
   const int reps = argc > 1 ? std::atoi(argv[1]) : 30;
   const std::string only = argc > 2 ? argv[2] : "";
+  const int only_row = argc > 3 ? std::atoi(argv[3]) : -1;
+  int row = 0;
   cpu::set_num_threads(1);
   // [rows, in, out]: two narrow-input layers (k = 64), where the elementwise part is most of the step, and a
   // transformer-FFN-like one (k = 256), where the GEMMs are.
@@ -95,7 +98,10 @@ int main(int argc, char** argv) {
               "speedup", "loss rel diff");
   for (const bool square : {false, true}) {
     for (const bool with_dropout : {true, false}) {
-      for (const auto& s : shapes) compare(s, with_dropout, square, reps, only);
+      for (const auto& s : shapes) {
+        if (only_row < 0 || row == only_row) compare(s, with_dropout, square, reps, only);
+        ++row;
+      }
     }
   }
   return 0;

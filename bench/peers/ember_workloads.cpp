@@ -145,6 +145,15 @@ std::vector<Workload> ember_workloads() {
                }});
   w.push_back(unary("tanh_16M", [](const auto& x) { return x.tanh(); }));
   w.push_back(unary("gelu_16M", [](const auto& x) { return x.gelu(false); }));
+  // GELU's backward step g * GELU'(x) alone, as autodiff runs it (the backend's fused step); LibTorch's side calls
+  // the ATen op its autograd runs, at::gelu_backward.
+  w.push_back({"gelu_backward_16M", [](benchmark::State& state) {
+                 const auto x = uniform<F32, 1>({kElementwiseN}, 3).mul_scalar(4.0);
+                 const auto g = uniform<F32, 1>({kElementwiseN}, 4);
+                 for (auto _ : state)
+                   keep(Tensor<F32, 1>(optional_ops::float_unary_backward<F32>(UnaryOp::Gelu, x.primitive(),
+                                                                              x.primitive(), g.primitive())));
+               }});
   w.push_back({"sum_16M", [](benchmark::State& state) {
                  const auto x = uniform<F32, 1>({kElementwiseN}, 3);
                  for (auto _ : state) keep(x.sum());

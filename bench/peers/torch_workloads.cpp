@@ -151,6 +151,12 @@ std::vector<Workload> torch_workloads() {
                }});
   w.push_back(unary("tanh_16M", [](const torch::Tensor& x) { return torch::tanh(x); }));
   w.push_back(unary("gelu_16M", [](const torch::Tensor& x) { return torch::gelu(x); }));
+  w.push_back({"gelu_backward_16M", [](benchmark::State& state) {
+                 torch::NoGradGuard no_grad;
+                 const auto x = uniform({kElementwiseN}, 3, -4.0, 4.0);
+                 const auto g = uniform({kElementwiseN}, 4, -1.0, 1.0);
+                 for (auto _ : state) keep(at::gelu_backward(g, x, "none"));
+               }});
   w.push_back({"sum_16M", [](benchmark::State& state) {
                  torch::NoGradGuard no_grad;
                  const auto x = uniform({kElementwiseN}, 3);

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/backend/optional_ops.hpp"
 #include "tests/support/test_backends.hpp"
 
 namespace ember::test {
@@ -182,6 +183,30 @@ TYPED_TEST(ElementwiseApprox, TinyInputsWithinOneUlp) {
     std::vector<LD> want(xs.size());
     for (std::size_t i = 0; i < xs.size(); ++i) want[i] = c.ref(static_cast<LD>(xs[i]));
     check_ulps<Elem<B>>(c.name, xs, values(c.y), want, c.bound);
+  }
+}
+
+// GELU's backward step g * (Phi(x) + x phi(x)) (the backend's fused step where it has one: the CPU's AVX-512 kernel
+// on such machines, else its vectorized formula; else autodiff's composed rule) over the dense range, g = 1 and
+// g = -3 (the product's rounding). Phi(x) comes from erf as in the forward, so for negative x its erf error is an
+// absolute one: the same slope as GELU's.
+TYPED_TEST(ElementwiseApprox, GeluBackwardWithinUlpBounds) {
+  using B = TypeParam;
+  const auto [x, xs] = stored<B>(dense_inputs());
+  const auto n = static_cast<int64_t>(xs.size());
+  for (const double gv : {1.0, -3.0}) {
+    const auto g = Tensor<B, 1>::full({n}, gv);
+    const Tensor<B, 1> dx(optional_ops::float_unary_backward<B>(UnaryOp::Gelu, x.primitive(), x.gelu().primitive(),
+                                                                g.primitive()));
+    std::vector<LD> want(xs.size());
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+      const LD v = static_cast<LD>(xs[i]);
+      const LD pdf = std::exp(-0.5L * v * v) / std::sqrt(2.0L * 3.14159265358979323846264338327950288L);
+      want[i] = static_cast<LD>(gv) * (0.5L * std::erfc(-v / std::sqrt(2.0L)) + v * pdf);
+    }
+    const Worst w = check_ulps<Elem<B>>("gelu backward", xs, values(dx), want, 10.0, 0.5 * std::fabs(gv));
+    std::printf("[ worst    ] %s gelu backward, g = %g: %.3g ulp at x = %.6g (bound 10)\n",
+                BackendNames::GetName<B>(0).c_str(), gv, w.ulps, w.at);
   }
 }
 
