@@ -10,6 +10,9 @@ cd "$(dirname "$0")/.."
 packages=(g++ meson ninja-build pkg-config libopenblas-dev libgtest-dev libbenchmark-dev libcereal-dev libboost-dev
   zlib1g-dev abigail-tools python3 python3-numpy libfmt-dev libcli11-dev
   libkissfft-dev
+  # issue 14: Xbyak (header-only) for the CPU's fused chains compiled to AVX-512 code at run time (optional in meson:
+  # the chains run in their tiled interpreter without it).
+  libxbyak-dev
   # Packaging (the c_api_install test): a CMake project built against the installed EmberConfig.cmake.
   cmake
   # Vulkan backend: loader + headers, lavapipe (a CPU Vulkan device, so it runs and is tested everywhere), the

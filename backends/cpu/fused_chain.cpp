@@ -9,13 +9,19 @@
 // input) are filled once per thread. A trailing sum / mean (Program::reduce_all) adds up each tile instead of
 // storing it, in the order of the eager reduction (reduce.cpp's sum_contig: 16 lanes per block of 4096 elements,
 // blocks and the tail in double), so on one thread the fused loss is bit-identical to the eager one.
+//
+// A float program the code generator compiles (fused_jit.hpp: Xbyak, AVX-512) skips the per-instruction passes:
+// per tile only its inputs are found as above, then one call of the compiled code evaluates every instruction in
+// vector registers, 16 elements at a time, and stores the result. The passes above remain for what it declines.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <vector>
 
+#include "backends/cpu/fused_jit.hpp"
 #include "backends/cpu/kernels.hpp"
 #include "backends/cpu/parallel.hpp"
 #include "backends/cpu/vector_clones.hpp"
@@ -82,6 +88,11 @@ struct SumState {
       return;
     }
     add_lanes(acc, v, len);
+    block_end(s, len);
+  }
+
+  // After a tile's values went into the lanes: at a block's end they are folded into the total.
+  void block_end(int64_t s, int64_t len) {
     if ((s + len) % kSumBlock == 0) {
       T b = 0;
       for (auto& a : acc) {
@@ -107,11 +118,13 @@ class Chain {
       if (!v.same && !v.constant) v.strides = broadcast_strides(p.inputs[k].shape, out);
       views_.push_back(std::move(v));
     }
+    if constexpr (std::is_same_v<T, float>) jit_ = fused_jit_kernel(p);
   }
 
   // Output positions [begin, end), tile by tile, with this thread's registers: stored at out + position, or, with
   // out null, added into `sum` (begin a multiple of kSumBlock).
   void run(T* out, int64_t begin, int64_t end, SumState<T>* sum = nullptr) const {
+    if (jit_) return run_compiled(out, begin, end, sum);
     const std::size_t n = p_.instrs.size();
     std::vector<T> scratch(n * kTile);
     std::vector<const T*> reg(n);
@@ -160,6 +173,41 @@ class Chain {
  private:
   const Program& p_;
   std::vector<InputView> views_;
+  std::shared_ptr<const FusedJitKernel> jit_;  // the program as machine code (fused_jit.hpp), when it compiled
+
+  // run() through the compiled program: per tile only the inputs are found (in place, or gathered / converted /
+  // filled into their scratch register as the interpreter does), then one call evaluates every instruction in
+  // vector registers and stores the result.
+  void run_compiled(T* out, int64_t begin, int64_t end, SumState<T>* sum) const {
+    const std::size_t n = p_.instrs.size();
+    std::vector<T> scratch(n * kTile);
+    std::vector<const T*> reg(n, nullptr);
+    std::vector<bool> filled(n, false);
+    std::vector<T> result(out ? 0 : kTile);  // a reduced tile's values, for the sum
+    const FusedJitFn fn = jit_->fn();
+    for (int64_t s = begin; s < end; s += kTile) {
+      const int64_t len = std::min(kTile, end - s);
+      for (std::size_t k = 0; k < n; ++k) {
+        const fusion::Instr& i = p_.instrs[k];
+        if (i.kind != InstrKind::Input) continue;
+        T* dst = scratch.data() + k * kTile;
+        reg[k] = dst;
+        load(views_[static_cast<std::size_t>(i.op)], s, len, dst, reg[k], filled, k, false);
+      }
+      if constexpr (std::is_same_v<T, float>) {  // jit_ is only ever set for float
+        if (sum && s < sum->full) {
+          // Whole vectors (the tile is a whole one, below the last whole block): the compiled code adds them to the
+          // lanes itself, in add_lanes' order.
+          fn(reg.data(), nullptr, len, sum->acc);
+          sum->block_end(s, len);
+          continue;
+        }
+        T* dst = out ? out + s : result.data();
+        fn(reg.data(), dst, len, nullptr);
+        if (sum) sum->add(dst, s, len);
+      }
+    }
+  }
 
   // The source offset of flat output position pos.
   static int64_t source_offset(const InputView& v, const Shape& out, int64_t pos) {

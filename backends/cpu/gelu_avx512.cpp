@@ -4,6 +4,8 @@
 
 #include <atomic>
 
+#include "backends/cpu/gelu_constants.hpp"
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #define EMBER_GELU_AVX512 1
@@ -47,21 +49,14 @@ EMBER_AVX512 __m512 splat(float v) { return _mm512_set1_ps(v); }
 // erf to 1, which that branch cannot change). min / max with the constant first keep a NaN u (the second operand
 // wins there), so NaN goes through as NaN.
 EMBER_AVX512 __m512 erf_clamped(__m512 u) {
-  const __m512 xc = _mm512_min_ps(splat(4.0f), _mm512_max_ps(splat(-4.0f), u));
+  using namespace gelu_constants;
+  const __m512 xc = _mm512_min_ps(splat(kErfClamp), _mm512_max_ps(splat(-kErfClamp), u));
   const __m512 x2 = _mm512_mul_ps(xc, xc);
-  __m512 p = splat(-2.72614225801306e-10f);
-  p = _mm512_fmadd_ps(p, x2, splat(2.77068142495902e-08f));
-  p = _mm512_fmadd_ps(p, x2, splat(-2.10102402082508e-06f));
-  p = _mm512_fmadd_ps(p, x2, splat(-5.69250639462346e-05f));
-  p = _mm512_fmadd_ps(p, x2, splat(-7.34990630326855e-04f));
-  p = _mm512_fmadd_ps(p, x2, splat(-2.95459980854025e-03f));
-  p = _mm512_fmadd_ps(p, x2, splat(-1.60960333262415e-02f));
+  __m512 p = splat(kErfP[0]);
+  for (int i = 1; i < 7; ++i) p = _mm512_fmadd_ps(p, x2, splat(kErfP[i]));
   p = _mm512_mul_ps(p, xc);
-  __m512 q = splat(-1.45660718464996e-05f);
-  q = _mm512_fmadd_ps(q, x2, splat(-2.13374055278905e-04f));
-  q = _mm512_fmadd_ps(q, x2, splat(-1.68282697438203e-03f));
-  q = _mm512_fmadd_ps(q, x2, splat(-7.37332916720468e-03f));
-  q = _mm512_fmadd_ps(q, x2, splat(-1.42647390514189e-02f));
+  __m512 q = splat(kErfQ[0]);
+  for (int i = 1; i < 5; ++i) q = _mm512_fmadd_ps(q, x2, splat(kErfQ[i]));
   // The exact division: an approximate reciprocal and a Newton step measured no faster (the ports, not the divider,
   // bound this loop) and would round differently from vm::erf.
   return _mm512_div_ps(p, q);
@@ -70,33 +65,29 @@ EMBER_AVX512 __m512 erf_clamped(__m512 u) {
 // exp(t) for t <= 0 (or NaN): vm::exp's reduction and polynomial, 2^n applied by vscalefps. Below vm::exp's lower
 // limit the result is 0, as there (vm::exp flushes what would be subnormal).
 EMBER_AVX512 __m512 exp_nonpositive(__m512 t) {
-  const __m512 lo = splat(-87.3365448f);
+  using namespace gelu_constants;
+  const __m512 lo = splat(kExpLo);
   const __mmask16 under = _mm512_cmp_ps_mask(t, lo, _CMP_LT_OQ);
   const __m512 tc = _mm512_max_ps(lo, t);
-  const __m512 n =
-      _mm512_roundscale_ps(_mm512_mul_ps(tc, splat(1.44269504088896341f)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(n, splat(0.693359375f), tc);
-  r = _mm512_fnmadd_ps(n, splat(-2.12194440e-4f), r);
-  __m512 p = splat(1.9875691500E-4f);
-  p = _mm512_fmadd_ps(p, r, splat(1.3981999507E-3f));
-  p = _mm512_fmadd_ps(p, r, splat(8.3334519073E-3f));
-  p = _mm512_fmadd_ps(p, r, splat(4.1665795894E-2f));
-  p = _mm512_fmadd_ps(p, r, splat(1.6666665459E-1f));
-  p = _mm512_fmadd_ps(p, r, splat(5.0000001201E-1f));
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(tc, splat(kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, splat(kLn2Hi), tc);
+  r = _mm512_fnmadd_ps(n, splat(kLn2Lo), r);
+  __m512 p = splat(kExpP[0]);
+  for (int i = 1; i < 6; ++i) p = _mm512_fmadd_ps(p, r, splat(kExpP[i]));
   p = _mm512_fmadd_ps(_mm512_mul_ps(p, r), r, _mm512_add_ps(r, splat(1.0f)));
   return _mm512_mask_mov_ps(_mm512_scalef_ps(p, n), under, _mm512_setzero_ps());
 }
 
 EMBER_AVX512 __m512 gelu_of(__m512 x) {
-  const __m512 e = erf_clamped(_mm512_mul_ps(x, splat(0.70710678118654752f)));
+  const __m512 e = erf_clamped(_mm512_mul_ps(x, splat(gelu_constants::kSqrtHalf)));
   return _mm512_mul_ps(_mm512_mul_ps(splat(0.5f), x), _mm512_add_ps(splat(1.0f), e));
 }
 
 EMBER_AVX512 __m512 gelu_step_of(__m512 x, __m512 g) {
-  const __m512 e = erf_clamped(_mm512_mul_ps(x, splat(0.70710678118654752440f)));
+  const __m512 e = erf_clamped(_mm512_mul_ps(x, splat(gelu_constants::kSqrtHalf)));
   const __m512 cdf = _mm512_mul_ps(splat(0.5f), _mm512_add_ps(splat(1.0f), e));
   const __m512 t = _mm512_mul_ps(_mm512_mul_ps(splat(-0.5f), x), x);
-  const __m512 pdf = _mm512_mul_ps(exp_nonpositive(t), splat(0.39894228040143267794f));
+  const __m512 pdf = _mm512_mul_ps(exp_nonpositive(t), splat(gelu_constants::kInvSqrt2Pi));
   return _mm512_mul_ps(g, _mm512_fmadd_ps(x, pdf, cdf));
 }
 

@@ -208,8 +208,9 @@ CpuTensor<T> from_data(const TensorData& data, DType own) {
 
 template <class T>
 TensorData into_data(const CpuTensor<T>& x, DType own) {
-  std::vector<std::byte> bytes(static_cast<std::size_t>(x.numel()) * sizeof(T));
-  if (!bytes.empty()) std::memcpy(bytes.data(), x.data(), bytes.size());
+  // Constructed from the range: a sized vector would zero its bytes first, a second pass over a large result.
+  const auto* first = reinterpret_cast<const std::byte*>(x.data());
+  std::vector<std::byte> bytes(first, first + static_cast<std::size_t>(x.numel()) * sizeof(T));
   return TensorData(std::move(bytes), x.shape, own);
 }
 

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "backends/cpu/cpu_backend.hpp"
+#include "backends/cpu/fused_jit.hpp"
 #include "engine/ember.hpp"
 #include "engine/nn/dropout.hpp"
 
@@ -104,5 +105,12 @@ int main(int argc, char** argv) {
       }
     }
   }
+  const auto jit = cpu::fused_jit_stats();
+  std::printf("fused chains as machine code (backends/cpu/fused_jit.hpp): %s; %llu compiled, %llu cache hits, %llu left to "
+              "the interpreter%s%s\n",
+              cpu::fused_jit_usable() ? "on" : "off (no Xbyak, no AVX-512F, or EMBER_FUSED_JIT=0)",
+              static_cast<unsigned long long>(jit.compiled), static_cast<unsigned long long>(jit.hits),
+              static_cast<unsigned long long>(jit.declined), jit.last_declined.empty() ? "" : ", the last: ",
+              jit.last_declined.c_str());
   return 0;
 }

@@ -35,6 +35,20 @@ inline void expect_same_bits(const std::vector<float>& got, const std::vector<fl
   }
 }
 
+// The same bits, except that a NaN matches any NaN. Where both operands of an op are NaN, x86 returns the first
+// one's payload and sign, and a compiler orders commutative operands as it likes: which NaN comes out is not part of
+// an op's result (the same op compiled twice may pick differently).
+inline void expect_same_bits_any_nan(const std::vector<float>& got, const std::vector<float>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    if (std::isnan(got[i]) && std::isnan(want[i])) continue;
+    uint32_t a, b;
+    std::memcpy(&a, &got[i], 4);
+    std::memcpy(&b, &want[i], 4);
+    ASSERT_EQ(a, b) << "element " << i << ": " << got[i] << " vs " << want[i];
+  }
+}
+
 // Within rel of each wanted value (absolute below 1).
 inline void expect_close(const std::vector<float>& got, const std::vector<float>& want, double rel) {
   ASSERT_EQ(got.size(), want.size());
