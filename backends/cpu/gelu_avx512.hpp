@@ -7,8 +7,8 @@
 // into masked copies of the polynomials, and GELU's backward came to ~85 512-bit ops per 16 elements. Here the
 // clamps are min / max, exp's 2^n is one vscalefps and erf's tiny-argument branch is left out (it cannot change
 // 1 + erf(x)), ~40 ops: 273 -> 175 us for the backward over 262 144 floats in L1 on one Emerald Rapids core, 121 -> 88
-// us for the forward (2026-11-29, bench/README.md). Same coefficients as vec_math.hpp: the forward has its bits
-// (one exact division, no contraction changed); the backward differs from it in the last bits where exp's
+// us for the forward (2026-11-29, bench/README.md). Same coefficients as vec_math.hpp: the forward has the bits of its
+// AVX-512 clone (one exact division, the same FMAs); the backward differs from it in the last bits where exp's
 // contraction does (within the ulp bounds of tests/ops/elementwise_approx_test.cpp).
 //
 // Tails are done with masked loads and stores in the same arithmetic, so an element's result does not depend on
