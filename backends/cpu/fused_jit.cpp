@@ -223,15 +223,12 @@ class Generator final : public Xbyak::CodeGenerator, public FusedJitKernel {
     L(tail);
     cmp(r8, rdx);
     jge(done, T_NEAR);
-    mov(r10, rdx);
-    sub(r10, r8);  // 1..15 elements left: lanes below that many
-    mov(r11, rcx);
-    mov(ecx, r10d);
+    mov(rcx, rdx);  // rcx was null here (no sum): free for the shift count
+    sub(rcx, r8);   // 1..15 elements left: lanes below that many
     mov(eax, 1);
     shl(eax, cl);
     sub(eax, 1);
     kmovw(k7, eax);
-    mov(rcx, r11);
     body(Mode::StoreTail);
     L(done);
     vzeroupper();
@@ -261,8 +258,8 @@ class Generator final : public Xbyak::CodeGenerator, public FusedJitKernel {
   FusedJitFn fn() const override { return fn_; }
 
  private:
-  const Program& p_;
-  const std::vector<int>& reg_;
+  const Program& p_;             // read while generating only (the constructor)
+  const std::vector<int>& reg_;  // likewise
   Xbyak::Label pool_;
   std::vector<uint32_t> pool_words_;
   FusedJitFn fn_ = nullptr;
