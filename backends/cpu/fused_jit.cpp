@@ -17,6 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "backends/cpu/gelu_avx512.hpp"
 #include "backends/cpu/gelu_constants.hpp"
 
 #if defined(EMBER_HAVE_XBYAK) && defined(__x86_64__)
@@ -78,6 +79,12 @@ constexpr int kSumReg = 8;         // the lanes of a trailing sum
 constexpr int kZeroReg = 7;
 constexpr int kMaxInstrs = 64;  // Fusion's chains stay below kMaxChain (32) ops plus their inputs
 
+// GELU and its step are emitted as gelu_avx512.cpp computes them, which is the eager op only while those kernels are
+// on (set_gelu_avx512(false) runs the portable formula; the cache key carries the switch).
+std::string gelu_unsupported() {
+  return gelu_avx512_usable() ? std::string() : "GELU (the eager op runs the portable formula here)";
+}
+
 // Why an instruction has no exact emitted form here; empty when it has one.
 std::string unsupported(const Instr& i) {
   switch (i.kind) {
@@ -87,8 +94,8 @@ std::string unsupported(const Instr& i) {
     case InstrKind::MaskFill:
     case InstrKind::Cast:
     case InstrKind::Expand:
-    case InstrKind::GeluBackward:
     case InstrKind::ReluBackward: return {};
+    case InstrKind::GeluBackward: return gelu_unsupported();
     case InstrKind::Unary:
       switch (static_cast<UnaryOp>(i.op)) {
         case UnaryOp::Neg:
@@ -98,10 +105,11 @@ std::string unsupported(const Instr& i) {
         case UnaryOp::Relu:
         case UnaryOp::Floor:
         case UnaryOp::Ceil:
-        case UnaryOp::Round:
-        case UnaryOp::Gelu: return {};
-        default: return fmt::format("unary {} (its eager loop is the compiler's vectorization of vec_math.hpp)",
-                                    op_name(static_cast<UnaryOp>(i.op)));
+        case UnaryOp::Round: return {};
+        case UnaryOp::Gelu: return gelu_unsupported();
+        default:
+          return fmt::format("unary {} (its eager loop is GCC's vectorization of vec_math.hpp or a libm call)",
+                             op_name(static_cast<UnaryOp>(i.op)));
       }
     case InstrKind::Binary:
       switch (static_cast<BinaryOp>(i.op)) {
@@ -454,7 +462,8 @@ class Generator final : public Xbyak::CodeGenerator, public FusedJitKernel {
 
 std::string key_of(const Program& p) {
   std::string key;
-  key.reserve(p.instrs.size() * 28);
+  key.reserve(p.instrs.size() * 28 + 1);
+  key.push_back(gelu_avx512_usable() ? 'G' : 'g');
   for (const Instr& i : p.instrs) {
     const int32_t w[5] = {static_cast<int32_t>(i.kind), i.op, i.a, i.b, i.c};
     key.append(reinterpret_cast<const char*>(w), sizeof w);

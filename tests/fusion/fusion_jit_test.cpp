@@ -14,6 +14,7 @@
 
 #include "backends/cpu/cpu_backend.hpp"
 #include "backends/cpu/fused_jit.hpp"
+#include "backends/cpu/gelu_avx512.hpp"
 #include "engine/ember.hpp"
 #include "tests/fusion/fusion_test_util.hpp"
 
@@ -159,6 +160,29 @@ TEST(FusedJit, EachEmittedOpAloneHasTheEagerBits) {
     using B = typename T::Backend_;
     return T(B::float_unary_backward(UnaryOp::Relu, z.primitive(), z.primitive(), w.primitive()).value());
   });
+}
+
+// With the CPU's AVX-512 GELU kernels off (the eager op then runs the portable formula), GELU chains are declined:
+// the generator emits the kernels' sequence, which is no longer the eager op's.
+TEST(FusedJit, GeluChainsFollowTheEagerKernel) {
+  if (!jit_here()) GTEST_SKIP() << "no fused-chain code generator here (built without Xbyak, or no AVX-512F)";
+  const auto v = uniform(300, 31);
+  const auto g = uniform(300, 32);
+  auto step = [&](auto x, auto gr) {
+    using T = decltype(x);
+    using B = typename T::Backend_;
+    const auto z = x.mul_scalar(1.25).gelu();
+    return T(B::float_unary_backward(UnaryOp::Gelu, z.primitive(), z.primitive(), gr.primitive()).value());
+  };
+  cpu::set_gelu_avx512(false);
+  const auto before = cpu::fused_jit_stats();
+  const auto fused = host(step(Tensor<F, 1>::from_values(v, {300}), Tensor<F, 1>::from_values(g, {300})));
+  const auto after = cpu::fused_jit_stats();
+  const auto eager = host(step(Tensor<C, 1>::from_values(v, {300}), Tensor<C, 1>::from_values(g, {300})));
+  cpu::set_gelu_avx512(true);
+  EXPECT_GT(after.declined, before.declined);
+  EXPECT_NE(after.last_declined.find("GELU"), std::string::npos) << after.last_declined;
+  expect_same_bits(fused, eager);
 }
 
 // A compiled chain ending in a sum: the tile's values go through the eager reduction's blocking as before.
