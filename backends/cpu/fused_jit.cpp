@@ -17,8 +17,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "backends/cpu/cpu_features.hpp"
 #include "backends/cpu/gelu_avx512.hpp"
 #include "backends/cpu/gelu_constants.hpp"
+#include "engine/fusion/instr_operands.hpp"
 
 #if defined(EMBER_HAVE_XBYAK) && defined(__x86_64__)
 #define XBYAK_NO_OP_NAMES
@@ -47,18 +49,15 @@ Cache& cache() {
   return c;
 }
 
-bool cpu_has_avx512() {
-#ifdef EMBER_FUSED_JIT
-  static const bool has = __builtin_cpu_supports("avx512f");
-  return has;
-#else
-  return false;
-#endif
-}
-
 }  // namespace
 
-bool fused_jit_usable() { return g_on.load(std::memory_order_relaxed) && cpu_has_avx512(); }
+bool fused_jit_usable() {
+#ifdef EMBER_FUSED_JIT
+  return g_on.load(std::memory_order_relaxed) && cpu_has_avx512f();
+#else
+  return false;  // built without Xbyak
+#endif
+}
 void set_fused_jit(bool on) { g_on.store(on, std::memory_order_relaxed); }
 
 FusedJitStats fused_jit_stats() {
@@ -70,6 +69,7 @@ FusedJitStats fused_jit_stats() {
 namespace {
 
 using fusion::Instr;
+using fusion::instr_operands;
 using fusion::InstrKind;
 using fusion::Program;
 using Xbyak::Zmm;
@@ -140,24 +140,6 @@ std::string unsupported(const Instr& i) {
   return "unknown instruction";
 }
 
-// The operands (instruction indices) an instruction reads.
-std::vector<int32_t> operands(const Instr& i) {
-  switch (i.kind) {
-    case InstrKind::Input:
-    case InstrKind::Fill: return {};
-    case InstrKind::Unary:
-    case InstrKind::Scalar:
-    case InstrKind::Cast:
-    case InstrKind::Expand: return {i.a};
-    case InstrKind::Binary:
-    case InstrKind::MaskFill:
-    case InstrKind::GeluBackward:
-    case InstrKind::ReluBackward: return {i.a, i.b};
-    case InstrKind::Where: return {i.a, i.b, i.c};
-  }
-  return {};
-}
-
 // Each instruction's register. Cast and Expand change nothing of a tile's values (the caller loads Int / Bool inputs
 // as floats, every register is at the output's positions), so they share their operand's register.
 std::string plan_registers(const Program& p, std::vector<int>& reg) {
@@ -168,7 +150,7 @@ std::string plan_registers(const Program& p, std::vector<int>& reg) {
     const bool alias = i.kind == InstrKind::Cast || i.kind == InstrKind::Expand;
     root[static_cast<std::size_t>(k)] = alias ? root[static_cast<std::size_t>(i.a)] : k;
     last[static_cast<std::size_t>(k)] = k;
-    for (int32_t o : operands(i)) {
+    for (int32_t o : instr_operands(i)) {
       if (o < 0 || o >= k) return "an operand that is not an earlier instruction";
       last[static_cast<std::size_t>(root[static_cast<std::size_t>(o)])] = k;
     }
@@ -189,7 +171,7 @@ std::string plan_registers(const Program& p, std::vector<int>& reg) {
     }
     // Registers whose value is read for the last time here go back after this instruction's own was taken, so an
     // instruction never writes a register it still reads.
-    std::vector<int32_t> done = operands(i);
+    std::vector<int32_t> done = instr_operands(i);
     done.push_back(k);
     for (int32_t o : done) {
       const auto ro = static_cast<std::size_t>(root[static_cast<std::size_t>(o)]);
@@ -405,11 +387,7 @@ class Generator final : public Xbyak::CodeGenerator, public FusedJitKernel {
       case ScalarOp::Pow:
         if (s == 2.0) return vmulps(d, a, a);
         if (s == 0.5) return vsqrtps(d, a);
-        if (s == -1.0) {
-          splat(d, 1.0f);
-          vdivps(d, d, a);
-          return;
-        }
+        if (s == -1.0) return unary(d, a, UnaryOp::Recip);
         break;
       default: break;
     }

@@ -4,6 +4,7 @@
 
 #include <atomic>
 
+#include "backends/cpu/cpu_features.hpp"
 #include "backends/cpu/gelu_constants.hpp"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -16,18 +17,10 @@ namespace {
 
 std::atomic<bool> g_on{true};
 
-bool cpu_has_avx512() {
-#ifdef EMBER_GELU_AVX512
-  static const bool has = __builtin_cpu_supports("avx512f");
-  return has;
-#else
-  return false;
-#endif
-}
-
 }  // namespace
 
-bool gelu_avx512_usable() { return g_on.load(std::memory_order_relaxed) && cpu_has_avx512(); }
+// cpu_has_avx512f() is false wherever EMBER_GELU_AVX512 is not defined (the same condition).
+bool gelu_avx512_usable() { return g_on.load(std::memory_order_relaxed) && cpu_has_avx512f(); }
 void set_gelu_avx512(bool on) { g_on.store(on, std::memory_order_relaxed); }
 
 #ifdef EMBER_GELU_AVX512

@@ -6,6 +6,8 @@
 #include <atomic>
 #include <limits>
 
+#include "backends/cpu/cpu_features.hpp"
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #define EMBER_MAX_POOL_AVX512 1
@@ -16,22 +18,13 @@ namespace {
 
 std::atomic<bool> g_on{true};
 
-bool cpu_has_avx512() {
-#ifdef EMBER_MAX_POOL_AVX512
-  static const bool has = __builtin_cpu_supports("avx512f");
-  return has;
-#else
-  return false;
-#endif
-}
-
 }  // namespace
 
 void set_max_pool_vectorized(bool on) { g_on.store(on, std::memory_order_relaxed); }
 
 bool max_pool_vectorized_usable(const Pool2dGeometry& g) {
   constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
-  return g_on.load(std::memory_order_relaxed) && cpu_has_avx512() && g.h * g.w <= kMax && g.ho * g.wo <= kMax &&
+  return g_on.load(std::memory_order_relaxed) && cpu_has_avx512f() && g.h * g.w <= kMax && g.ho * g.wo <= kMax &&
          g.ho > 0 && g.wo > 0;
 }
 

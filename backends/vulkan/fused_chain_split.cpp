@@ -5,30 +5,12 @@
 #include <set>
 #include <utility>
 
+#include "engine/fusion/instr_operands.hpp"
+
 namespace ember::vk {
-namespace {
 
+using fusion::instr_operands;
 using fusion::InstrKind;
-
-// The registers an instruction reads (Int / Bool operands included: they are Input registers too).
-std::vector<int32_t> operands(const fusion::Instr& i) {
-  switch (i.kind) {
-    case InstrKind::Input:
-    case InstrKind::Fill: return {};
-    case InstrKind::Unary:
-    case InstrKind::Scalar:
-    case InstrKind::Cast:
-    case InstrKind::Expand: return {i.a};
-    case InstrKind::Binary:
-    case InstrKind::GeluBackward:
-    case InstrKind::ReluBackward:
-    case InstrKind::MaskFill: return {i.a, i.b};
-    case InstrKind::Where: return {i.a, i.b, i.c};
-  }
-  return {};
-}
-
-}  // namespace
 
 fusion::Program extract_program(const fusion::Program& p, int32_t root, std::vector<std::size_t>& input_map) {
   fusion::Program q;
@@ -39,7 +21,7 @@ fusion::Program extract_program(const fusion::Program& p, int32_t root, std::vec
   auto visit = [&](auto&& self, int32_t r) -> int32_t {
     if (reg[static_cast<std::size_t>(r)] >= 0) return reg[static_cast<std::size_t>(r)];
     fusion::Instr i = p.instrs[static_cast<std::size_t>(r)];
-    const auto ops = operands(i);
+    const auto ops = instr_operands(i);
     std::vector<int32_t> mapped;
     for (int32_t o : ops) mapped.push_back(self(self, o));
     if (i.kind == InstrKind::Input) {
@@ -73,7 +55,7 @@ std::optional<int32_t> split_point(const fusion::Program& p, const std::vector<i
       reads[k].insert(alias[static_cast<std::size_t>(i.op)]);
       continue;
     }
-    for (int32_t o : operands(i)) {
+    for (int32_t o : instr_operands(i)) {
       const auto& under = reads[static_cast<std::size_t>(o)];
       reads[k].insert(under.begin(), under.end());
     }
