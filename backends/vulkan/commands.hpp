@@ -48,6 +48,14 @@ class CaptureSink {
   virtual void keep(std::shared_ptr<void> obj) = 0;
   // Throws CaptureError (callers return after it only to satisfy the compiler).
   virtual void reject(const char* what) = 0;
+  // A host-visible buffer holding `bytes` of `data` that the sink's owner may rewrite between replays: a kernel
+  // reads per-step scalars from it instead of push constants (the fused Adam update's lr and bias corrections);
+  // null when the sink keeps none.
+  virtual std::shared_ptr<Allocation> host_words(const void* data, uint32_t bytes) {
+    (void)data;
+    (void)bytes;
+    return nullptr;
+  }
   // f16 storage (Context::float16_storage): an f16 copy of `weights`, a buffer the capture reads but never wrote
   // (a parameter), for a GEMM to read as its B operand (element i at index i); null when the sink keeps no such
   // copies or `weights` is not a parameter. The copy holds the values of when it was made.

@@ -28,6 +28,15 @@ VulkanTensor<float> bernoulli(const std::shared_ptr<Context>& ctx, const Shape& 
 template <class T> VulkanTensor<T> to_context(const VulkanTensor<T>& x, const std::shared_ptr<Context>& ctx);
 Index arange(const std::shared_ptr<Context>& ctx, int64_t start, int64_t end);
 
+// optim.cpp: Adam / AdamW in one pass (shaders/adam_step.comp), the composed default's bits (optional_ops.hpp).
+// m and v null: the first step. Inside a plan the per-step scalars live in a buffer of the plan's, rewritten per
+// replay (adam_words; backends/vulkan/compiled_step_plan.cpp).
+AdamStepResult<FloatT> adam_step(const FloatT& w, const FloatT& g, const FloatT* m, const FloatT* v,
+                                 const AdamStepArgs& a);
+// The update's nine scalars as the kernel reads them: decay, wd, beta1, 1 - beta1, beta2, 1 - beta2,
+// sqrt(bias_correction2), eps, lr / bias_correction1 (each rounded to float as the composed ops round it).
+std::array<float, 9> adam_words(const AdamStepArgs& a);
+
 // layout.cpp: every layout op is one strided copy (copy_strided.comp)
 template <class T> VulkanTensor<T> reshape(const VulkanTensor<T>& x, const Shape& shape);
 template <class T> VulkanTensor<T> permute(const VulkanTensor<T>& x, const std::vector<std::size_t>& axes);

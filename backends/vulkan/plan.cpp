@@ -122,6 +122,23 @@ VkDeviceSize Plan::f16_weight_bytes() const {
   return bytes;
 }
 
+std::shared_ptr<Allocation> Plan::host_words(const void* data, uint32_t bytes) {
+  if (!capturing_ || bytes == 0) return nullptr;
+  auto block = ctx_->allocator().allocate(bytes, MemoryUse::Staging);
+  // Coherent memory: a host write before vkQueueSubmit is visible to the submitted work without a flush.
+  if (!block->mapped() || !block->coherent()) return nullptr;
+  std::memcpy(block->mapped(), data, bytes);
+  host_words_.push_back(block);
+  return block;
+}
+
+void Plan::write_host_words(std::size_t i, const void* data, uint32_t bytes) {
+  if (i >= host_words_.size() || bytes > host_words_[i]->size())
+    throw IndexError(fmt::format("vulkan plan: host block {} ({} bytes) out of range (the plan has {})", i, bytes,
+                                 host_words_.size()));
+  std::memcpy(host_words_[i]->mapped(), data, bytes);
+}
+
 void Plan::defer_check(DeferredCheck check) {
   check_capturing("a deferred check");
   checks_.push_back(std::move(check));
@@ -403,7 +420,7 @@ void Plan::record_commands(VkCommandBuffer cb) const {
   }
 }
 
-uint64_t Plan::submit() {
+uint64_t Plan::submit(const std::vector<std::shared_ptr<void>>& keep) {
   std::lock_guard lock(ctx_->mutex());
   Stream& s = ctx_->stream();
   if (s.capture()) throw ArgumentError("vulkan plan: cannot submit a plan while the device captures one");
@@ -413,6 +430,7 @@ uint64_t Plan::submit() {
   s.refuse_in_record_mode("ember_vulkan_plan_submit (record the plan into the frame instead)");
   s.record({}, [&](VkCommandBuffer cb) { record_replay(cb); });
   s.retain(shared_from_this());  // the batch keeps the plan (its descriptor sets, its storage) until executed
+  for (const auto& k : keep) s.retain(k);
   const uint64_t value = s.flush();
   last_replay_ = Replay::Timeline;
   last_tag_ = value;

@@ -75,7 +75,8 @@ class Plan final : public CaptureSink, public CheckSink, public std::enable_shar
   // Appends the plan to cb (recording, outside a render pass, on a queue family with compute).
   void record(VkCommandBuffer cb) const;
   // Records the plan on Ember's own stream and submits it; returns the timeline value that signals completion.
-  uint64_t submit();
+  // `keep`: what the batch must hold until it executed besides the plan (a bound input the caller may drop).
+  uint64_t submit(const std::vector<std::shared_ptr<void>>& keep = {});
   // Throws the first failed check of the plan's last replay (IndexError / ArgumentError, the op's message) once
   // that replay has completed: for submit(), when Ember's timeline reached its value; for a record() between
   // record_begin and record_end, when the host reported its frame safe; for any other record(), the caller
@@ -94,7 +95,14 @@ class Plan final : public CaptureSink, public CheckSink, public std::enable_shar
   std::size_t f16_weights() const { return f16_copies_.size(); }
   VkDeviceSize f16_weight_bytes() const;
 
+  // Per-step scalar blocks (CaptureSink::host_words), in the order the capture asked for them: a compiled training
+  // step rewrites block i before each replay (engine/compile/step_plan.hpp). The caller makes sure no replay that
+  // reads the block is still executing (a write is seen by the GPU at the next submit).
+  std::size_t host_blocks() const { return host_words_.size(); }
+  void write_host_words(std::size_t i, const void* data, uint32_t bytes);
+
   // CaptureSink
+  std::shared_ptr<Allocation> host_words(const void* data, uint32_t bytes) override;
   void dispatch(VkPipeline pipeline, std::span<const BufferArg> args, const void* push, uint32_t push_bytes,
                 uint32_t gx, uint32_t gy, uint32_t gz) override;
   void copy(const std::shared_ptr<Allocation>& src, VkDeviceSize src_offset, const std::shared_ptr<Allocation>& dst,
@@ -160,6 +168,7 @@ class Plan final : public CaptureSink, public CheckSink, public std::enable_shar
   VkDescriptorPool pool_ = VK_NULL_HANDLE;
   std::size_t dispatch_count_ = 0, barrier_count_ = 0;
   std::vector<DeferredCheck> checks_;  // their flags are the plan's error words
+  std::vector<std::shared_ptr<Allocation>> host_words_;  // host-visible, coherent: per-step scalars
   mutable Replay last_replay_ = Replay::None;
   mutable uint64_t last_tag_ = 0;
   // f16 storage: each weight's f16 copy, by the weight's allocation (kept alive, so the key stays unique).

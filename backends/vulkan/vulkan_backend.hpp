@@ -2,6 +2,8 @@
 // Vulkan: the Vulkan compute backend (f32 Float, int64 Int, Bool as 32-bit words). Every op records GPU work on
 // its tensors' context (context.hpp) and returns at once; the host waits only in into_data. Ops are in
 // kernels.hpp, one file per family; this header maps the Backend interface onto them.
+#include <memory>
+#include <string>
 #include <type_traits>
 
 #include "backends/vulkan/attention.hpp"
@@ -10,6 +12,11 @@
 #include "engine/backend/backend.hpp"
 
 namespace ember {
+
+namespace compile_detail {
+struct StepPlanParts;
+class StepPlan;
+}  // namespace compile_detail
 
 struct Vulkan {
   using Device = VulkanDevice;
@@ -172,6 +179,20 @@ struct Vulkan {
                                           const Device& dev = {}) {
     return vk::fused_chain(p, in, dev.get());
   }
+
+  // Optional op (engine/backend/optional_ops.hpp, HasFusedAdamStep): one dispatch per param instead of ~12, and
+  // the update a compiled training step can replay from a plan with its per-step scalars rewritten
+  // (backends/vulkan/compiled_step_plan.cpp).
+  static AdamStepResult<FloatPrimitive> float_adam_step(const FloatPrimitive& w, const FloatPrimitive& g,
+                                                        const FloatPrimitive* m, const FloatPrimitive* v,
+                                                        const AdamStepArgs& a) {
+    return vk::adam_step(w, g, m, v, a);
+  }
+
+  // ember::compile (engine/compile/step_plan.hpp): a captured training step recorded once into a vk::Plan and
+  // replayed as one command buffer (backends/vulkan/compiled_step_plan.cpp); null with `why` when declined.
+  static std::unique_ptr<compile_detail::StepPlan> build_step_plan(compile_detail::StepPlanParts& parts,
+                                                                   std::string& why);
 
   // ---- module ops ----
   static FloatPrimitive conv2d(const FloatPrimitive& x, const FloatPrimitive& w, const FloatPrimitive* bias,

@@ -33,6 +33,7 @@
 
 #include "engine/autodiff/graph.hpp"
 #include "engine/compile/capture_backend.hpp"
+#include "engine/compile/step_plan.hpp"
 #include "engine/fusion/fusion_backend.hpp"
 #include "engine/module/traversal.hpp"
 #include "engine/optim/optimizer.hpp"
@@ -193,6 +194,14 @@ class CompiledStep {
   std::size_t signatures() const { return entries_.size(); }
   // Ops recorded for the last call's signature (0 when it was not captured).
   std::size_t recorded_ops() const { return last_entry_ ? last_entry_->tape.ops.size() : 0; }
+  // The last call's signature replays as one device plan (Vulkan: a command buffer; step_plan.hpp) rather than op
+  // by op: what the plan is, or empty. plan_reason(): why a backend that builds plans did not for it (empty when
+  // it did, or when the backend builds none).
+  std::string plan_description() const { return last_entry_ && last_entry_->plan ? last_entry_->plan->describe() : ""; }
+  const std::string& plan_reason() const {
+    static const std::string none;
+    return last_entry_ ? last_entry_->plan_reason : none;
+  }
 
  private:
   struct Entry {
@@ -204,7 +213,11 @@ class CompiledStep {
     std::vector<std::string> state_keys;
     Cells outputs;    // the step's result tensors
     std::any result;  // the captured result (detached): the shape a replay's result is made in
+    std::unique_ptr<compile_detail::StepPlan> plan;  // the backend's own replay of the whole step, if it built one
+    std::string plan_reason;                          // why it did not
   };
+  // The backend under Capture, which may build a device plan of a captured step (step_plan.hpp).
+  using Eager = typename compile_detail::Layer<typename AD::InnerBackend>::Cap::Eager;
 
   template <class... Args>
   std::vector<int64_t> signature(const Args&... args) {
@@ -348,6 +361,10 @@ class CompiledStep {
                                  a.captured_lr, matches);
       e->lr_source.push_back(src);
     }
+    if (e->refusal.empty()) {
+      compile_detail::StepPlanParts parts{e->tape, e->inputs, e->state_in, e->state_out, e->outputs};
+      e->plan = compile_detail::build_step_plan<Eager>(parts, e->plan_reason);
+    }
     last_ = e->refusal.empty() ? CompiledCall::Captured : CompiledCall::Eager;
     reason_ = e->refusal;
     last_entry_ = e->refusal.empty() ? e.get() : nullptr;
@@ -367,6 +384,7 @@ class CompiledStep {
       state_cells(cells, &keys);
       if (keys != e.state_keys) return std::nullopt;
     }
+    if (e.plan) return replay_plan<R>(e, now, args...);
     // The state the caller holds now (normally the cells the last call wrote) is what the step reads.
     for (std::size_t i = 0; i < now.size(); ++i) e.state_in[i]->copy_from(*now[i]);
     std::size_t k = 0;
@@ -388,7 +406,38 @@ class CompiledStep {
     for (std::size_t i = 0; i < now.size(); ++i)
       if (now[i] != e.state_out[i]) now[i]->copy_from(*e.state_out[i]);
     // The result: the captured call's result type, each tensor a fresh cell with the output's value.
-    R out = result_shape<R>(e);
+    R out = result_shape<R>(e, e.outputs);
+    last_ = CompiledCall::Replayed;
+    reason_.clear();
+    last_entry_ = &e;
+    return out;
+  }
+
+  // A replay of the backend's plan: the state and arguments go in as they are, each Adam update's scalars for
+  // this step, and the results come back in fresh cells.
+  template <class R, class... Args>
+  R replay_plan(Entry& e, const Cells& now, const Args&... args) {
+    Cells arg_cells;
+    std::vector<double> doubles;
+    const auto feed = [&](const auto& a) {
+      using T = std::decay_t<decltype(a)>;
+      if constexpr (compile_detail::IsTensorArg<T>::value)
+        arg_cells.push_back(compile_detail::cell_of(a));
+      else
+        doubles.push_back(as_double(a));
+    };
+    (feed(args), ...);
+    std::vector<const compile_detail::CellBase*> inputs;
+    for (const auto& c : arg_cells) inputs.push_back(c.get());
+    std::vector<AdamStepArgs> scalars;
+    for (std::size_t i = 0; i < e.tape.adam.size(); ++i) {
+      auto& a = e.tape.adam[i];
+      scalars.push_back(a.advance(e.lr_source[i] >= 0 ? doubles[static_cast<std::size_t>(e.lr_source[i])] : a.captured_lr));
+    }
+    Cells outs;
+    for (const auto& o : e.outputs) outs.push_back(o->clone());
+    e.plan->replay(now, inputs, scalars, outs);
+    R out = result_shape<R>(e, outs);
     last_ = CompiledCall::Replayed;
     reason_.clear();
     last_entry_ = &e;
@@ -407,13 +456,13 @@ class CompiledStep {
     compile_detail::for_each_result(r, [](auto& t) { t = compile_detail::fresh(t); });
     return r;
   }
-  // A result of type R whose tensors are new cells holding the entry's outputs.
+  // A result of type R whose tensors are new cells holding the values of `cells` (the entry's outputs).
   template <class R>
-  static R result_shape(const Entry& e) {
+  static R result_shape(const Entry& e, const Cells& cells) {
     R r = std::any_cast<R>(e.result);
     std::size_t i = 0;
     compile_detail::for_each_result(
-        r, [&](auto& t) { t = compile_detail::from_cell<std::decay_t<decltype(t)>>(*e.outputs[i++]); });
+        r, [&](auto& t) { t = compile_detail::from_cell<std::decay_t<decltype(t)>>(*cells[i++]); });
     return r;
   }
 

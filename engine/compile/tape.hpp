@@ -23,6 +23,8 @@ struct CellBase {
   virtual void copy_from(const CellBase& other) = 0;
   // A new cell holding this one's value (values are immutable: a snapshot of a cell is a shared handle on it).
   virtual std::shared_ptr<CellBase> clone() const = 0;
+  // Drops the value (a device plan that replaced the tape lets its intermediates go: step_plan.hpp).
+  virtual void reset() = 0;
 };
 
 template <class P>
@@ -34,6 +36,7 @@ struct Cell final : CellBase {
     c->v = v;
     return c;
   }
+  void reset() override { v.reset(); }
 };
 
 // The per-step scalars of one recorded Adam update: the op reads `args`, which the compiled step refills before
@@ -53,6 +56,11 @@ class Tape final : public OptimizerCaptureListener, public HostCheckSink {
   // Every cell made while recording (op results, constants, random draws), in creation order: what a caller that
   // replays part of the tape and runs the rest later (ember_compile's backward segment) snapshots in between.
   std::vector<std::shared_ptr<CellBase>> cells;
+  // The indices in `ops` of the host checks (host_check): a device plan built from the tape leaves them to the
+  // kernels' own deferred checks (a host read cannot be part of a command buffer).
+  std::vector<std::size_t> check_ops;
+  // Random draws recorded (each replay draws anew from ember's global generator).
+  std::size_t random_draws = 0;
 
   // The first reason found that this capture cannot be replayed (empty: it can).
   const std::string& refusal() const { return refusal_; }
@@ -99,6 +107,7 @@ class Tape final : public OptimizerCaptureListener, public HostCheckSink {
       throw;
     }
     --check_depth_;
+    check_ops.push_back(ops.size());
     ops.push_back(check);
   }
 

@@ -1,0 +1,237 @@
+// ember::compile on Vulkan (issue 14): a captured training step as one vk::Plan, replayed as one command buffer
+// (forward, backward and the Adam update) instead of the tape's closures issuing every op again. It is
+// Vulkan::build_step_plan (engine/compile/step_plan.hpp), so `ember::compile<Autodiff<Capture<Vulkan>>>(...)`
+// replays plans with no change to the step. The plan is built right after the capture, by running
+// the tape's closures once more while the device captures:
+//  * State: the params and optimizer moments the step reads get storage of the plan's own (filled with the
+//    capture's results), and the plan ends with copies of the new values into it. After a replay the caller's
+//    module and optimizer hold that storage: updated in place, as the CPU replay updates its cells.
+//  * Inputs: the step's tensor arguments are plan inputs, copied in from the call's tensors by the replay.
+//  * Per-step scalars: each Adam update reads its lr and bias corrections from a host-visible block of the plan's
+//    (vk::adam_step, Plan::host_words), rewritten before each replay from the optimizer's report for that step.
+//  * Host checks (cross_entropy's target range) are not run: a command buffer cannot read back. The kernels' own
+//    index checks are deferred into the plan's error words instead; a replay reports the previous replay's failed
+//    check (IndexError) once it has completed.
+//  * Intermediates: every cell an op wrote lets its value go once the plan holds the commands, so the plan's
+//    arena shares their memory (plan_memory.hpp).
+// Declined (the tape replays op by op, and plan_reason() says why): random draws (a dropout mask would repeat:
+// the Bernoulli kernel's key is a push constant), host reads the plan refuses (VkFFT, data-dependent reads), host
+// record mode, tensors of other backends.
+#include <fmt/format.h>
+
+#include <set>
+
+#include "backends/vulkan/plan.hpp"
+#include "backends/vulkan/vulkan_backend.hpp"
+#include "engine/compile/step_plan.hpp"
+
+namespace ember {
+namespace compile_detail {
+namespace {
+
+using vk::Allocation;
+using vk::Context;
+
+// A cell's Vulkan tensor, of any kind (0 Float, 1 Int, 2 Bool; -1: not a Vulkan cell, or empty).
+struct View {
+  std::shared_ptr<Context> ctx;
+  std::shared_ptr<Allocation> alloc;
+  Shape shape;
+  uint64_t bytes = 0;
+  int kind = -1;
+};
+
+template <class T>
+bool view_as(const CellBase& c, int kind, View& out) {
+  const auto* cell = dynamic_cast<const Cell<vk::VulkanTensor<T>>*>(&c);
+  if (!cell) return false;
+  if (cell->v) out = {cell->v->ctx, cell->v->alloc, cell->v->shape, cell->v->bytes(), kind};
+  return true;
+}
+View view(const CellBase& c) {
+  View v;
+  (void)(view_as<float>(c, 0, v) || view_as<int64_t>(c, 1, v) || view_as<uint32_t>(c, 2, v));
+  return v;
+}
+template <class T>
+bool set_as(CellBase& c, const View& like, const std::shared_ptr<Allocation>& alloc) {
+  auto* cell = dynamic_cast<Cell<vk::VulkanTensor<T>>*>(&c);
+  if (!cell) return false;
+  cell->v = vk::VulkanTensor<T>{like.ctx, alloc, like.shape};
+  return true;
+}
+// The cell now holds a tensor shaped like `like` over `alloc`.
+void set_cell(CellBase& c, const View& like, const std::shared_ptr<Allocation>& alloc) {
+  (void)(set_as<float>(c, like, alloc) || set_as<int64_t>(c, like, alloc) || set_as<uint32_t>(c, like, alloc));
+}
+const char* kind_name(int kind) { return kind == 0 ? "float" : kind == 1 ? "int" : "bool"; }
+
+class VulkanStepPlan final : public StepPlan {
+ public:
+  std::shared_ptr<Context> ctx;
+  std::shared_ptr<vk::Plan> plan;
+  std::vector<View> state, inputs, outputs;  // the plan's state storage; the inputs' and outputs' shapes
+
+  void replay(const CellList& now, const std::vector<const CellBase*>& args, const std::vector<AdamStepArgs>& adam,
+              const CellList& outs) override {
+    // The previous replay reads the scalar blocks rewritten below: it must have executed (a caller reading its loss
+    // has waited already). Its deferred checks are then final.
+    if (last_) {
+      std::lock_guard lock(ctx->mutex());
+      ctx->stream().wait(last_);
+    }
+    plan->poll_errors();
+    if (now.size() != state.size() || args.size() != inputs.size() || adam.size() != plan->host_blocks() ||
+        outs.size() != outputs.size())
+      throw ArgumentError("compile (vulkan plan): the replay does not match the captured step's layout");
+    std::vector<std::shared_ptr<void>> keep;
+    for (std::size_t i = 0; i < state.size(); ++i) {
+      const View v = view(*now[i]);
+      if (v.kind != state[i].kind || v.bytes != state[i].bytes || v.ctx != ctx)
+        throw ArgumentError(fmt::format("compile (vulkan plan): state tensor {} is not the captured {} tensor {} on "
+                                        "the plan's device",
+                                        i, kind_name(state[i].kind), state[i].shape.to_string()));
+      if (v.alloc != state[i].alloc) {  // the caller replaced its module or optimizer state: read it as it is
+        std::lock_guard lock(ctx->mutex());
+        if (v.bytes) ctx->stream().copy(v.alloc, 0, state[i].alloc, 0, v.bytes);
+        set_cell(*now[i], state[i], state[i].alloc);
+      }
+    }
+    for (std::size_t k = 0; k < inputs.size(); ++k) {
+      const View a = view(*args[k]);
+      if (a.kind != inputs[k].kind || a.shape != inputs[k].shape || a.ctx != ctx)
+        throw ArgumentError(fmt::format("compile (vulkan plan): argument {} is not a {} tensor {} on the plan's device",
+                                        k, kind_name(inputs[k].kind), inputs[k].shape.to_string()));
+      plan->bind_input(k, a.alloc->buffer(), a.alloc->offset());
+      keep.push_back(a.alloc);  // the caller may drop its argument before the replay executes
+    }
+    for (std::size_t k = 0; k < adam.size(); ++k) {
+      const std::array<float, 9> words = vk::adam_words(adam[k]);
+      plan->write_host_words(k, words.data(), static_cast<uint32_t>(sizeof(float) * words.size()));
+    }
+    for (std::size_t j = 0; j < outputs.size(); ++j) {
+      auto y = ctx->allocator().allocate(std::max<uint64_t>(outputs[j].bytes, 4), vk::MemoryUse::Tensor);
+      plan->bind_output(j, y->buffer(), y->offset());
+      set_cell(*outs[j], outputs[j], y);
+    }
+    last_ = plan->submit(keep);
+  }
+
+  std::string describe() const override {
+    return fmt::format("vulkan plan: {} dispatches, {} barriers, {} state tensors, {} inputs, {} per-step scalar "
+                       "blocks, {} checks, intermediates {} KiB in a {} KiB arena",
+                       plan->dispatches(), plan->barriers(), state.size(), inputs.size(), plan->host_blocks(),
+                       plan->checks(), plan->intermediate_bytes() / 1024, plan->arena_bytes() / 1024);
+  }
+
+ private:
+  uint64_t last_ = 0;  // the timeline value of the last replay's submit
+};
+
+}  // namespace
+}  // namespace compile_detail
+
+using compile_detail::CellBase;
+using vk::Allocation;
+using compile_detail::CellList;
+using compile_detail::VulkanStepPlan;
+using compile_detail::View;
+using compile_detail::set_cell;
+using compile_detail::view;
+
+std::unique_ptr<compile_detail::StepPlan> Vulkan::build_step_plan(compile_detail::StepPlanParts& parts,
+                                                                  std::string& why) {
+  if (parts.tape.random_draws) {
+    why = "the step draws random numbers (a dropout mask's key is frozen in a plan): it replays op by op";
+    return nullptr;
+  }
+  auto p = std::make_unique<VulkanStepPlan>();
+  // Every cell the plan binds must be a Vulkan tensor of one context.
+  for (const CellList* list : {&parts.state_in, &parts.state_out, &parts.inputs, &parts.outputs})
+    for (const auto& c : *list) {
+      const View v = c ? view(*c) : View{};
+      if (v.kind < 0) {
+        why = "a state, argument or result tensor is not a Vulkan tensor: the step replays op by op";
+        return nullptr;
+      }
+      if (!p->ctx) p->ctx = v.ctx;
+      if (v.ctx != p->ctx) {
+        why = "the step's tensors live on more than one Vulkan device: it replays op by op";
+        return nullptr;
+      }
+    }
+  if (!p->ctx || parts.state_in.size() != parts.state_out.size()) {
+    why = "the step has no Vulkan state to replay into";
+    return nullptr;
+  }
+  const auto ctx = p->ctx;
+  // What the build changes, to put back if it fails (the tape then replays over the cells as they were).
+  CellList saved;
+  const std::vector<const CellList*> touched{&parts.state_in, &parts.state_out, &parts.inputs};
+  for (const CellList* list : touched)
+    for (const auto& c : *list) saved.push_back(c->clone());
+  const auto restore = [&] {
+    std::size_t k = 0;
+    for (const CellList* list : touched)
+      for (const auto& c : *list) c->copy_from(*saved[k++]);
+  };
+  try {
+    vk::Plan::refuse_in_record_mode(*ctx);
+    // The plan's state storage, holding the state the capture's eager run left (the values a first replay reads).
+    for (const auto& c : parts.state_out) {
+      const View o = view(*c);
+      auto storage = ctx->allocator().allocate(std::max<uint64_t>(o.bytes, 4), vk::MemoryUse::Tensor);
+      std::lock_guard lock(ctx->mutex());
+      if (o.bytes) ctx->stream().copy(o.alloc, 0, storage, 0, o.bytes);
+      p->state.push_back({ctx, storage, o.shape, o.bytes, o.kind});
+    }
+    for (std::size_t i = 0; i < parts.state_in.size(); ++i) set_cell(*parts.state_in[i], p->state[i], p->state[i].alloc);
+    // The cells no op writes (constants made during the step) keep their values; the ones the ops rewrite below
+    // are intermediates, released into the plan once it holds them.
+    std::vector<const Allocation*> before;
+    for (const auto& c : parts.tape.cells) before.push_back(view(*c).alloc.get());
+
+    p->plan = std::make_shared<vk::Plan>(ctx);
+    p->plan->begin();  // waits for the copies above
+    for (const auto& c : parts.inputs) {
+      View a = view(*c);
+      set_cell(*c, a, p->plan->add_input(a.bytes));
+      p->inputs.push_back(std::move(a));
+    }
+    std::set<std::size_t> checks(parts.tape.check_ops.begin(), parts.tape.check_ops.end());
+    for (std::size_t k = 0; k < parts.tape.ops.size(); ++k)
+      if (!checks.count(k)) parts.tape.ops[k]();
+    if (p->plan->host_blocks() != parts.tape.adam.size())
+      throw ArgumentError(fmt::format("{} Adam updates but {} per-step scalar blocks in the plan",
+                                      parts.tape.adam.size(), p->plan->host_blocks()));
+    // Every replay ends by copying the new state into the storage the next one reads.
+    for (std::size_t i = 0; i < parts.state_out.size(); ++i) {
+      const View q = view(*parts.state_out[i]);
+      if (q.alloc == p->state[i].alloc || !q.bytes) continue;  // not rewritten by the step
+      std::lock_guard lock(ctx->mutex());
+      ctx->stream().copy(q.alloc, 0, p->state[i].alloc, 0, q.bytes);
+    }
+    std::vector<std::pair<std::shared_ptr<Allocation>, VkDeviceSize>> outs;
+    std::set<const CellBase*> keep;
+    for (const auto& c : parts.outputs) {
+      View y = view(*c);
+      outs.emplace_back(y.alloc, y.bytes);
+      p->outputs.push_back(std::move(y));
+      keep.insert(c.get());
+    }
+    for (std::size_t k = 0; k < parts.tape.cells.size(); ++k) {
+      CellBase& c = *parts.tape.cells[k];
+      if (!keep.count(&c) && view(c).alloc.get() != before[k]) c.reset();
+    }
+    for (std::size_t i = 0; i < parts.state_out.size(); ++i) set_cell(*parts.state_out[i], p->state[i], p->state[i].alloc);
+    p->plan->end(outs);
+  } catch (const std::exception& ex) {
+    if (p->plan) p->plan->abort();
+    restore();
+    why = fmt::format("no Vulkan plan (the step replays op by op): {}", ex.what());
+    return nullptr;
+  }
+  return p;
+}
+
+}  // namespace ember

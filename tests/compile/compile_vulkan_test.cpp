@@ -1,0 +1,188 @@
+// ember::compile on Vulkan (issue 14; backends/vulkan/compiled_step_plan.cpp): the digits MLP's Adam step captured
+// once, recorded into a vk::Plan and replayed as one command buffer, against the same steps run eagerly on
+// Autodiff<Vulkan> (lavapipe in CI, validation on through tests/support/vulkan_main.cpp). The replays run the same
+// shaders on the same values, so losses and params are equal bit for bit. Also: the lr schedule and the bias
+// corrections reaching the plan's per-step scalar blocks, a module replaced between steps being read, a step with
+// dropout replaying its tape instead (and why), and a bad target reported by the plan's deferred check.
+#include "engine/compile/compile.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "backends/vulkan/vulkan_backend.hpp"
+#include "engine/ember.hpp"
+#include "engine/nn/dropout.hpp"
+#include "engine/optim/optim.hpp"
+#include "tools/ember/models.hpp"
+
+namespace ember::test {
+namespace {
+
+using Eager = Autodiff<Vulkan>;
+using Cap = Autodiff<Capture<Vulkan>>;
+
+template <Backend B>
+struct DropMlp {
+  BOOST_HANA_DEFINE_STRUCT(DropMlp, (nn::Linear<B>, fc1), (nn::Linear<B>, fc2), (nn::Dropout, drop));
+  static DropMlp init() {
+    DropMlp m;
+    m.fc1 = nn::LinearConfig{64, 32}.init<B>();
+    m.fc2 = nn::LinearConfig{32, 10}.init<B>();
+    m.drop = nn::DropoutConfig{0.25}.init();
+    return m;
+  }
+  Tensor<B, 2> forward(const Tensor<B, 2>& x) const { return fc2.forward(drop.forward(fc1.forward(x).relu())); }
+};
+
+struct Batch {
+  TensorData x, y;
+};
+Batch batch(int i, int64_t n) {
+  Rng rng(300 + static_cast<uint64_t>(i));
+  std::vector<double> x(static_cast<std::size_t>(n * 64)), y(static_cast<std::size_t>(n));
+  for (auto& v : x) v = rng.uniform();
+  for (auto& v : y) v = static_cast<double>(static_cast<int64_t>(rng.uniform() * 10));
+  return {TensorData::from_vec<double>(x, Shape{n, 64}), TensorData::from_vec<double>(y, Shape{n})};
+}
+double lr_at(int i) { return 1e-2 * std::pow(0.8, i); }
+
+template <class M>
+std::vector<std::vector<float>> params(const M& m) {
+  std::vector<std::vector<float>> out;
+  visit_params(m,
+               [&](const std::string&, const auto& p) { out.push_back(p.val().into_data().template to_vec<float>()); });
+  return out;
+}
+float scalar(const auto& t) { return t.into_data().template to_vec<float>()[0]; }
+
+template <class AD, class M>
+Tensor<AD, 1> train_step(M& model, Adam<AD>& adam, double lr, const Tensor<AD, 2>& x, const Tensor<AD, 1, Int>& y) {
+  const auto loss = nn::cross_entropy(model.forward(x), y);
+  model = adam.step(lr, std::move(model), GradientsParams<AD>::from_grads(loss.backward(), model));
+  return loss;
+}
+
+struct Trace {
+  std::vector<float> losses;
+  std::vector<std::vector<float>> params;
+};
+
+// The caller replacing its module between steps (a checkpoint loaded): the params halved, in new tensors.
+template <class M>
+M halved(M model) {
+  return map_params(std::move(model), [](const std::string&, auto p) { return p.with_value((p.val() * 0.5).detach()); });
+}
+
+template <template <class> class Model>
+Trace eager_run(int steps, int64_t n, int replace_at = -1) {
+  seed(42);
+  auto model = Model<Eager>::init();
+  Adam<Eager> adam;
+  Trace r;
+  for (int i = 0; i < steps; ++i) {
+    if (i == replace_at) model = halved(std::move(model));
+    const Batch b = batch(i, n);
+    r.losses.push_back(scalar(train_step(model, adam, lr_at(i), Tensor<Eager, 2>::from_data(b.x),
+                                         Tensor<Eager, 1, Int>::from_data(b.y))));
+  }
+  r.params = params(model);
+  return r;
+}
+
+TEST(CompileVulkan, DigitsMlpAdamReplaysAsOnePlanBitExact) {
+  const int steps = 7;
+  const Trace e = eager_run<tools::DigitsMlp>(steps, 16);
+  seed(42);
+  auto model = tools::DigitsMlp<Cap>::init();
+  Adam<Cap> adam;
+  auto step = compile<Cap>([&](double lr, const Tensor<Cap, 2>& x,
+                               const Tensor<Cap, 1, Int>& y) { return train_step(model, adam, lr, x, y); },
+                           model, adam);
+  std::vector<float> losses;
+  std::vector<CompiledCall> calls;
+  std::string plan;
+  for (int i = 0; i < steps; ++i) {
+    const Batch b = batch(i, 16);
+    losses.push_back(scalar(step(lr_at(i), Tensor<Cap, 2>::from_data(b.x), Tensor<Cap, 1, Int>::from_data(b.y))));
+    calls.push_back(step.last_call());
+    if (calls.back() == CompiledCall::Captured) {
+      plan = step.plan_description();
+      EXPECT_EQ(step.plan_reason(), "");
+    }
+  }
+  EXPECT_EQ(calls[0], CompiledCall::Warmup);
+  EXPECT_EQ(calls[1], CompiledCall::Captured);
+  for (int i = 2; i < steps; ++i) EXPECT_EQ(calls[static_cast<std::size_t>(i)], CompiledCall::Replayed) << i;
+  // One plan: three layers' forward, backward and six Adam updates (one per-step scalar block each).
+  EXPECT_NE(plan.find("vulkan plan:"), std::string::npos) << plan;
+  EXPECT_NE(plan.find("6 per-step scalar blocks"), std::string::npos) << plan;
+  EXPECT_EQ(losses, e.losses);
+  EXPECT_EQ(params(model), e.params);
+  std::printf("%s\n", plan.c_str());
+  EXPECT_NE(losses[2], losses[6]);  // the replays trained (a frozen lr or step count would change these)
+  // The optimizer's step counts followed the replays (its state() record is right).
+  visit_params(model, [&](const std::string&, const auto& p) { EXPECT_EQ(adam.step_count(p.id()), steps); });
+}
+
+TEST(CompileVulkan, ReplacedModuleIsReadByThePlan) {
+  const Trace e = eager_run<tools::DigitsMlp>(5, 8, 3);
+  seed(42);
+  auto model = tools::DigitsMlp<Cap>::init();
+  Adam<Cap> adam;
+  auto step = compile<Cap>([&](double lr, const Tensor<Cap, 2>& x,
+                               const Tensor<Cap, 1, Int>& y) { return train_step(model, adam, lr, x, y); },
+                           model, adam);
+  std::vector<float> losses;
+  for (int i = 0; i < 5; ++i) {
+    const Batch b = batch(i, 8);
+    if (i == 3) model = halved(std::move(model));  // after the capture: the plan must read these values
+    losses.push_back(scalar(step(lr_at(i), Tensor<Cap, 2>::from_data(b.x), Tensor<Cap, 1, Int>::from_data(b.y))));
+  }
+  EXPECT_EQ(step.last_call(), CompiledCall::Replayed);
+  EXPECT_EQ(losses, e.losses);
+  EXPECT_EQ(params(model), e.params);
+}
+
+TEST(CompileVulkan, DropoutReplaysTheTapeAndSaysWhy) {
+  const int steps = 5;
+  const Trace e = eager_run<DropMlp>(steps, 8);
+  seed(42);
+  auto model = DropMlp<Cap>::init();
+  Adam<Cap> adam;
+  auto step = compile<Cap>([&](double lr, const Tensor<Cap, 2>& x,
+                               const Tensor<Cap, 1, Int>& y) { return train_step(model, adam, lr, x, y); },
+                           model, adam);
+  std::vector<float> losses;
+  for (int i = 0; i < steps; ++i) {
+    const Batch b = batch(i, 8);
+    losses.push_back(scalar(step(lr_at(i), Tensor<Cap, 2>::from_data(b.x), Tensor<Cap, 1, Int>::from_data(b.y))));
+  }
+  EXPECT_EQ(step.last_call(), CompiledCall::Replayed);
+  EXPECT_EQ(step.plan_description(), "");
+  EXPECT_NE(step.plan_reason().find("random"), std::string::npos) << step.plan_reason();
+  EXPECT_EQ(losses, e.losses);  // each replay redraws the mask eager would have drawn
+  EXPECT_EQ(params(model), e.params);
+}
+
+TEST(CompileVulkan, BadTargetIsReportedByTheNextReplay) {
+  seed(42);
+  auto model = tools::DigitsMlp<Cap>::init();
+  Adam<Cap> adam;
+  auto step = compile<Cap>([&](double lr, const Tensor<Cap, 2>& x,
+                               const Tensor<Cap, 1, Int>& y) { return train_step(model, adam, lr, x, y); },
+                           model, adam);
+  const auto x = [](int i) { return Tensor<Cap, 2>::from_data(batch(i, 4).x); };
+  const auto y = [](std::vector<int64_t> v) { return Tensor<Cap, 1, Int>::from_values(v, {4}); };
+  for (int i = 0; i < 3; ++i) (void)step(1e-3, x(i), y({1, 2, 3, 4}));
+  ASSERT_NE(step.plan_description(), "");
+  (void)step(1e-3, x(3), y({1, 2, 10, 4}));  // class 10 of 10: the plan's check flags it on the device
+  EXPECT_THROW((void)step(1e-3, x(4), y({1, 2, 3, 4})), IndexError);
+}
+
+}  // namespace
+}  // namespace ember::test
