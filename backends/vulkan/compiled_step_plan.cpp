@@ -9,13 +9,15 @@
 //  * Inputs: the step's tensor arguments are plan inputs, copied in from the call's tensors by the replay.
 //  * Per-step scalars: each Adam update reads its lr and bias corrections from a host-visible block of the plan's
 //    (vk::adam_step, Plan::host_words), rewritten before each replay from the optimizer's report for that step.
+//    Each dropout mask (the Bernoulli kernel) reads its key from one too: the replay draws the next key from ember's
+//    global generator, in the step's order, so the masks are the ones eager steps would draw.
 //  * Host checks (cross_entropy's target range) are not run: a command buffer cannot read back. The kernels' own
 //    index checks are deferred into the plan's error words instead; a replay reports the previous replay's failed
 //    check (IndexError) once it has completed.
 //  * Intermediates: every cell an op wrote lets its value go once the plan holds the commands, so the plan's
 //    arena shares their memory (plan_memory.hpp).
-// Declined (the tape replays op by op, and plan_reason() says why): random draws (a dropout mask would repeat:
-// the Bernoulli kernel's key is a push constant), host reads the plan refuses (VkFFT, data-dependent reads), host
+// Declined (the tape replays op by op, and plan_reason() says why): random draws other than Bernoulli masks (their
+// values are drawn on the host and uploaded once), host reads the plan refuses (VkFFT, data-dependent reads), host
 // record mode, tensors of other backends.
 #include <fmt/format.h>
 
@@ -24,6 +26,7 @@
 #include "backends/vulkan/plan.hpp"
 #include "backends/vulkan/vulkan_backend.hpp"
 #include "engine/compile/step_plan.hpp"
+#include "engine/tensor/random.hpp"
 
 namespace ember {
 namespace compile_detail {
@@ -71,6 +74,9 @@ class VulkanStepPlan final : public StepPlan {
   std::shared_ptr<Context> ctx;
   std::shared_ptr<vk::Plan> plan;
   std::vector<View> state, inputs, outputs;  // the plan's state storage; the inputs' and outputs' shapes
+  // What each of the plan's host blocks holds, in order: Adam update i's scalars (i >= 0), or a random key (-1).
+  std::vector<int> blocks;
+  std::size_t adam_updates = 0;
 
   void replay(const CellList& now, const std::vector<const CellBase*>& args, const std::vector<AdamStepArgs>& adam,
               const CellList& outs) override {
@@ -81,7 +87,7 @@ class VulkanStepPlan final : public StepPlan {
       ctx->stream().wait(last_);
     }
     plan->poll_errors();
-    if (now.size() != state.size() || args.size() != inputs.size() || adam.size() != plan->host_blocks() ||
+    if (now.size() != state.size() || args.size() != inputs.size() || adam.size() != adam_updates ||
         outs.size() != outputs.size())
       throw ArgumentError("compile (vulkan plan): the replay does not match the captured step's layout");
     std::vector<std::shared_ptr<void>> keep;
@@ -105,9 +111,19 @@ class VulkanStepPlan final : public StepPlan {
       plan->bind_input(k, a.alloc->buffer(), a.alloc->offset());
       keep.push_back(a.alloc);  // the caller may drop its argument before the replay executes
     }
-    for (std::size_t k = 0; k < adam.size(); ++k) {
-      const std::array<float, 9> words = vk::adam_words(adam[k]);
-      plan->write_host_words(k, words.data(), static_cast<uint32_t>(sizeof(float) * words.size()));
+    {
+      // Keys in the step's order, as the eager step's draws take them (one generator word per Bernoulli mask).
+      std::lock_guard lock(global_rng().mu);
+      for (std::size_t k = 0; k < blocks.size(); ++k) {
+        if (blocks[k] >= 0) {
+          const std::array<float, 9> words = vk::adam_words(adam[static_cast<std::size_t>(blocks[k])]);
+          plan->write_host_words(k, words.data(), static_cast<uint32_t>(sizeof(float) * words.size()));
+        } else {
+          const uint64_t key = global_rng().rng.next();
+          const uint32_t words[2] = {static_cast<uint32_t>(key), static_cast<uint32_t>(key >> 32)};
+          plan->write_host_words(k, words, sizeof words);
+        }
+      }
     }
     for (std::size_t j = 0; j < outputs.size(); ++j) {
       auto y = ctx->allocator().allocate(std::max<uint64_t>(outputs[j].bytes, 4), vk::MemoryUse::Tensor);
@@ -120,7 +136,7 @@ class VulkanStepPlan final : public StepPlan {
   std::string describe() const override {
     return fmt::format("vulkan plan: {} dispatches, {} barriers, {} state tensors, {} inputs, {} per-step scalar "
                        "blocks, {} checks, intermediates {} KiB in a {} KiB arena",
-                       plan->dispatches(), plan->barriers(), state.size(), inputs.size(), plan->host_blocks(),
+                       plan->dispatches(), plan->barriers(), state.size(), inputs.size(), blocks.size(),
                        plan->checks(), plan->intermediate_bytes() / 1024, plan->arena_bytes() / 1024);
   }
 
@@ -141,10 +157,6 @@ using compile_detail::view;
 
 std::unique_ptr<compile_detail::StepPlan> Vulkan::build_step_plan(compile_detail::StepPlanParts& parts,
                                                                   std::string& why) {
-  if (parts.tape.random_draws) {
-    why = "the step draws random numbers (a dropout mask's key is frozen in a plan): it replays op by op";
-    return nullptr;
-  }
   auto p = std::make_unique<VulkanStepPlan>();
   // Every cell the plan binds must be a Vulkan tensor of one context.
   for (const CellList* list : {&parts.state_in, &parts.state_out, &parts.inputs, &parts.outputs})
@@ -175,6 +187,19 @@ std::unique_ptr<compile_detail::StepPlan> Vulkan::build_step_plan(compile_detail
     for (const CellList* list : touched)
       for (const auto& c : *list) c->copy_from(*saved[k++]);
   };
+  // The tape's random draws take generator words while the plan records them; the eager run already took this
+  // step's, so the generator is put back after the build (the next call draws what the next eager step would).
+  const Rng generator = [] {
+    std::lock_guard lock(global_rng().mu);
+    return global_rng().rng;
+  }();
+  struct PutBack {
+    const Rng& rng;
+    ~PutBack() {
+      std::lock_guard lock(global_rng().mu);
+      global_rng().rng = rng;
+    }
+  } put_back{generator};
   try {
     vk::Plan::refuse_in_record_mode(*ctx);
     // The plan's state storage, holding the state the capture's eager run left (the values a first replay reads).
@@ -198,12 +223,26 @@ std::unique_ptr<compile_detail::StepPlan> Vulkan::build_step_plan(compile_detail
       set_cell(*c, a, p->plan->add_input(a.bytes));
       p->inputs.push_back(std::move(a));
     }
-    std::set<std::size_t> checks(parts.tape.check_ops.begin(), parts.tape.check_ops.end());
-    for (std::size_t k = 0; k < parts.tape.ops.size(); ++k)
-      if (!checks.count(k)) parts.tape.ops[k]();
-    if (p->plan->host_blocks() != parts.tape.adam.size())
+    const std::set<std::size_t> checks(parts.tape.check_ops.begin(), parts.tape.check_ops.end());
+    const std::set<std::size_t> draws(parts.tape.random_ops.begin(), parts.tape.random_ops.end());
+    for (std::size_t k = 0; k < parts.tape.ops.size(); ++k) {
+      if (checks.count(k)) continue;
+      const std::size_t had = p->plan->host_blocks();
+      parts.tape.ops[k]();
+      const std::size_t made = p->plan->host_blocks() - had;
+      // A random draw's block holds its key; any other op's, an Adam update's scalars (the tape's adam order).
+      if (draws.count(k)) {
+        if (made != 1)
+          throw ArgumentError("a random draw other than a Bernoulli mask (its values are drawn on the host and "
+                              "uploaded once: a plan would repeat them)");
+        p->blocks.push_back(-1);
+      } else {
+        for (std::size_t b = 0; b < made; ++b) p->blocks.push_back(static_cast<int>(p->adam_updates++));
+      }
+    }
+    if (p->adam_updates != parts.tape.adam.size())
       throw ArgumentError(fmt::format("{} Adam updates but {} per-step scalar blocks in the plan",
-                                      parts.tape.adam.size(), p->plan->host_blocks()));
+                                      parts.tape.adam.size(), p->adam_updates));
     // Every replay ends by copying the new state into the storage the next one reads.
     for (std::size_t i = 0; i < parts.state_out.size(); ++i) {
       const View q = view(*parts.state_out[i]);

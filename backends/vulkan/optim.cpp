@@ -50,7 +50,7 @@ AdamStepResult<FloatT> adam_step(const FloatT& w, const FloatT& g, const FloatT*
   Context& ctx = *w.ctx;
   // Inside a plan the scalars go to a buffer the plan owns, so a replay can follow the lr schedule and the step
   // count (a plan that cannot hold one refuses the capture: frozen scalars would train wrongly, silently).
-  std::shared_ptr<Allocation> scalars = w.alloc;  // unread unless from_buffer
+  std::shared_ptr<Allocation> scalars;
   {
     std::lock_guard lock(ctx.mutex());
     if (CaptureSink* sink = ctx.stream().capture()) {
@@ -60,9 +60,14 @@ AdamStepResult<FloatT> adam_step(const FloatT& w, const FloatT& g, const FloatT*
       p.from_buffer = 1;
     }
   }
+  // The first step reads no moments: w stands in for them (read-only, never indexed by the shader).
   const BufferArg mb = first ? in(w) : in(*m), vb = first ? in(w) : in(*v);
-  launch(ctx, kAdamStep, {in(w), in(g), mb, vb, out(r.param), out(r.exp_avg), out(r.exp_avg_sq), {scalars, false}}, p,
-         static_cast<uint64_t>(w.numel()));
+  const uint64_t n = static_cast<uint64_t>(w.numel());
+  if (scalars)
+    launch(ctx, kAdamStep, {in(w), in(g), mb, vb, out(r.param), out(r.exp_avg), out(r.exp_avg_sq), {scalars, false}},
+           p, n);
+  else  // binding 7 gets the stream's dummy, unread
+    launch(ctx, kAdamStep, {in(w), in(g), mb, vb, out(r.param), out(r.exp_avg), out(r.exp_avg_sq)}, p, n);
   return r;
 }
 

@@ -163,7 +163,7 @@ struct Capture : B {
       if (&rng != &global_rng().rng) {
         t->refuse("a random draw from a caller's Rng (only ember's global generator is replayed)");
       } else {
-        ++t->random_draws;
+        t->random_ops.push_back(t->ops.size());
         t->ops.push_back([s, dist, dev, out] {
           std::lock_guard lock(global_rng().mu);
           store<K>(out, draw<K>(s, dist, global_rng().rng, dev));

@@ -59,8 +59,8 @@ class Tape final : public OptimizerCaptureListener, public HostCheckSink {
   // The indices in `ops` of the host checks (host_check): a device plan built from the tape leaves them to the
   // kernels' own deferred checks (a host read cannot be part of a command buffer).
   std::vector<std::size_t> check_ops;
-  // Random draws recorded (each replay draws anew from ember's global generator).
-  std::size_t random_draws = 0;
+  // The indices in `ops` of the random draws (each replay draws anew from ember's global generator).
+  std::vector<std::size_t> random_ops;
 
   // The first reason found that this capture cannot be replayed (empty: it can).
   const std::string& refusal() const { return refusal_; }

@@ -2,8 +2,9 @@
 // once, recorded into a vk::Plan and replayed as one command buffer, against the same steps run eagerly on
 // Autodiff<Vulkan> (lavapipe in CI, validation on through tests/support/vulkan_main.cpp). The replays run the same
 // shaders on the same values, so losses and params are equal bit for bit. Also: the lr schedule and the bias
-// corrections reaching the plan's per-step scalar blocks, a module replaced between steps being read, a step with
-// dropout replaying its tape instead (and why), and a bad target reported by the plan's deferred check.
+// corrections reaching the plan's per-step scalar blocks, a module replaced between steps being read, dropout's
+// masks redrawn per replay from ember's generator, a random draw the device cannot make declining the plan (the
+// tape replays, and plan_reason() says why), and a bad target reported by the plan's deferred check.
 #include "engine/compile/compile.hpp"
 
 #include <gtest/gtest.h>
@@ -148,7 +149,7 @@ TEST(CompileVulkan, ReplacedModuleIsReadByThePlan) {
   EXPECT_EQ(params(model), e.params);
 }
 
-TEST(CompileVulkan, DropoutReplaysTheTapeAndSaysWhy) {
+TEST(CompileVulkan, DropoutMasksAreRedrawnByEachReplay) {
   const int steps = 5;
   const Trace e = eager_run<DropMlp>(steps, 8);
   seed(42);
@@ -163,10 +164,46 @@ TEST(CompileVulkan, DropoutReplaysTheTapeAndSaysWhy) {
     losses.push_back(scalar(step(lr_at(i), Tensor<Cap, 2>::from_data(b.x), Tensor<Cap, 1, Int>::from_data(b.y))));
   }
   EXPECT_EQ(step.last_call(), CompiledCall::Replayed);
-  EXPECT_EQ(step.plan_description(), "");
-  EXPECT_NE(step.plan_reason().find("random"), std::string::npos) << step.plan_reason();
-  EXPECT_EQ(losses, e.losses);  // each replay redraws the mask eager would have drawn
+  // One mask's key (dropout's draw) and four Adam updates' scalars: five blocks the replay rewrites.
+  EXPECT_NE(step.plan_description().find("5 per-step scalar blocks"), std::string::npos) << step.plan_description();
+  EXPECT_EQ(losses, e.losses);  // each replay draws the key of the mask eager would have drawn
   EXPECT_EQ(params(model), e.params);
+}
+
+// Input noise drawn from a normal distribution: drawn on the host and uploaded, so a plan would repeat it. The plan
+// is declined with the reason, and the tape's replays redraw it, as eager steps do.
+TEST(CompileVulkan, HostDrawnNoiseDeclinesThePlan) {
+  const auto noisy = [](auto& model, auto& adam, double lr, const auto& x, const auto& y) {
+    using AD = typename std::decay_t<decltype(x)>::Backend_;
+    const auto xn = x + Tensor<AD, 2>::random({x.dim(0), x.dim(1)}, Normal{0.0, 0.1});
+    return train_step(model, adam, lr, xn, y);
+  };
+  std::vector<float> want;
+  {
+    seed(42);
+    auto model = tools::DigitsMlp<Eager>::init();
+    Adam<Eager> adam;
+    for (int i = 0; i < 4; ++i) {
+      const Batch b = batch(i, 8);
+      want.push_back(scalar(noisy(model, adam, lr_at(i), Tensor<Eager, 2>::from_data(b.x),
+                                  Tensor<Eager, 1, Int>::from_data(b.y))));
+    }
+  }
+  seed(42);
+  auto model = tools::DigitsMlp<Cap>::init();
+  Adam<Cap> adam;
+  auto step = compile<Cap>([&](double lr, const Tensor<Cap, 2>& x,
+                               const Tensor<Cap, 1, Int>& y) { return noisy(model, adam, lr, x, y); },
+                           model, adam);
+  std::vector<float> losses;
+  for (int i = 0; i < 4; ++i) {
+    const Batch b = batch(i, 8);
+    losses.push_back(scalar(step(lr_at(i), Tensor<Cap, 2>::from_data(b.x), Tensor<Cap, 1, Int>::from_data(b.y))));
+  }
+  EXPECT_EQ(step.last_call(), CompiledCall::Replayed);
+  EXPECT_EQ(step.plan_description(), "");
+  EXPECT_NE(step.plan_reason().find("other than a Bernoulli mask"), std::string::npos) << step.plan_reason();
+  EXPECT_EQ(losses, want);
 }
 
 TEST(CompileVulkan, BadTargetIsReportedByTheNextReplay) {
