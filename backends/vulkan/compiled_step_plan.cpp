@@ -23,6 +23,7 @@
 
 #include <set>
 
+#include "backends/vulkan/compiled_step.hpp"
 #include "backends/vulkan/plan.hpp"
 #include "backends/vulkan/vulkan_backend.hpp"
 #include "engine/compile/step_plan.hpp"
@@ -111,26 +112,31 @@ class VulkanStepPlan final : public StepPlan {
       plan->bind_input(k, a.alloc->buffer(), a.alloc->offset());
       keep.push_back(a.alloc);  // the caller may drop its argument before the replay executes
     }
-    {
-      // Keys in the step's order, as the eager step's draws take them (one generator word per Bernoulli mask).
-      std::lock_guard lock(global_rng().mu);
-      for (std::size_t k = 0; k < blocks.size(); ++k) {
-        if (blocks[k] >= 0) {
-          const std::array<float, 9> words = vk::adam_words(adam[static_cast<std::size_t>(blocks[k])]);
-          plan->write_host_words(k, words.data(), static_cast<uint32_t>(sizeof(float) * words.size()));
-        } else {
-          const uint64_t key = global_rng().rng.next();
-          const uint32_t words[2] = {static_cast<uint32_t>(key), static_cast<uint32_t>(key >> 32)};
-          plan->write_host_words(k, words, sizeof words);
-        }
-      }
-    }
+    prepare(adam);
     for (std::size_t j = 0; j < outputs.size(); ++j) {
       auto y = ctx->allocator().allocate(std::max<uint64_t>(outputs[j].bytes, 4), vk::MemoryUse::Tensor);
       plan->bind_output(j, y->buffer(), y->offset());
       set_cell(*outs[j], outputs[j], y);
     }
     last_ = plan->submit(keep);
+  }
+
+  void prepare(const std::vector<AdamStepArgs>& adam) override {
+    if (adam.size() != adam_updates)
+      throw ArgumentError(fmt::format("compile (vulkan plan): {} Adam updates' scalars for a plan of {}", adam.size(),
+                                      adam_updates));
+    // Keys in the step's order, as the eager step's draws take them (one generator word per Bernoulli mask).
+    std::lock_guard lock(global_rng().mu);
+    for (std::size_t k = 0; k < blocks.size(); ++k) {
+      if (blocks[k] >= 0) {
+        const std::array<float, 9> words = vk::adam_words(adam[static_cast<std::size_t>(blocks[k])]);
+        plan->write_host_words(k, words.data(), static_cast<uint32_t>(sizeof(float) * words.size()));
+      } else {
+        const uint64_t key = global_rng().rng.next();
+        const uint32_t words[2] = {static_cast<uint32_t>(key), static_cast<uint32_t>(key >> 32)};
+        plan->write_host_words(k, words, sizeof words);
+      }
+    }
   }
 
   std::string describe() const override {
@@ -146,6 +152,14 @@ class VulkanStepPlan final : public StepPlan {
 
 }  // namespace
 }  // namespace compile_detail
+
+vk::Plan& vulkan::plan_of(const compile_detail::StepPlan* p) {
+  const auto* v = dynamic_cast<const compile_detail::VulkanStepPlan*>(p);
+  if (!v)
+    throw ArgumentError("vulkan::training_plan: the compiled step's last signature has no Vulkan plan (not captured "
+                        "yet, declined: see plan_reason(), or not a Vulkan step)");
+  return *v->plan;
+}
 
 using compile_detail::CellBase;
 using vk::Allocation;

@@ -202,6 +202,19 @@ class CompiledStep {
     static const std::string none;
     return last_entry_ ? last_entry_->plan_reason : none;
   }
+  // The device plan of the last call's signature (null: none), for a host that submits it itself (on Vulkan,
+  // backends/vulkan/compiled_step.hpp: recorded once into a command buffer of its own). Before each of its submits
+  // the host calls prepare_plan with the step's scalar arguments (the doubles, in order): the optimizers count one
+  // more step and the plan's per-step values are written, as a replay does.
+  compile_detail::StepPlan* device_plan() const { return last_entry_ ? last_entry_->plan.get() : nullptr; }
+  template <class... Doubles>
+  void prepare_plan(Doubles... scalars) {
+    static_assert((... && std::is_arithmetic_v<Doubles>), "compile: prepare_plan takes the step's host scalars");
+    if (!last_entry_ || !last_entry_->plan)
+      throw ArgumentError("compile: prepare_plan without a device plan (the last call's signature has none)");
+    Entry& e = *last_entry_;
+    e.plan->prepare(adam_args(e, {static_cast<double>(scalars)...}));
+  }
 
  private:
   struct Entry {
@@ -429,11 +442,7 @@ class CompiledStep {
     (feed(args), ...);
     std::vector<const compile_detail::CellBase*> inputs;
     for (const auto& c : arg_cells) inputs.push_back(c.get());
-    std::vector<AdamStepArgs> scalars;
-    for (std::size_t i = 0; i < e.tape.adam.size(); ++i) {
-      auto& a = e.tape.adam[i];
-      scalars.push_back(a.advance(e.lr_source[i] >= 0 ? doubles[static_cast<std::size_t>(e.lr_source[i])] : a.captured_lr));
-    }
+    const std::vector<AdamStepArgs> scalars = adam_args(e, doubles);
     Cells outs;
     for (const auto& o : e.outputs) outs.push_back(o->clone());
     e.plan->replay(now, inputs, scalars, outs);
@@ -441,6 +450,21 @@ class CompiledStep {
     last_ = CompiledCall::Replayed;
     reason_.clear();
     last_entry_ = &e;
+    return out;
+  }
+
+  // Each recorded Adam update's arguments for one more step (its slot's step count advances), the lr from the
+  // step's double argument it follows.
+  static std::vector<AdamStepArgs> adam_args(Entry& e, const std::vector<double>& doubles) {
+    std::vector<AdamStepArgs> out;
+    for (std::size_t i = 0; i < e.tape.adam.size(); ++i) {
+      auto& a = e.tape.adam[i];
+      const int src = e.lr_source[i];
+      if (src >= static_cast<int>(doubles.size()))
+        throw ArgumentError(fmt::format("compile: the step takes {} or more scalar arguments, {} given", src + 1,
+                                        doubles.size()));
+      out.push_back(a.advance(src >= 0 ? doubles[static_cast<std::size_t>(src)] : a.captured_lr));
+    }
     return out;
   }
 
@@ -471,7 +495,7 @@ class CompiledStep {
   std::map<std::vector<int64_t>, std::unique_ptr<Entry>> entries_;
   CompiledCall last_ = CompiledCall::Eager;
   std::string reason_;
-  const Entry* last_entry_ = nullptr;
+  Entry* last_entry_ = nullptr;
 };
 
 // compile<AD>(step, state...): see the top of this file. `state` must outlive the compiled step.

@@ -32,6 +32,10 @@ class StepPlan {
   // (in the tape's order); `outputs` receive the results (fresh values, cells made from the captured outputs).
   virtual void replay(const CellList& state, const std::vector<const CellBase*>& args,
                       const std::vector<AdamStepArgs>& adam, const CellList& outputs) = 0;
+  // For a host that submits the plan itself (Vulkan: recorded into a command buffer of its own): writes one step's
+  // per-step values (the Adam scalars `adam`, the random keys the step draws) where the plan reads them. The host
+  // makes sure its previous submit of the plan has executed first.
+  virtual void prepare(const std::vector<AdamStepArgs>& adam) = 0;
   // One line for compile's callers: what the plan is (e.g. "vulkan plan: 41 dispatches, 9 copies").
   virtual std::string describe() const = 0;
 };

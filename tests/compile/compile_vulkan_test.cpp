@@ -15,6 +15,10 @@
 #include <string>
 #include <vector>
 
+#include "backends/vulkan/compiled_step.hpp"
+#include "backends/vulkan/context.hpp"
+#include "backends/vulkan/interop.hpp"
+#include "backends/vulkan/memory.hpp"
 #include "backends/vulkan/vulkan_backend.hpp"
 #include "engine/ember.hpp"
 #include "engine/nn/dropout.hpp"
@@ -168,6 +172,88 @@ TEST(CompileVulkan, DropoutMasksAreRedrawnByEachReplay) {
   EXPECT_NE(step.plan_description().find("5 per-step scalar blocks"), std::string::npos) << step.plan_description();
   EXPECT_EQ(losses, e.losses);  // each replay draws the key of the mask eager would have drawn
   EXPECT_EQ(params(model), e.params);
+}
+
+// A host that trains in its own frames: the captured plan recorded once into the host's command buffer, bound to
+// its buffers (here Ember tensors' buffers stand in for them), submitted three times with prepare_plan before each;
+// then Ember's own replay goes on from the state those submits left. Against eager steps on the same batches.
+TEST(CompileVulkan, HostSubmitsThePlanFromItsOwnCommandBuffer) {
+  const int host_from = 2, host_steps = 3, steps = 6;
+  const auto batch_of = [&](int i) { return batch(i >= host_from && i < host_from + host_steps ? host_from : i, 8); };
+  std::vector<float> want;
+  std::vector<std::vector<float>> want_params;
+  {
+    seed(42);
+    auto model = tools::DigitsMlp<Eager>::init();
+    Adam<Eager> adam;
+    for (int i = 0; i < steps; ++i) {
+      const Batch b = batch_of(i);
+      want.push_back(scalar(train_step(model, adam, lr_at(i), Tensor<Eager, 2>::from_data(b.x),
+                                       Tensor<Eager, 1, Int>::from_data(b.y))));
+    }
+    want_params = params(model);
+  }
+  seed(42);
+  auto model = tools::DigitsMlp<Cap>::init();
+  Adam<Cap> adam;
+  auto step = compile<Cap>([&](double lr, const Tensor<Cap, 2>& x,
+                               const Tensor<Cap, 1, Int>& y) { return train_step(model, adam, lr, x, y); },
+                           model, adam);
+  const auto ember_step = [&](int i) {
+    const Batch b = batch_of(i);
+    return scalar(step(lr_at(i), Tensor<Cap, 2>::from_data(b.x), Tensor<Cap, 1, Int>::from_data(b.y)));
+  };
+  std::vector<float> losses{ember_step(0), ember_step(1)};
+  ASSERT_EQ(step.last_call(), CompiledCall::Captured);
+  vk::Plan& plan = vulkan::training_plan(step);
+  ASSERT_EQ(plan.inputs(), 2u);
+  ASSERT_EQ(plan.outputs(), 1u);
+
+  // The host's buffers: its batch, its labels, where the loss goes.
+  const Batch hb = batch_of(host_from);
+  const auto hx = Tensor<Vulkan, 2>::from_data(hb.x);
+  const auto hy = Tensor<Vulkan, 1, Int>::from_data(hb.y);
+  const auto hloss = Tensor<Vulkan, 1>::zeros({1});
+  const auto c = vk::default_context();
+  c->synchronize();
+  plan.bind_input(0, hx.primitive().alloc->buffer(), hx.primitive().alloc->offset());
+  plan.bind_input(1, hy.primitive().alloc->buffer(), hy.primitive().alloc->offset());
+  plan.bind_output(0, hloss.primitive().alloc->buffer(), hloss.primitive().alloc->offset());
+  const auto& fn = c->fn();
+  VkCommandPoolCreateInfo pi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  pi.queueFamilyIndex = c->queue_family();
+  VkCommandPool pool = VK_NULL_HANDLE;
+  ASSERT_EQ(fn.CreateCommandPool(c->device(), &pi, nullptr, &pool), VK_SUCCESS);
+  VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  ai.commandPool = pool;
+  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  ai.commandBufferCount = 1;
+  VkCommandBuffer cb = VK_NULL_HANDLE;
+  ASSERT_EQ(fn.AllocateCommandBuffers(c->device(), &ai, &cb), VK_SUCCESS);
+  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  ASSERT_EQ(fn.BeginCommandBuffer(cb, &bi), VK_SUCCESS);
+  plan.record(cb);  // recorded once, submitted three times
+  ASSERT_EQ(fn.EndCommandBuffer(cb), VK_SUCCESS);
+  VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  VkFence fence = VK_NULL_HANDLE;
+  ASSERT_EQ(fn.CreateFence(c->device(), &fi, nullptr, &fence), VK_SUCCESS);
+  for (int i = host_from; i < host_from + host_steps; ++i) {
+    step.prepare_plan(lr_at(i));
+    VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    si.commandBufferCount = 1;
+    si.pCommandBuffers = &cb;
+    c->with_queue([&](VkQueue q) { EXPECT_EQ(fn.QueueSubmit(q, 1, &si, fence), VK_SUCCESS); });
+    ASSERT_EQ(fn.WaitForFences(c->device(), 1, &fence, VK_TRUE, UINT64_MAX), VK_SUCCESS);
+    ASSERT_EQ(fn.ResetFences(c->device(), 1, &fence), VK_SUCCESS);
+    losses.push_back(scalar(hloss));
+  }
+  fn.DestroyFence(c->device(), fence, nullptr);
+  fn.DestroyCommandPool(c->device(), pool, nullptr);
+  for (int i = host_from + host_steps; i < steps; ++i) losses.push_back(ember_step(i));
+  EXPECT_EQ(step.last_call(), CompiledCall::Replayed);
+  EXPECT_EQ(losses, want);
+  EXPECT_EQ(params(model), want_params);
+  visit_params(model, [&](const std::string&, const auto& p) { EXPECT_EQ(adam.step_count(p.id()), steps); });
 }
 
 // Input noise drawn from a normal distribution: drawn on the host and uploaded, so a plan would repeat it. The plan
