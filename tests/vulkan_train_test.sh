@@ -2,8 +2,9 @@
 # `ember train --backend vulkan` end to end: trains the digits MLP on the Vulkan backend (validation layer on), then
 # evaluates the saved record on the CPU. The seeded run must reproduce the losses and test accuracies recorded from
 # the current code (the same as the CPU's to 4 digits) within +-0.01 loss and +-1.2 accuracy points (4 of 360 test
-# samples): the Vulkan backend runs the composed Adam update (engine/backend/optional_ops.hpp), and that update
-# without bias correction trains *better* (epoch 5: loss 0.0624, 97.8 %), so only pinned values catch it.
+# samples): the Vulkan backend runs its fused Adam update (shaders/adam_step.comp, the composed update's bits:
+# engine/backend/optional_ops.hpp), and that update without bias correction trains *better* (epoch 5: loss 0.0624,
+# 97.8 %), so only pinned values catch it.
 # Exits 77 (meson: skipped) when there is no Vulkan device.
 set -euo pipefail
 ember="$1"

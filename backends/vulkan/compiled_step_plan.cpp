@@ -162,12 +162,12 @@ vk::Plan& vulkan::plan_of(const compile_detail::StepPlan* p) {
 }
 
 using compile_detail::CellBase;
-using vk::Allocation;
 using compile_detail::CellList;
-using compile_detail::VulkanStepPlan;
-using compile_detail::View;
 using compile_detail::set_cell;
 using compile_detail::view;
+using compile_detail::View;
+using compile_detail::VulkanStepPlan;
+using vk::Allocation;
 
 std::unique_ptr<compile_detail::StepPlan> Vulkan::build_step_plan(compile_detail::StepPlanParts& parts,
                                                                   std::string& why) {

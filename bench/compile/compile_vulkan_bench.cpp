@@ -3,8 +3,9 @@
 // per step (backends/vulkan/compiled_step_plan.cpp: forward, backward and the Adam updates recorded once) instead of
 // recording every op's dispatch, descriptor set and barrier again. The digits MLP at batch 64 and 4, then the
 // character transformer's AdamW step. Rows as bench/compile/compare.hpp; under each row the plan it replays, and the
-// host time of issuing a step on each side (eager: recording every dispatch; compiled: one plan's submit), which is
-// what a replay saves: on lavapipe the kernels themselves run on the CPU and take most of each step.
+// host thread's CPU time per step on each side (eager: the autodiff graph and recording every dispatch; compiled:
+// one plan's submit), which is what a replay saves: on lavapipe the kernels themselves run on the CPU, on lavapipe's
+// own threads, and take most of each step.
 //
 //   build/bench/ember_compile_vulkan_bench [steps] [eager|compiled|both] [batch]
 //
