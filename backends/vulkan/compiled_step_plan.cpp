@@ -79,16 +79,20 @@ class VulkanStepPlan final : public StepPlan {
   std::vector<int> blocks;
   std::size_t adam_updates = 0;
 
-  void replay(const CellList& now, const std::vector<const CellBase*>& args, const std::vector<AdamStepArgs>& adam,
-              const CellList& outs) override {
-    // The previous replay reads the scalar blocks rewritten below: it must have executed (a caller reading its loss
+  void settle() override {
+    // The previous replay reads the blocks the next one rewrites: it must have executed (a caller that read its loss
     // has waited already). Its deferred checks are then final.
-    if (last_) {
+    if (last_ == settled_) return;  // reported already (a failed check is thrown once)
+    {
       std::lock_guard lock(ctx->mutex());
       ctx->stream().wait(last_);
     }
+    settled_ = last_;
     plan->poll_errors();
-    if (now.size() != state.size() || args.size() != inputs.size() || adam.size() != adam_updates ||
+  }
+
+  void replay(const CellList& now, const std::vector<const CellBase*>& args, const std::vector<AdamStepArgs>& adam,
+              const CellList& outs) override {    if (now.size() != state.size() || args.size() != inputs.size() || adam.size() != adam_updates ||
         outs.size() != outputs.size())
       throw ArgumentError("compile (vulkan plan): the replay does not match the captured step's layout");
     std::vector<std::shared_ptr<void>> keep;
@@ -117,6 +121,7 @@ class VulkanStepPlan final : public StepPlan {
       auto y = ctx->allocator().allocate(std::max<uint64_t>(outputs[j].bytes, 4), vk::MemoryUse::Tensor);
       plan->bind_output(j, y->buffer(), y->offset());
       set_cell(*outs[j], outputs[j], y);
+      keep.push_back(std::move(y));  // a caller that drops the result at once must not free what the replay writes
     }
     last_ = plan->submit(keep);
   }
@@ -147,7 +152,8 @@ class VulkanStepPlan final : public StepPlan {
   }
 
  private:
-  uint64_t last_ = 0;  // the timeline value of the last replay's submit
+  uint64_t last_ = 0;     // the timeline value of the last replay's submit
+  uint64_t settled_ = 0;  // the last one waited for and polled
 };
 
 }  // namespace

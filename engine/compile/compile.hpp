@@ -442,6 +442,7 @@ class CompiledStep {
     (feed(args), ...);
     std::vector<const compile_detail::CellBase*> inputs;
     for (const auto& c : arg_cells) inputs.push_back(c.get());
+    e.plan->settle();
     const std::vector<AdamStepArgs> scalars = adam_args(e, doubles);
     Cells outs;
     for (const auto& o : e.outputs) outs.push_back(o->clone());

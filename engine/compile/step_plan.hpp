@@ -27,6 +27,10 @@ struct StepPlanParts {
 class StepPlan {
  public:
   virtual ~StepPlan() = default;
+  // Called before each replay, before the optimizers count its step: waits until the previous replay executed
+  // where the next one must (it rewrites what that one reads), and throws the previous replay's failed device
+  // checks (an IndexError for a bad target), so that a failed step does not advance the optimizers.
+  virtual void settle() {}
   // One step: `state` are the cells the caller holds now (their values are read, and afterwards they hold the new
   // state); `args` the call's tensor arguments, in order; `adam` each recorded Adam update's scalars for this step
   // (in the tape's order); `outputs` receive the results (fresh values, cells made from the captured outputs).
