@@ -2,7 +2,7 @@
 // once, recorded into a vk::Plan and replayed as one command buffer, against the same steps run eagerly on
 // Autodiff<Vulkan> (lavapipe in CI, validation on through tests/support/vulkan_main.cpp). The replays run the same
 // shaders on the same values, so losses and params are equal bit for bit. Also: the lr schedule and the bias
-// corrections reaching the plan's per-step scalar blocks, a module replaced between steps being read, dropout's
+// corrections reaching the plan's per-step scalar blocks, AdamW's and Adam's L2 decay, Fusion's chains inside a plan, a module replaced between steps being read, dropout's
 // masks redrawn per replay from ember's generator, a random draw the device cannot make declining the plan (the
 // tape replays, and plan_reason() says why), and a bad target reported by the plan's deferred check.
 #include "engine/compile/compile.hpp"
@@ -132,6 +132,86 @@ TEST(CompileVulkan, DigitsMlpAdamReplaysAsOnePlanBitExact) {
   EXPECT_NE(losses[2], losses[6]);  // the replays trained (a frozen lr or step count would change these)
   // The optimizer's step counts followed the replays (its state() record is right).
   visit_params(model, [&](const std::string&, const auto& p) { EXPECT_EQ(adam.step_count(p.id()), steps); });
+}
+
+// Fusion under the capture: each chain Fusion materializes is one tape op, so one dispatch of its generated shader
+// in the plan (fewer dispatches than the plain stack's plan).
+TEST(CompileVulkan, FusedChainsReplayInsideThePlan) {
+  using FusedCap = Autodiff<Fusion<Capture<Vulkan>>>;
+  const int steps = 5;
+  const Trace e = eager_run<tools::DigitsMlp>(steps, 16);
+  seed(42);
+  auto model = tools::DigitsMlp<FusedCap>::init();
+  Adam<FusedCap> adam;
+  auto step = compile<FusedCap>([&](double lr, const Tensor<FusedCap, 2>& x, const Tensor<FusedCap, 1, Int>& y) {
+    return train_step(model, adam, lr, x, y);
+  }, model, adam);
+  std::vector<float> losses;
+  std::string plan;
+  for (int i = 0; i < steps; ++i) {
+    const Batch b = batch(i, 16);
+    losses.push_back(scalar(step(lr_at(i), Tensor<FusedCap, 2>::from_data(b.x),
+                                 Tensor<FusedCap, 1, Int>::from_data(b.y))));
+    if (step.last_call() == CompiledCall::Captured) plan = step.plan_description();
+  }
+  EXPECT_EQ(step.last_call(), CompiledCall::Replayed);
+  EXPECT_NE(plan.find("vulkan plan:"), std::string::npos) << step.plan_reason();
+  std::printf("%s\n", plan.c_str());
+  EXPECT_EQ(losses, e.losses);
+  EXPECT_EQ(params(model), e.params);
+}
+
+// The decays' variants of the fused update inside plans: AdamW's decoupled decay (its factor 1 - lr * wd follows
+// the schedule through the scalar block) and Adam's L2 term.
+template <class Opt, class EagerOpt>
+void decay_case() {
+  const int steps = 5;
+  std::vector<float> want;
+  std::vector<std::vector<float>> want_params;
+  {
+    seed(42);
+    auto model = tools::DigitsMlp<Eager>::init();
+    EagerOpt opt = EagerOpt::make();
+    for (int i = 0; i < steps; ++i) {
+      const Batch b = batch(i, 8);
+      const auto loss = nn::cross_entropy(model.forward(Tensor<Eager, 2>::from_data(b.x)),
+                                          Tensor<Eager, 1, Int>::from_data(b.y));
+      model = opt.opt.step(lr_at(i), std::move(model), GradientsParams<Eager>::from_grads(loss.backward(), model));
+      want.push_back(scalar(loss));
+    }
+    want_params = params(model);
+  }
+  seed(42);
+  auto model = tools::DigitsMlp<Cap>::init();
+  Opt opt = Opt::make();
+  auto step = compile<Cap>([&](double lr, const Tensor<Cap, 2>& x, const Tensor<Cap, 1, Int>& y) {
+    const auto loss = nn::cross_entropy(model.forward(x), y);
+    model = opt.opt.step(lr, std::move(model), GradientsParams<Cap>::from_grads(loss.backward(), model));
+    return loss;
+  }, model, opt.opt);
+  std::vector<float> losses;
+  for (int i = 0; i < steps; ++i) {
+    const Batch b = batch(i, 8);
+    losses.push_back(scalar(step(lr_at(i), Tensor<Cap, 2>::from_data(b.x), Tensor<Cap, 1, Int>::from_data(b.y))));
+  }
+  EXPECT_EQ(step.last_call(), CompiledCall::Replayed);
+  EXPECT_NE(step.plan_description(), "") << step.plan_reason();
+  EXPECT_EQ(losses, want);
+  EXPECT_EQ(params(model), want_params);
+}
+template <class AD>
+struct AdamWOpt {
+  AdamW<AD> opt;
+  static AdamWOpt make() { return {AdamW<AD>(AdamWConfig{0.9, 0.999, 1e-8, 0.05})}; }
+};
+template <class AD>
+struct AdamL2Opt {
+  Adam<AD> opt;
+  static AdamL2Opt make() { return {Adam<AD>(AdamConfig{0.9, 0.999, 1e-8, 0.1})}; }
+};
+TEST(CompileVulkan, AdamWAndL2DecayReplayBitExact) {
+  decay_case<AdamWOpt<Cap>, AdamWOpt<Eager>>();
+  decay_case<AdamL2Opt<Cap>, AdamL2Opt<Eager>>();
 }
 
 TEST(CompileVulkan, ReplacedModuleIsReadByThePlan) {
