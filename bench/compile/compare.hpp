@@ -100,7 +100,34 @@ inline void host_line(const std::vector<double>& he, const std::vector<double>& 
               e * 1e6, c * 1e6, c > 0 ? e / c : 0.0);
 }
 
-// Runs `steps` steps of each side, interleaved, and prints one row.
+// Runs `steps` steps of each side, interleaved (after two warm-up steps each, in which the compiled side captures),
+// and prints one row: eager(s) and compiled(s) run step s and return its loss tensor.
+template <class Step, class E, class C>
+void interleave(const char* label, int64_t batch, int steps, const std::string& only, bool show_host, const Step& step,
+                E&& eager, C&& compiled) {
+  std::vector<double> te, tc, he, hc;
+  double max_rel = 0;
+  int replayed = 0;
+  for (int s = 0; s < steps + 2; ++s) {
+    double le = 0, lc = 0, he_s = 0, hc_s = 0;
+    const double e = only != "compiled" ? timed([&] { return eager(s); }, le, he_s) : 0.0;
+    const double c = only != "eager" ? timed([&] { return compiled(s); }, lc, hc_s) : 0.0;
+    if (s < 2) continue;
+    replayed += step.last_call() == CompiledCall::Replayed;
+    te.push_back(e);
+    tc.push_back(c);
+    he.push_back(he_s);
+    hc.push_back(hc_s);
+    if (only.empty()) max_rel = std::max(max_rel, std::fabs(lc - le) / std::fabs(le));
+  }
+  const double me = median(te), mc = median(tc);
+  std::printf("%-34s %6lld %7d %9zu %12.1f %12.1f %7.2fx %18.2e\n", label, static_cast<long long>(batch), replayed,
+              step.recorded_ops(), me * 1e6, mc * 1e6, mc > 0 ? me / mc : 0.0, max_rel);
+  notes(step);
+  if (show_host) host_line(he, hc);
+}
+
+// The digits MLP's step at `batch`, `steps` of each side, interleaved: one row.
 // show_host: a line with the host thread's CPU time per step (for a GPU backend, where the device runs the kernels).
 template <class Eager, class Cap>
 void compare(int64_t batch, int steps, const std::string& only, bool show_host = false) {
@@ -111,30 +138,11 @@ void compare(int64_t batch, int steps, const std::string& only, bool show_host =
       [&](const Tensor<Cap, 2>& x, const Tensor<Cap, 1, Int>& y) { return train_step(comp.model, comp.adam, x, y); },
       comp.model, comp.adam);
 
-  std::vector<double> te, tc, he, hc;
-  double max_rel = 0;
-  int replayed = 0;
-  for (int s = 0; s < steps + 2; ++s) {  // two warm-up steps each (the compiled side captures in them)
-    const std::size_t b = static_cast<std::size_t>(s % kBatches);
-    double le = 0, lc = 0, he_s = 0, hc_s = 0;
-    const double e = only != "compiled"
-                         ? timed([&] { return train_step(eager.model, eager.adam, eager.x[b], eager.y[b]); }, le, he_s)
-                         : 0.0;
-    const double c = only != "eager" ? timed([&] { return step(comp.x[b], comp.y[b]); }, lc, hc_s) : 0.0;
-    if (s < 2) continue;
-    replayed += step.last_call() == CompiledCall::Replayed;
-    te.push_back(e);
-    tc.push_back(c);
-    he.push_back(he_s);
-    hc.push_back(hc_s);
-    if (only.empty()) max_rel = std::max(max_rel, std::fabs(lc - le) / std::fabs(le));
-  }
-  const double me = median(te), mc = median(tc);
-  std::printf("%-34s %6lld %7d %9zu %12.1f %12.1f %7.2fx %18.2e\n", Cap::InnerBackend::name(),
-              static_cast<long long>(batch), replayed, step.recorded_ops(), me * 1e6, mc * 1e6, mc > 0 ? me / mc : 0.0,
-              max_rel);
-  notes(step);
-  if (show_host) host_line(he, hc);
+  const auto at = [](int s) { return static_cast<std::size_t>(s % kBatches); };
+  interleave(
+      Cap::InnerBackend::name(), batch, steps, only, show_host, step,
+      [&](int s) { return train_step(eager.model, eager.adam, eager.x[at(s)], eager.y[at(s)]); },
+      [&](int s) { return step(comp.x[at(s)], comp.y[at(s)]); });
 }
 
 // The character transformer's training step (bench/lm's shape: batch 32 x 64 tokens, d_model 128, 4 heads, 2
@@ -167,26 +175,9 @@ void compare_lm(int steps, const std::string& only, const char* label, bool show
   const auto [cx, cy] = side(cm);
   auto step = compile<Cap>(
       [&](const Tensor<Cap, 2, Int>& x, const Tensor<Cap, 1, Int>& y) { return body(cm, co, x, y); }, cm, co);
-  std::vector<double> te, tc, he, hc;
-  double max_rel = 0;
-  int replayed = 0;
-  for (int s = 0; s < steps + 2; ++s) {
-    double le = 0, lc = 0, he_s = 0, hc_s = 0;
-    const double e = only != "compiled" ? timed([&] { return body(em, eo, ex, ey); }, le, he_s) : 0.0;
-    const double c = only != "eager" ? timed([&] { return step(cx, cy); }, lc, hc_s) : 0.0;
-    if (s < 2) continue;
-    replayed += step.last_call() == CompiledCall::Replayed;
-    te.push_back(e);
-    tc.push_back(c);
-    he.push_back(he_s);
-    hc.push_back(hc_s);
-    if (only.empty()) max_rel = std::max(max_rel, std::fabs(lc - le) / std::fabs(le));
-  }
-  const double me = median(te), mc = median(tc);
-  std::printf("%-34s %6lld %7d %9zu %12.1f %12.1f %7.2fx %18.2e\n", label, static_cast<long long>(kBatch), replayed,
-              step.recorded_ops(), me * 1e6, mc * 1e6, mc > 0 ? me / mc : 0.0, max_rel);
-  notes(step);
-  if (show_host) host_line(he, hc);
+  interleave(
+      label, kBatch, steps, only, show_host, step, [&](int) { return body(em, eo, ex, ey); },
+      [&](int) { return step(cx, cy); });
 }
 
 inline void print_header(const char* title, int steps) {

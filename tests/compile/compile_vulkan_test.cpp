@@ -2,27 +2,26 @@
 // once, recorded into a vk::Plan and replayed as one command buffer, against the same steps run eagerly on
 // Autodiff<Vulkan> (lavapipe in CI, validation on through tests/support/vulkan_main.cpp). The replays run the same
 // shaders on the same values, so losses and params are equal bit for bit. Also: the lr schedule and the bias
-// corrections reaching the plan's per-step scalar blocks, AdamW's and Adam's L2 decay, Fusion's chains inside a plan, a module replaced between steps being read, dropout's
-// masks redrawn per replay from ember's generator, a random draw the device cannot make declining the plan (the
-// tape replays, and plan_reason() says why), and a bad target reported by the plan's deferred check.
+// corrections reaching the plan's per-step scalar blocks, AdamW's and Adam's L2 decay, Fusion's chains inside a plan,
+// a module replaced between steps being read, dropout's masks redrawn per replay from ember's generator, a random
+// draw the device cannot make declining the plan (the tape replays, and plan_reason() says why), a bad target
+// reported by the plan's deferred check, and the plan submitted from the host's own command buffer.
 #include "engine/compile/compile.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "backends/vulkan/compiled_step.hpp"
 #include "backends/vulkan/context.hpp"
-#include "backends/vulkan/interop.hpp"
 #include "backends/vulkan/memory.hpp"
 #include "backends/vulkan/vulkan_backend.hpp"
-#include "engine/ember.hpp"
-#include "engine/nn/dropout.hpp"
-#include "engine/optim/optim.hpp"
+#include "tests/compile/compile_test_util.hpp"
 #include "tools/ember/models.hpp"
 
 namespace ember::test {
@@ -31,51 +30,7 @@ namespace {
 using Eager = Autodiff<Vulkan>;
 using Cap = Autodiff<Capture<Vulkan>>;
 
-template <Backend B>
-struct DropMlp {
-  BOOST_HANA_DEFINE_STRUCT(DropMlp, (nn::Linear<B>, fc1), (nn::Linear<B>, fc2), (nn::Dropout, drop));
-  static DropMlp init() {
-    DropMlp m;
-    m.fc1 = nn::LinearConfig{64, 32}.init<B>();
-    m.fc2 = nn::LinearConfig{32, 10}.init<B>();
-    m.drop = nn::DropoutConfig{0.25}.init();
-    return m;
-  }
-  Tensor<B, 2> forward(const Tensor<B, 2>& x) const { return fc2.forward(drop.forward(fc1.forward(x).relu())); }
-};
-
-struct Batch {
-  TensorData x, y;
-};
-Batch batch(int i, int64_t n) {
-  Rng rng(300 + static_cast<uint64_t>(i));
-  std::vector<double> x(static_cast<std::size_t>(n * 64)), y(static_cast<std::size_t>(n));
-  for (auto& v : x) v = rng.uniform();
-  for (auto& v : y) v = static_cast<double>(static_cast<int64_t>(rng.uniform() * 10));
-  return {TensorData::from_vec<double>(x, Shape{n, 64}), TensorData::from_vec<double>(y, Shape{n})};
-}
 double lr_at(int i) { return 1e-2 * std::pow(0.8, i); }
-
-template <class M>
-std::vector<std::vector<float>> params(const M& m) {
-  std::vector<std::vector<float>> out;
-  visit_params(m,
-               [&](const std::string&, const auto& p) { out.push_back(p.val().into_data().template to_vec<float>()); });
-  return out;
-}
-float scalar(const auto& t) { return t.into_data().template to_vec<float>()[0]; }
-
-template <class AD, class M>
-Tensor<AD, 1> train_step(M& model, Adam<AD>& adam, double lr, const Tensor<AD, 2>& x, const Tensor<AD, 1, Int>& y) {
-  const auto loss = nn::cross_entropy(model.forward(x), y);
-  model = adam.step(lr, std::move(model), GradientsParams<AD>::from_grads(loss.backward(), model));
-  return loss;
-}
-
-struct Trace {
-  std::vector<float> losses;
-  std::vector<std::vector<float>> params;
-};
 
 // The caller replacing its module between steps (a checkpoint loaded): the params halved, in new tensors.
 template <class M>
@@ -83,175 +38,140 @@ M halved(M model) {
   return map_params(std::move(model), [](const std::string&, auto p) { return p.with_value((p.val() * 0.5).detach()); });
 }
 
+// Steps 0 .. steps-1 of `one` (a step of backend AD taking the step index, the batch and its labels) on batch(i, n)
+// after before(i): the losses.
+template <class AD, class F>
+std::vector<float> losses_of(int steps, int64_t n, F&& one, const std::function<void(int)>& before = {}) {
+  std::vector<float> out;
+  for (int i = 0; i < steps; ++i) {
+    if (before) before(i);
+    const Batch b = batch(i, n);
+    out.push_back(scalar(one(i, xs<AD>(b), ys<AD>(b))));
+  }
+  return out;
+}
+
+// A run's losses and final params.
+struct Trace {
+  std::vector<float> losses;
+  std::vector<std::vector<float>> params;
+};
+
+// `steps` eager Adam steps of Model on Autodiff<Vulkan> (the module halved before step replace_at).
 template <template <class> class Model>
 Trace eager_run(int steps, int64_t n, int replace_at = -1) {
   seed(42);
   auto model = Model<Eager>::init();
   Adam<Eager> adam;
   Trace r;
-  for (int i = 0; i < steps; ++i) {
-    if (i == replace_at) model = halved(std::move(model));
-    const Batch b = batch(i, n);
-    r.losses.push_back(scalar(train_step(model, adam, lr_at(i), Tensor<Eager, 2>::from_data(b.x),
-                                         Tensor<Eager, 1, Int>::from_data(b.y))));
-  }
+  r.losses = losses_of<Eager>(
+      steps, n, [&](int i, const auto& x, const auto& y) { return train_step(model, adam, lr_at(i), x, y); },
+      [&](int i) {
+        if (i == replace_at) model = halved(std::move(model));
+      });
   r.params = params(model);
   return r;
 }
 
-TEST(CompileVulkan, DigitsMlpAdamReplaysAsOnePlanBitExact) {
-  const int steps = 7;
-  const Trace e = eager_run<tools::DigitsMlp>(steps, 16);
+// The same steps compiled on AD (a Capture stack over Vulkan); `plan` receives the plan the capture built.
+template <template <class> class Model, class AD = Cap>
+Trace compiled_run(int steps, int64_t n, std::string* plan = nullptr, int replace_at = -1) {
   seed(42);
-  auto model = tools::DigitsMlp<Cap>::init();
-  Adam<Cap> adam;
-  auto step = compile<Cap>([&](double lr, const Tensor<Cap, 2>& x,
-                               const Tensor<Cap, 1, Int>& y) { return train_step(model, adam, lr, x, y); },
-                           model, adam);
-  std::vector<float> losses;
+  auto model = Model<AD>::init();
+  Adam<AD> adam;
+  auto step = compile<AD>([&](double lr, const Tensor<AD, 2>& x,
+                              const Tensor<AD, 1, Int>& y) { return train_step(model, adam, lr, x, y); },
+                          model, adam);
   std::vector<CompiledCall> calls;
-  std::string plan;
-  for (int i = 0; i < steps; ++i) {
-    const Batch b = batch(i, 16);
-    losses.push_back(scalar(step(lr_at(i), Tensor<Cap, 2>::from_data(b.x), Tensor<Cap, 1, Int>::from_data(b.y))));
-    calls.push_back(step.last_call());
-    if (calls.back() == CompiledCall::Captured) {
-      plan = step.plan_description();
-      EXPECT_EQ(step.plan_reason(), "");
-    }
-  }
+  Trace r;
+  r.losses = losses_of<AD>(
+      steps, n,
+      [&](int i, const auto& x, const auto& y) {
+        auto loss = step(lr_at(i), x, y);
+        calls.push_back(step.last_call());
+        if (calls.back() == CompiledCall::Captured && plan) *plan = step.plan_description();
+        if (calls.back() == CompiledCall::Captured) EXPECT_EQ(step.plan_reason(), "");
+        return loss;
+      },
+      [&](int i) {
+        if (i == replace_at) model = halved(std::move(model));  // after the capture: the plan must read these
+      });
+  r.params = params(model);
+  // Adam's first step makes the moments (not kept), the second captures, the rest replay the plan.
   EXPECT_EQ(calls[0], CompiledCall::Warmup);
   EXPECT_EQ(calls[1], CompiledCall::Captured);
-  for (int i = 2; i < steps; ++i) EXPECT_EQ(calls[static_cast<std::size_t>(i)], CompiledCall::Replayed) << i;
+  for (std::size_t i = 2; i < calls.size(); ++i) EXPECT_EQ(calls[i], CompiledCall::Replayed) << i;
+  // The optimizer's step counts followed the replays (its state() record is right).
+  visit_params(model, [&](const std::string&, const auto& p) { EXPECT_EQ(adam.step_count(p.id()), steps); });
+  return r;
+}
+
+void expect_same(const Trace& eager, const Trace& compiled) {
+  EXPECT_EQ(compiled.losses, eager.losses);
+  EXPECT_EQ(compiled.params, eager.params);
+}
+
+TEST(CompileVulkan, DigitsMlpAdamReplaysAsOnePlanBitExact) {
+  std::string plan;
+  const Trace c = compiled_run<tools::DigitsMlp>(7, 16, &plan);
+  expect_same(eager_run<tools::DigitsMlp>(7, 16), c);
+  std::printf("%s\n", plan.c_str());
   // One plan: three layers' forward, backward and six Adam updates (one per-step scalar block each).
   EXPECT_NE(plan.find("vulkan plan:"), std::string::npos) << plan;
   EXPECT_NE(plan.find("6 per-step scalar blocks"), std::string::npos) << plan;
-  EXPECT_EQ(losses, e.losses);
-  EXPECT_EQ(params(model), e.params);
-  std::printf("%s\n", plan.c_str());
-  EXPECT_NE(losses[2], losses[6]);  // the replays trained (a frozen lr or step count would change these)
-  // The optimizer's step counts followed the replays (its state() record is right).
-  visit_params(model, [&](const std::string&, const auto& p) { EXPECT_EQ(adam.step_count(p.id()), steps); });
+  EXPECT_NE(c.losses[2], c.losses[6]);  // the replays trained (a frozen lr or step count would change these)
 }
 
 // Fusion under the capture: each chain Fusion materializes is one tape op, so one dispatch of its generated shader
 // in the plan (fewer dispatches than the plain stack's plan).
 TEST(CompileVulkan, FusedChainsReplayInsideThePlan) {
-  using FusedCap = Autodiff<Fusion<Capture<Vulkan>>>;
-  const int steps = 5;
-  const Trace e = eager_run<tools::DigitsMlp>(steps, 16);
-  seed(42);
-  auto model = tools::DigitsMlp<FusedCap>::init();
-  Adam<FusedCap> adam;
-  auto step = compile<FusedCap>([&](double lr, const Tensor<FusedCap, 2>& x, const Tensor<FusedCap, 1, Int>& y) {
-    return train_step(model, adam, lr, x, y);
-  }, model, adam);
-  std::vector<float> losses;
   std::string plan;
-  for (int i = 0; i < steps; ++i) {
-    const Batch b = batch(i, 16);
-    losses.push_back(scalar(step(lr_at(i), Tensor<FusedCap, 2>::from_data(b.x),
-                                 Tensor<FusedCap, 1, Int>::from_data(b.y))));
-    if (step.last_call() == CompiledCall::Captured) plan = step.plan_description();
-  }
-  EXPECT_EQ(step.last_call(), CompiledCall::Replayed);
-  EXPECT_NE(plan.find("vulkan plan:"), std::string::npos) << step.plan_reason();
+  const Trace c = compiled_run<tools::DigitsMlp, Autodiff<Fusion<Capture<Vulkan>>>>(5, 16, &plan);
+  expect_same(eager_run<tools::DigitsMlp>(5, 16), c);
   std::printf("%s\n", plan.c_str());
-  EXPECT_EQ(losses, e.losses);
-  EXPECT_EQ(params(model), e.params);
+  EXPECT_NE(plan.find("vulkan plan:"), std::string::npos) << plan;
+}
+
+TEST(CompileVulkan, ReplacedModuleIsReadByThePlan) {
+  expect_same(eager_run<tools::DigitsMlp>(5, 8, 3), compiled_run<tools::DigitsMlp>(5, 8, nullptr, 3));
+}
+
+TEST(CompileVulkan, DropoutMasksAreRedrawnByEachReplay) {
+  std::string plan;
+  const Trace c = compiled_run<DropMlp>(5, 8, &plan);
+  expect_same(eager_run<DropMlp>(5, 8), c);  // each replay draws the keys of the masks eager would have drawn
+  // Two masks' keys (dropout after each hidden layer) and six Adam updates' scalars: eight blocks.
+  EXPECT_NE(plan.find("8 per-step scalar blocks"), std::string::npos) << plan;
 }
 
 // The decays' variants of the fused update inside plans: AdamW's decoupled decay (its factor 1 - lr * wd follows
 // the schedule through the scalar block) and Adam's L2 term.
-template <class Opt, class EagerOpt>
-void decay_case() {
-  const int steps = 5;
-  std::vector<float> want;
-  std::vector<std::vector<float>> want_params;
+template <template <class> class Opt, class Config>
+void decay_case(const Config& config) {
+  Trace want, got;
   {
     seed(42);
     auto model = tools::DigitsMlp<Eager>::init();
-    EagerOpt opt = EagerOpt::make();
-    for (int i = 0; i < steps; ++i) {
-      const Batch b = batch(i, 8);
-      const auto loss = nn::cross_entropy(model.forward(Tensor<Eager, 2>::from_data(b.x)),
-                                          Tensor<Eager, 1, Int>::from_data(b.y));
-      model = opt.opt.step(lr_at(i), std::move(model), GradientsParams<Eager>::from_grads(loss.backward(), model));
-      want.push_back(scalar(loss));
-    }
-    want_params = params(model);
+    Opt<Eager> opt(config);
+    want.losses = losses_of<Eager>(
+        5, 8, [&](int i, const auto& x, const auto& y) { return train_step(model, opt, lr_at(i), x, y); });
+    want.params = params(model);
   }
   seed(42);
   auto model = tools::DigitsMlp<Cap>::init();
-  Opt opt = Opt::make();
-  auto step = compile<Cap>([&](double lr, const Tensor<Cap, 2>& x, const Tensor<Cap, 1, Int>& y) {
-    const auto loss = nn::cross_entropy(model.forward(x), y);
-    model = opt.opt.step(lr, std::move(model), GradientsParams<Cap>::from_grads(loss.backward(), model));
-    return loss;
-  }, model, opt.opt);
-  std::vector<float> losses;
-  for (int i = 0; i < steps; ++i) {
-    const Batch b = batch(i, 8);
-    losses.push_back(scalar(step(lr_at(i), Tensor<Cap, 2>::from_data(b.x), Tensor<Cap, 1, Int>::from_data(b.y))));
-  }
+  Opt<Cap> opt(config);
+  auto step = compile<Cap>([&](double lr, const Tensor<Cap, 2>& x,
+                               const Tensor<Cap, 1, Int>& y) { return train_step(model, opt, lr, x, y); },
+                           model, opt);
+  got.losses = losses_of<Cap>(5, 8, [&](int i, const auto& x, const auto& y) { return step(lr_at(i), x, y); });
+  got.params = params(model);
   EXPECT_EQ(step.last_call(), CompiledCall::Replayed);
   EXPECT_NE(step.plan_description(), "") << step.plan_reason();
-  EXPECT_EQ(losses, want);
-  EXPECT_EQ(params(model), want_params);
+  expect_same(want, got);
 }
-template <class AD>
-struct AdamWOpt {
-  AdamW<AD> opt;
-  static AdamWOpt make() { return {AdamW<AD>(AdamWConfig{0.9, 0.999, 1e-8, 0.05})}; }
-};
-template <class AD>
-struct AdamL2Opt {
-  Adam<AD> opt;
-  static AdamL2Opt make() { return {Adam<AD>(AdamConfig{0.9, 0.999, 1e-8, 0.1})}; }
-};
 TEST(CompileVulkan, AdamWAndL2DecayReplayBitExact) {
-  decay_case<AdamWOpt<Cap>, AdamWOpt<Eager>>();
-  decay_case<AdamL2Opt<Cap>, AdamL2Opt<Eager>>();
-}
-
-TEST(CompileVulkan, ReplacedModuleIsReadByThePlan) {
-  const Trace e = eager_run<tools::DigitsMlp>(5, 8, 3);
-  seed(42);
-  auto model = tools::DigitsMlp<Cap>::init();
-  Adam<Cap> adam;
-  auto step = compile<Cap>([&](double lr, const Tensor<Cap, 2>& x,
-                               const Tensor<Cap, 1, Int>& y) { return train_step(model, adam, lr, x, y); },
-                           model, adam);
-  std::vector<float> losses;
-  for (int i = 0; i < 5; ++i) {
-    const Batch b = batch(i, 8);
-    if (i == 3) model = halved(std::move(model));  // after the capture: the plan must read these values
-    losses.push_back(scalar(step(lr_at(i), Tensor<Cap, 2>::from_data(b.x), Tensor<Cap, 1, Int>::from_data(b.y))));
-  }
-  EXPECT_EQ(step.last_call(), CompiledCall::Replayed);
-  EXPECT_EQ(losses, e.losses);
-  EXPECT_EQ(params(model), e.params);
-}
-
-TEST(CompileVulkan, DropoutMasksAreRedrawnByEachReplay) {
-  const int steps = 5;
-  const Trace e = eager_run<DropMlp>(steps, 8);
-  seed(42);
-  auto model = DropMlp<Cap>::init();
-  Adam<Cap> adam;
-  auto step = compile<Cap>([&](double lr, const Tensor<Cap, 2>& x,
-                               const Tensor<Cap, 1, Int>& y) { return train_step(model, adam, lr, x, y); },
-                           model, adam);
-  std::vector<float> losses;
-  for (int i = 0; i < steps; ++i) {
-    const Batch b = batch(i, 8);
-    losses.push_back(scalar(step(lr_at(i), Tensor<Cap, 2>::from_data(b.x), Tensor<Cap, 1, Int>::from_data(b.y))));
-  }
-  EXPECT_EQ(step.last_call(), CompiledCall::Replayed);
-  // One mask's key (dropout's draw) and four Adam updates' scalars: five blocks the replay rewrites.
-  EXPECT_NE(step.plan_description().find("5 per-step scalar blocks"), std::string::npos) << step.plan_description();
-  EXPECT_EQ(losses, e.losses);  // each replay draws the key of the mask eager would have drawn
-  EXPECT_EQ(params(model), e.params);
+  decay_case<AdamW>(AdamWConfig{0.9, 0.999, 1e-8, 0.05});
+  decay_case<Adam>(AdamConfig{0.9, 0.999, 1e-8, 0.1});
 }
 
 // A host that trains in its own frames: the captured plan recorded once into the host's command buffer, bound to
@@ -260,18 +180,16 @@ TEST(CompileVulkan, DropoutMasksAreRedrawnByEachReplay) {
 TEST(CompileVulkan, HostSubmitsThePlanFromItsOwnCommandBuffer) {
   const int host_from = 2, host_steps = 3, steps = 6;
   const auto batch_of = [&](int i) { return batch(i >= host_from && i < host_from + host_steps ? host_from : i, 8); };
-  std::vector<float> want;
-  std::vector<std::vector<float>> want_params;
+  Trace want;
   {
     seed(42);
     auto model = tools::DigitsMlp<Eager>::init();
     Adam<Eager> adam;
     for (int i = 0; i < steps; ++i) {
       const Batch b = batch_of(i);
-      want.push_back(scalar(train_step(model, adam, lr_at(i), Tensor<Eager, 2>::from_data(b.x),
-                                       Tensor<Eager, 1, Int>::from_data(b.y))));
+      want.losses.push_back(scalar(train_step(model, adam, lr_at(i), xs<Eager>(b), ys<Eager>(b))));
     }
-    want_params = params(model);
+    want.params = params(model);
   }
   seed(42);
   auto model = tools::DigitsMlp<Cap>::init();
@@ -279,11 +197,9 @@ TEST(CompileVulkan, HostSubmitsThePlanFromItsOwnCommandBuffer) {
   auto step = compile<Cap>([&](double lr, const Tensor<Cap, 2>& x,
                                const Tensor<Cap, 1, Int>& y) { return train_step(model, adam, lr, x, y); },
                            model, adam);
-  const auto ember_step = [&](int i) {
-    const Batch b = batch_of(i);
-    return scalar(step(lr_at(i), Tensor<Cap, 2>::from_data(b.x), Tensor<Cap, 1, Int>::from_data(b.y)));
-  };
-  std::vector<float> losses{ember_step(0), ember_step(1)};
+  const auto ember_step = [&](int i) { return scalar(step(lr_at(i), xs<Cap>(batch_of(i)), ys<Cap>(batch_of(i)))); };
+  Trace got;
+  got.losses = {ember_step(0), ember_step(1)};
   ASSERT_EQ(step.last_call(), CompiledCall::Captured);
   vk::Plan& plan = vulkan::training_plan(step);
   ASSERT_EQ(plan.inputs(), 2u);
@@ -325,14 +241,14 @@ TEST(CompileVulkan, HostSubmitsThePlanFromItsOwnCommandBuffer) {
     c->with_queue([&](VkQueue q) { EXPECT_EQ(fn.QueueSubmit(q, 1, &si, fence), VK_SUCCESS); });
     ASSERT_EQ(fn.WaitForFences(c->device(), 1, &fence, VK_TRUE, UINT64_MAX), VK_SUCCESS);
     ASSERT_EQ(fn.ResetFences(c->device(), 1, &fence), VK_SUCCESS);
-    losses.push_back(scalar(hloss));
+    got.losses.push_back(scalar(hloss));
   }
   fn.DestroyFence(c->device(), fence, nullptr);
   fn.DestroyCommandPool(c->device(), pool, nullptr);
-  for (int i = host_from + host_steps; i < steps; ++i) losses.push_back(ember_step(i));
+  for (int i = host_from + host_steps; i < steps; ++i) got.losses.push_back(ember_step(i));
   EXPECT_EQ(step.last_call(), CompiledCall::Replayed);
-  EXPECT_EQ(losses, want);
-  EXPECT_EQ(params(model), want_params);
+  got.params = params(model);
+  expect_same(want, got);
   visit_params(model, [&](const std::string&, const auto& p) { EXPECT_EQ(adam.step_count(p.id()), steps); });
 }
 
@@ -344,28 +260,19 @@ TEST(CompileVulkan, HostDrawnNoiseDeclinesThePlan) {
     const auto xn = x + Tensor<AD, 2>::random({x.dim(0), x.dim(1)}, Normal{0.0, 0.1});
     return train_step(model, adam, lr, xn, y);
   };
-  std::vector<float> want;
-  {
-    seed(42);
-    auto model = tools::DigitsMlp<Eager>::init();
-    Adam<Eager> adam;
-    for (int i = 0; i < 4; ++i) {
-      const Batch b = batch(i, 8);
-      want.push_back(scalar(noisy(model, adam, lr_at(i), Tensor<Eager, 2>::from_data(b.x),
-                                  Tensor<Eager, 1, Int>::from_data(b.y))));
-    }
-  }
+  seed(42);
+  auto em = tools::DigitsMlp<Eager>::init();
+  Adam<Eager> eadam;
+  const std::vector<float> want = losses_of<Eager>(
+      4, 8, [&](int i, const auto& x, const auto& y) { return noisy(em, eadam, lr_at(i), x, y); });
   seed(42);
   auto model = tools::DigitsMlp<Cap>::init();
   Adam<Cap> adam;
   auto step = compile<Cap>([&](double lr, const Tensor<Cap, 2>& x,
                                const Tensor<Cap, 1, Int>& y) { return noisy(model, adam, lr, x, y); },
                            model, adam);
-  std::vector<float> losses;
-  for (int i = 0; i < 4; ++i) {
-    const Batch b = batch(i, 8);
-    losses.push_back(scalar(step(lr_at(i), Tensor<Cap, 2>::from_data(b.x), Tensor<Cap, 1, Int>::from_data(b.y))));
-  }
+  const std::vector<float> losses =
+      losses_of<Cap>(4, 8, [&](int i, const auto& x, const auto& y) { return step(lr_at(i), x, y); });
   EXPECT_EQ(step.last_call(), CompiledCall::Replayed);
   EXPECT_EQ(step.plan_description(), "");
   EXPECT_NE(step.plan_reason().find("other than a Bernoulli mask"), std::string::npos) << step.plan_reason();
@@ -379,7 +286,7 @@ TEST(CompileVulkan, BadTargetIsReportedByTheNextReplay) {
   auto step = compile<Cap>([&](double lr, const Tensor<Cap, 2>& x,
                                const Tensor<Cap, 1, Int>& y) { return train_step(model, adam, lr, x, y); },
                            model, adam);
-  const auto x = [](int i) { return Tensor<Cap, 2>::from_data(batch(i, 4).x); };
+  const auto x = [](int i) { return xs<Cap>(batch(i, 4)); };
   const auto y = [](std::vector<int64_t> v) { return Tensor<Cap, 1, Int>::from_values(v, {4}); };
   for (int i = 0; i < 3; ++i) (void)step(1e-3, x(i), y({1, 2, 3, 4}));
   ASSERT_NE(step.plan_description(), "");
