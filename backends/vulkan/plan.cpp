@@ -39,6 +39,7 @@ Plan::Plan(std::shared_ptr<Context> ctx) : ctx_(std::move(ctx)) {}
 
 Plan::~Plan() {
   abort();
+  if (secondary_pool_) ctx_->fn().DestroyCommandPool(ctx_->device(), secondary_pool_, nullptr);  // frees secondary_
   if (pool_) ctx_->fn().DestroyDescriptorPool(ctx_->device(), pool_, nullptr);  // frees the sets
 }
 
@@ -199,6 +200,41 @@ void Plan::end(const std::vector<std::pair<std::shared_ptr<Allocation>, VkDevice
   write_descriptors();
   built_ = true;
   warm_record();
+  record_secondary();
+}
+
+void Plan::record_secondary() {
+  const auto& fn = ctx_->fn();
+  VkDevice dev = ctx_->device();
+  VkCommandPoolCreateInfo pi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  pi.queueFamilyIndex = ctx_->queue_family();
+  if (fn.CreateCommandPool(dev, &pi, nullptr, &secondary_pool_) != VK_SUCCESS) {
+    secondary_pool_ = VK_NULL_HANDLE;
+    return;
+  }
+  VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  ai.commandPool = secondary_pool_;
+  ai.level = VK_COMMAND_BUFFER_LEVEL_SECONDARY;
+  ai.commandBufferCount = 1;
+  VkCommandBuffer cb = VK_NULL_HANDLE;
+  VkResult r = fn.AllocateCommandBuffers(dev, &ai, &cb);
+  if (r == VK_SUCCESS) {
+    const VkCommandBufferInheritanceInfo inherit{VK_STRUCTURE_TYPE_COMMAND_BUFFER_INHERITANCE_INFO};  // no pass
+    VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    bi.flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT;  // Ember may submit again before a replay executed
+    bi.pInheritanceInfo = &inherit;
+    r = fn.BeginCommandBuffer(cb, &bi);
+    if (r == VK_SUCCESS) {
+      record_commands(cb);
+      r = fn.EndCommandBuffer(cb);
+    }
+  }
+  if (r != VK_SUCCESS) {  // submit() records the commands inline instead
+    fn.DestroyCommandPool(dev, secondary_pool_, nullptr);
+    secondary_pool_ = VK_NULL_HANDLE;
+    return;
+  }
+  secondary_ = cb;
 }
 
 void Plan::warm_record() const {
@@ -367,7 +403,7 @@ void Plan::record(VkCommandBuffer cb) const {
   last_tag_ = frame.value_or(0);
 }
 
-void Plan::record_replay(VkCommandBuffer cb) const {
+void Plan::record_replay(VkCommandBuffer cb, bool secondary) const {
   if (!built_) throw ArgumentError("vulkan plan: not built (its capture has not ended successfully)");
   for (std::size_t i = 0; i < inputs_.size(); ++i)
     if (!inputs_[i].host) throw ArgumentError(fmt::format("vulkan plan: input {} is not bound", i));
@@ -385,7 +421,8 @@ void Plan::record_replay(VkCommandBuffer cb) const {
   // This replay's error words start clear (the leading barrier ordered them after the previous replay's use).
   for (const auto& c : checks_) fn.CmdFillBuffer(cb, c.flag->buffer(), c.flag->offset(), kErrorWordBytes, 0);
   if (!inputs_.empty() || !checks_.empty()) barrier(fn, cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, kWork, kWorkAccess);
-  record_commands(cb);
+  if (secondary && secondary_) fn.CmdExecuteCommands(cb, 1, &secondary_);
+  else record_commands(cb);
   barrier(fn, cb, kWork, kWorkWrites, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
   for (const auto& out : outputs_) {
     if (out.bytes == 0) continue;
@@ -428,7 +465,7 @@ uint64_t Plan::submit(const std::vector<std::shared_ptr<void>>& keep) {
   // keep the plan (retained below), and through it the context, alive for good.
   if (!ctx_->timeline_semaphores()) throw DeviceError(kNoTimelineMessage);
   s.refuse_in_record_mode("ember_vulkan_plan_submit (record the plan into the frame instead)");
-  s.record({}, [&](VkCommandBuffer cb) { record_replay(cb); });
+  s.record({}, [&](VkCommandBuffer cb) { record_replay(cb, true); });
   s.retain(shared_from_this());  // the batch keeps the plan (its descriptor sets, its storage) until executed
   for (const auto& k : keep) s.retain(k);
   const uint64_t value = s.flush();

@@ -21,6 +21,9 @@
 //  * Replay: record() appends a leading barrier (the host's earlier writes, and the previous frame's use of the
 //    plan's storage), the input copies, the captured commands, the output copies and a trailing barrier that makes
 //    the outputs visible to any later command of the host's. Nothing is allocated or written on the host.
+//    submit() (Ember's own queue) executes the captured commands from a secondary command buffer recorded once when
+//    the plan is built, so a replay records a dozen commands rather than every dispatch again (a compiled training
+//    step replays one per call: engine/compile/README.md).
 //  * Checks: index-range and integer-division checks are deferred while capturing (checks_deferred, check_sink.hpp): the
 //    plan owns their error words (host-visible), record() resets them with vkCmdFillBuffer before the captured
 //    commands and makes the checks' writes visible to the host after them; poll_errors() reads them once the last
@@ -151,8 +154,11 @@ class Plan final : public CaptureSink, public CheckSink, public std::enable_shar
   // through code (Ember's and the driver's command entry points) that has run before.
   void warm_record() const;
   void check_capturing(const char* what) const;
-  // record() without noting the replay (submit() notes its timeline value).
-  void record_replay(VkCommandBuffer cb) const;
+  // record() without noting the replay (submit() notes its timeline value); `secondary`: the captured commands
+  // from secondary_ (a primary command buffer of Ember's) rather than recorded again.
+  void record_replay(VkCommandBuffer cb, bool secondary = false) const;
+  // Records the captured commands once into secondary_ (left null where that fails: submit() records them inline).
+  void record_secondary();
   // The last replay, for poll_errors: where it went and its frame index / timeline value.
   enum class Replay : uint8_t { None, Frame, Timeline, Host };
 
@@ -166,6 +172,8 @@ class Plan final : public CaptureSink, public CheckSink, public std::enable_shar
   VkDeviceSize intermediate_bytes_ = 0;
   std::shared_ptr<Allocation> dummy_;  // bound to a dispatch's unused bindings
   VkDescriptorPool pool_ = VK_NULL_HANDLE;
+  VkCommandPool secondary_pool_ = VK_NULL_HANDLE;
+  VkCommandBuffer secondary_ = VK_NULL_HANDLE;  // the captured commands, simultaneous use (frames in flight)
   std::size_t dispatch_count_ = 0, barrier_count_ = 0;
   std::vector<DeferredCheck> checks_;  // their flags are the plan's error words
   std::vector<std::shared_ptr<Allocation>> host_words_;  // host-visible, coherent: per-step scalars

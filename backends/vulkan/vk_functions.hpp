@@ -66,6 +66,7 @@ namespace ember::vk {
   X(BeginCommandBuffer)              \
   X(EndCommandBuffer)                \
   X(ResetCommandBuffer)              \
+  X(CmdExecuteCommands)              \
   X(CmdBindPipeline)                 \
   X(CmdBindDescriptorSets)           \
   X(CmdPushConstants)                \
