@@ -92,7 +92,8 @@ class VulkanStepPlan final : public StepPlan {
   }
 
   void replay(const CellList& now, const std::vector<const CellBase*>& args, const std::vector<AdamStepArgs>& adam,
-              const CellList& outs) override {    if (now.size() != state.size() || args.size() != inputs.size() || adam.size() != adam_updates ||
+              const CellList& outs) override {
+    if (now.size() != state.size() || args.size() != inputs.size() || adam.size() != adam_updates ||
         outs.size() != outputs.size())
       throw ArgumentError("compile (vulkan plan): the replay does not match the captured step's layout");
     std::vector<std::shared_ptr<void>> keep;

@@ -205,7 +205,8 @@ class CompiledStep {
   // The device plan of the last call's signature (null: none), for a host that submits it itself (on Vulkan,
   // backends/vulkan/compiled_step.hpp: recorded once into a command buffer of its own). Before each of its submits
   // the host calls prepare_plan with the step's scalar arguments (the doubles, in order): the optimizers count one
-  // more step and the plan's per-step values are written, as a replay does.
+  // more step and the plan's per-step values are written, as a replay does (after Ember's own last replay of it
+  // executed, whose failed checks it throws; the host's own earlier submits are the host's to wait for).
   compile_detail::StepPlan* device_plan() const { return last_entry_ ? last_entry_->plan.get() : nullptr; }
   template <class... Doubles>
   void prepare_plan(Doubles... scalars) {
@@ -213,6 +214,7 @@ class CompiledStep {
     if (!last_entry_ || !last_entry_->plan)
       throw ArgumentError("compile: prepare_plan without a device plan (the last call's signature has none)");
     Entry& e = *last_entry_;
+    e.plan->settle();  // a replay of Ember's own that may still read the per-step values
     e.plan->prepare(adam_args(e, {static_cast<double>(scalars)...}));
   }
 
