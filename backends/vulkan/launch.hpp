@@ -55,6 +55,19 @@ inline uint32_t groups_for(const Context& ctx, uint64_t n, uint32_t per_group = 
   return static_cast<uint32_t>(std::min<uint64_t>(g, std::min<uint32_t>(ctx.info().max_workgroup_count_x, 65535u)));
 }
 
+// Words a kernel reads that change from replay to replay of a plan (the fused Adam's lr and bias corrections, a
+// Bernoulli mask's key): while a plan captures, a host-visible buffer of the plan's holding `data`, which the kernel
+// reads instead of its push constants and a compiled step rewrites per replay; null when nothing captures. A
+// capture sink that keeps no such buffers refuses the op (`what`): frozen values would train wrongly, silently.
+inline std::shared_ptr<Allocation> replay_words(Context& ctx, const void* data, uint32_t bytes, const char* what) {
+  std::lock_guard lock(ctx.mutex());
+  CaptureSink* sink = ctx.stream().capture();
+  if (!sink) return nullptr;
+  auto held = sink->host_words(data, bytes);
+  if (!held) sink->reject(what);
+  return held;
+}
+
 // Records a 1-D dispatch of `shader` (workgroup size = spec constant 0) over n items.
 template <class Push>
 void launch(Context& ctx, const Shader& shader, std::initializer_list<BufferArg> args, const Push& push,

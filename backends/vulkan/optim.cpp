@@ -48,18 +48,10 @@ AdamStepResult<FloatT> adam_step(const FloatT& w, const FloatT& g, const FloatT*
   const std::array<float, 9> words = adam_words(a);
   std::memcpy(p.s, words.data(), sizeof p.s);
   Context& ctx = *w.ctx;
-  // Inside a plan the scalars go to a buffer the plan owns, so a replay can follow the lr schedule and the step
-  // count (a plan that cannot hold one refuses the capture: frozen scalars would train wrongly, silently).
-  std::shared_ptr<Allocation> scalars;
-  {
-    std::lock_guard lock(ctx.mutex());
-    if (CaptureSink* sink = ctx.stream().capture()) {
-      auto held = sink->host_words(words.data(), static_cast<uint32_t>(sizeof(float) * words.size()));
-      if (!held) sink->reject("Adam's per-step scalars in a buffer the replay rewrites");
-      scalars = std::move(held);
-      p.from_buffer = 1;
-    }
-  }
+  // Inside a plan the scalars go to a buffer the plan owns, so a replay can follow the lr schedule and the step count.
+  const auto scalars = replay_words(ctx, words.data(), static_cast<uint32_t>(sizeof(float) * words.size()),
+                                    "Adam's per-step scalars in a buffer the replay rewrites");
+  p.from_buffer = scalars ? 1u : 0u;
   // The first step reads no moments: w stands in for them (read-only, never indexed by the shader).
   const BufferArg mb = first ? in(w) : in(*m), vb = first ? in(w) : in(*v);
   const uint64_t n = static_cast<uint64_t>(w.numel());

@@ -199,10 +199,11 @@ void Plan::end(const std::vector<std::pair<std::shared_ptr<Allocation>, VkDevice
       c.region = {c.args[0].offset + c.src_offset, c.args[1].offset + c.dst_offset, c.bytes};
   write_descriptors();
   built_ = true;
-  warm_record();
   record_secondary();
 }
 
+// The captured commands, recorded once. This is also the plan's warm-up: the first frame's record() then runs
+// through code (Ember's and the driver's command entry points) that has run before.
 void Plan::record_secondary() {
   const auto& fn = ctx_->fn();
   VkDevice dev = ctx_->device();
@@ -235,33 +236,6 @@ void Plan::record_secondary() {
     return;
   }
   secondary_ = cb;
-}
-
-void Plan::warm_record() const {
-  const auto& fn = ctx_->fn();
-  VkDevice dev = ctx_->device();
-  VkCommandPoolCreateInfo pi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-  pi.flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT;
-  pi.queueFamilyIndex = ctx_->queue_family();
-  VkCommandPool pool = VK_NULL_HANDLE;
-  check(fn.CreateCommandPool(dev, &pi, nullptr, &pool), "vkCreateCommandPool");
-  VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-  ai.commandPool = pool;
-  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  ai.commandBufferCount = 1;
-  VkCommandBuffer cb = VK_NULL_HANDLE;
-  VkResult r = fn.AllocateCommandBuffers(dev, &ai, &cb);
-  if (r == VK_SUCCESS) {
-    VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-    bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-    r = fn.BeginCommandBuffer(cb, &bi);
-    if (r == VK_SUCCESS) {
-      record_commands(cb);
-      r = fn.EndCommandBuffer(cb);
-    }
-  }
-  fn.DestroyCommandPool(dev, pool, nullptr);  // frees cb, never submitted
-  check(r, "vulkan plan: warm-up recording");
 }
 
 void Plan::share_intermediates() {

@@ -150,14 +150,12 @@ class Plan final : public CaptureSink, public CheckSink, public std::enable_shar
   void write_descriptors();
   // The captured commands (barriers, copies, dispatches) into cb.
   void record_commands(VkCommandBuffer cb) const;
-  // Records the commands once into a throwaway command buffer (never submitted), so the first frame's record runs
-  // through code (Ember's and the driver's command entry points) that has run before.
-  void warm_record() const;
   void check_capturing(const char* what) const;
   // record() without noting the replay (submit() notes its timeline value); `secondary`: the captured commands
   // from secondary_ (a primary command buffer of Ember's) rather than recorded again.
   void record_replay(VkCommandBuffer cb, bool secondary = false) const;
-  // Records the captured commands once into secondary_ (left null where that fails: submit() records them inline).
+  // Records the captured commands once into secondary_ (left null where that fails: submit() records them inline);
+  // also the warm-up of the first frame's record() (the same command entry points have run).
   void record_secondary();
   // The last replay, for poll_errors: where it went and its frame index / timeline value.
   enum class Replay : uint8_t { None, Frame, Timeline, Host };

@@ -195,16 +195,8 @@ VulkanTensor<float> bernoulli(const std::shared_ptr<Context>& ctx, const Shape& 
   } push{static_cast<uint32_t>(t.numel()), static_cast<uint32_t>(threshold), threshold >> 32 != 0 ? 1u : 0u, hit,
          {static_cast<uint32_t>(key), static_cast<uint32_t>(key >> 32)}, 0u};
   // Inside a plan the key goes to a block the plan owns, rewritten per replay (a frozen key would repeat the mask).
-  std::shared_ptr<Allocation> key_block;
-  {
-    std::lock_guard lock(ctx->mutex());
-    if (CaptureSink* sink = ctx->stream().capture()) {
-      auto held = sink->host_words(push.key, sizeof push.key);
-      if (!held) sink->reject("a random key in a buffer the replay rewrites");
-      key_block = std::move(held);
-      push.key_from_buffer = 1;
-    }
-  }
+  const auto key_block = replay_words(*ctx, push.key, sizeof push.key, "a random key in a buffer the replay rewrites");
+  push.key_from_buffer = key_block ? 1u : 0u;
   const uint64_t blocks = (static_cast<uint64_t>(t.numel()) + 3) / 4;  // an invocation per block of four
   if (key_block) launch(*ctx, kBernoulliF32, {out(t), {key_block, false}}, push, blocks);
   else launch(*ctx, kBernoulliF32, {out(t)}, push, blocks);  // binding 1 gets the stream's dummy, unread

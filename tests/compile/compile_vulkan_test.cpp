@@ -89,8 +89,10 @@ Trace compiled_run(int steps, int64_t n, std::string* plan = nullptr, int replac
       [&](int i, const auto& x, const auto& y) {
         auto loss = step(lr_at(i), x, y);
         calls.push_back(step.last_call());
-        if (calls.back() == CompiledCall::Captured && plan) *plan = step.plan_description();
-        if (calls.back() == CompiledCall::Captured) EXPECT_EQ(step.plan_reason(), "");
+        if (calls.back() == CompiledCall::Captured) {
+          EXPECT_EQ(step.plan_reason(), "");
+          if (plan) *plan = step.plan_description();
+        }
         return loss;
       },
       [&](int i) {
