@@ -461,23 +461,26 @@ void Stream::defer_check(DeferredCheck check) {
   checks_.push_back(std::move(check));
 }
 
-void Stream::poll_errors() {
-  ctx_.ensure_alive();  // no fence or semaphore query on a lost device
-  if (checks_.empty()) return;
-  // A batch has completed when its fence has signalled (recycled) or the timeline reached its value; both are
-  // asked without waiting. (The fence is the reliable one: lavapipe may update the counter a little later.)
+bool Stream::completed(uint64_t value) {
+  if (value > submitted_) return false;
   recycle(false);
-  const uint64_t oldest_running = in_flight_.empty() ? submitted_ + 1 : in_flight_.front().value;
+  if (in_flight_.empty() || value < in_flight_.front().value) return true;
   uint64_t reached = 0;
   // No timeline semaphore (adopted without them): Ember never submits there, so the fences say everything.
   if (timeline_)
     ctx_.check(ctx_.fn().GetSemaphoreCounterValue(ctx_.device(), timeline_, &reached), "vkGetSemaphoreCounterValue");
-  auto completed = [&](const DeferredCheck& c) {
+  return value <= reached;
+}
+
+void Stream::poll_errors() {
+  ctx_.ensure_alive();  // no fence or semaphore query on a lost device
+  if (checks_.empty()) return;
+  auto completed_check = [&](const DeferredCheck& c) {
     if (c.recorded) return safe_frame_ && c.tag <= *safe_frame_;
-    return c.tag <= submitted_ && (c.tag < oldest_running || c.tag <= reached);
+    return completed(c.tag);
   };
   for (auto it = checks_.begin(); it != checks_.end();) {
-    if (!completed(*it)) {
+    if (!completed_check(*it)) {
       ++it;
       continue;
     }

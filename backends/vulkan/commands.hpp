@@ -139,6 +139,10 @@ class Stream {
   // Throws the first failed check among completed work (IndexError / ArgumentError with the CPU's message);
   // checks of completed work are forgotten, those of work still running stay. Never waits.
   void poll_errors();
+  // Whether the batch submitted as timeline `value` has executed, asked without waiting: its fence has signalled, or
+  // the timeline reached it. (The fence is the reliable one: lavapipe may update the counter a little later, so a
+  // batch wait() returned from can still read as running on the counter alone.)
+  bool completed(uint64_t value);
   VkSemaphore timeline() const { return timeline_; }
   uint64_t last_submitted() const { return submitted_; }
   const StreamStats& stats() const { return stats_; }

@@ -73,13 +73,12 @@ bool ReadbackRing::completed(const Entry& e) {
     return safe && e.ready_at <= *safe;
   }
   if (e.ready_at <= reached_) return true;
-  // A query of the counter, not a wait: this is what keeps poll() from ever blocking. The counter reaches a value
-  // only once the batch of that value was submitted and has executed.
-  uint64_t value = 0;
-  ctx_->check(ctx_->fn().GetSemaphoreCounterValue(ctx_->device(), ctx_->stream().timeline(), &value),
-              "vkGetSemaphoreCounterValue");
-  reached_ = std::max(reached_, value);
-  return e.ready_at <= reached_;
+  // A query of the fence and the counter, not a wait: this is what keeps poll() from ever blocking. (The fence too:
+  // lavapipe may update the counter a little after the batch's fence signalled, i.e. after a finish() returned.)
+  std::lock_guard lock(ctx_->mutex());
+  if (!ctx_->stream().completed(e.ready_at)) return false;
+  reached_ = e.ready_at;
+  return true;
 }
 
 bool ReadbackRing::poll(uint64_t ticket, void* dst) {
