@@ -81,6 +81,16 @@ MUTATIONS = [
         "why": "every replay would draw the captured mask",
     },
     {
+        "name": "cross_entropy_host_range_read",
+        "area": "compiled step",
+        "file": "engine/backend/optional_ops.hpp",
+        "original": "  const auto m = B::float_reduce(x, ReduceOp::Max, 1);  // [N, 1]\n",
+        "replacement": "  (void)B::template into_data<Int>(B::int_reduce_all(t, ReduceOp::Max));\n"
+                       "  const auto m = B::float_reduce(x, ReduceOp::Max, 1);  // [N, 1]\n",
+        "tests": ["compile_vulkan_test:*Waits*"],
+        "why": "a host read of the targets stalls every eager GPU step (and cannot run in host-record mode)",
+    },
+    {
         "name": "vulkan_plan_replaced_state_not_read",
         "area": "compiled step",
         "file": "backends/vulkan/compiled_step_plan.cpp",

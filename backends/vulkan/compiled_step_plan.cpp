@@ -11,7 +11,7 @@
 //    (vk::adam_step, Plan::host_words), rewritten before each replay from the optimizer's report for that step.
 //    Each dropout mask (the Bernoulli kernel) reads its key from one too: the replay draws the next key from ember's
 //    global generator, in the step's order, so the masks are the ones eager steps would draw.
-//  * Host checks (cross_entropy's target range) are not run: a command buffer cannot read back. The kernels' own
+//  * Host checks (a step's own host_check) are not run: a command buffer cannot read back. The kernels' own
 //    index checks are deferred into the plan's error words instead; a replay reports the previous replay's failed
 //    check (IndexError) once it has completed.
 //  * Intermediates: every cell an op wrote lets its value go once the plan holds the commands, so the plan's

@@ -15,6 +15,7 @@
 #include "engine/ember.hpp"
 #include "engine/nn/dropout.hpp"
 #include "engine/optim/optim.hpp"
+#include "engine/tensor/host_check.hpp"
 #include "tests/compile/compile_test_util.hpp"
 #include "tools/ember/lm_model.hpp"
 #include "tools/ember/models.hpp"
@@ -255,7 +256,7 @@ TEST_F(CompileTest, ReplayedStateIsWhatTheCallerHolds) {
   EXPECT_EQ(step.last_call(), CompiledCall::Captured);
 }
 
-TEST_F(CompileTest, ReplayedHostCheckStillRejectsBadTargets) {
+TEST_F(CompileTest, ReplayedStepStillRejectsBadTargets) {
   seed(42);
   auto model = tools::DigitsMlp<Cap>::init();
   Adam<Cap> adam;
@@ -266,6 +267,32 @@ TEST_F(CompileTest, ReplayedHostCheckStillRejectsBadTargets) {
   ASSERT_EQ(step.last_call(), CompiledCall::Replayed);
   const auto bad = Tensor<Cap, 1, Int>::full({16}, 12.0);
   EXPECT_THROW(step(1e-3, xs<Cap>(batch(3, 16)), bad), IndexError);
+}
+
+// A validation the step makes with a host read, wrapped in host_check: the capture keeps it (the step is replayed,
+// not refused as data-dependent) and runs it again on each replay over that replay's input.
+TEST_F(CompileTest, ReplayedHostCheckRunsOverEachReplaysInput) {
+  seed(42);
+  auto model = tools::DigitsMlp<Cap>::init();
+  Adam<Cap> adam;
+  int checks = 0;
+  auto step = compile<Cap>(
+      [&](double lr, const Tensor<Cap, 2>& x, const Tensor<Cap, 1, Int>& y) {
+        host_check([&checks, x] {
+          ++checks;
+          if (x.abs().max().item() > 100.0) throw ArgumentError("inputs must be scaled into [-100, 100]");
+        });
+        return train_step(model, adam, lr, x, y);
+      },
+      model, adam);
+  for (int i = 0; i < 4; ++i) step(1e-3, xs<Cap>(batch(i, 16)), ys<Cap>(batch(i, 16)));
+  ASSERT_EQ(step.last_call(), CompiledCall::Replayed);
+  EXPECT_EQ(checks, 4);
+  const auto loud = xs<Cap>(batch(4, 16)).mul_scalar(1000.0);
+  EXPECT_THROW(step(1e-3, loud, ys<Cap>(batch(4, 16))), ArgumentError);
+  EXPECT_EQ(checks, 5);
+  step(1e-3, xs<Cap>(batch(5, 16)), ys<Cap>(batch(5, 16)));
+  EXPECT_EQ(step.last_call(), CompiledCall::Replayed);
 }
 
 // An inference step (no grad, eval): captured on the first call (no state changes), replayed after, the same

@@ -5,7 +5,8 @@
 // corrections reaching the plan's per-step scalar blocks, AdamW's and Adam's L2 decay, Fusion's chains inside a plan,
 // a module replaced between steps being read, dropout's masks redrawn per replay from ember's generator, a random
 // draw the device cannot make declining the plan (the tape replays, and plan_reason() says why), a bad target
-// reported by the plan's deferred check, and the plan submitted from the host's own command buffer.
+// reported by the plan's deferred check, the plan submitted from the host's own command buffer, and how often the
+// eager step waits for the device.
 #include "engine/compile/compile.hpp"
 
 #include <gtest/gtest.h>
@@ -295,7 +296,7 @@ TEST(CompileVulkan, BadTargetIsReportedByTheNextReplay) {
   (void)step(1e-3, x(3), y({1, 2, 10, 4}));  // class 10 of 10: the plan's check flags it on the device
   std::vector<int64_t> counts;
   visit_params(model, [&](const std::string&, const auto& p) { counts.push_back(adam.step_count(p.id())); });
-  // The bad value and its place, as the eager step's host check would name them.
+  // The bad value and its place, as the eager step's gather names them.
   try {
     (void)step(1e-3, x(4), y({1, 2, 3, 4}));
     ADD_FAILURE() << "no IndexError";
@@ -307,6 +308,28 @@ TEST(CompileVulkan, BadTargetIsReportedByTheNextReplay) {
   EXPECT_EQ(counts.front(), 4);
   (void)step(1e-3, x(5), y({1, 2, 3, 4}));  // and the next good batch replays
   EXPECT_EQ(step.last_call(), CompiledCall::Replayed);
+}
+
+// The eager step Cap's plans are measured against: cross_entropy's targets are range-checked by its gather's and
+// scatter's own index checks, with no separate host read of their min and max, so the step waits for the device
+// three times: those two checks' verdicts and the loss read at the end.
+TEST(CompileVulkan, EagerStepWaitsOnlyForItsIndexChecksAndTheLoss) {
+  seed(42);
+  auto model = tools::DigitsMlp<Eager>::init();
+  Adam<Eager> adam;
+  auto& stream = vk::default_context()->stream();
+  const auto one = [&](int i) {
+    const Batch b = batch(i, 8);
+    const auto x = xs<Eager>(b);
+    const auto y = ys<Eager>(b);
+    vk::default_context()->synchronize();  // the batch's upload is not the step's
+    const uint64_t before = stream.stats().waits;
+    (void)scalar(train_step(model, adam, 1e-3, x, y));
+    return stream.stats().waits - before;
+  };
+  (void)one(0);  // the first step creates Adam's moments
+  EXPECT_EQ(one(1), 3u);
+  EXPECT_EQ(one(2), 3u);
 }
 
 }  // namespace
