@@ -141,6 +141,61 @@ TEST(VulkanHostRecord, ForwardIsRecordedIntoTheHostsCommandBuffer) {
   }
 }
 
+// A whole training step recorded into the host's frame: forward, cross_entropy (its targets range-checked by the
+// gather's and scatter's deferred device checks: no host read), backward and an Adam update; after the host's
+// submit, the params are the CPU's after the same step.
+TEST(VulkanHostRecord, TrainingStepIsRecordedIntoTheHostsCommandBuffer) {
+  VulkanHost host;
+  SKIP_WITHOUT_HOST(host);
+  Device dev = adopt(host);
+  Models m = models(dev.get(), false, 2);
+  ember_optimizer_options o{};
+  EMBER_ASSERT_OK(ember_optimizer_options_init(&o, EMBER_OPTIM_ADAM));
+  o.lr = 0.01;
+  const auto step = [&](ember_module* model, const ember_device* d) {
+    ember_optimizer* opt = nullptr;
+    EXPECT_EQ(ember_optimizer_create(model, &o, &opt), EMBER_OK) << ember_last_error();
+    Optim optim(opt);
+    Tensor x = input(d, false);
+    ember_tensor* t = nullptr;
+    const std::vector<int64_t> labels{2, 0, 1, 2};
+    const int64_t shape[] = {4};
+    EXPECT_EQ(ember_tensor_from_data(d, EMBER_DTYPE_I64, labels.data(), labels.size() * 8, shape, 1, &t), EMBER_OK);
+    Tensor targets(t);
+    Tensor y = forward(model, x.get(), EMBER_MODE_TRAIN);
+    ember_tensor* l = nullptr;
+    EXPECT_EQ(ember_loss_cross_entropy(y.get(), targets.get(), EMBER_REDUCTION_MEAN, &l), EMBER_OK)
+        << ember_last_error();
+    Tensor loss(l);
+    ember_grads* g = nullptr;
+    EXPECT_EQ(ember_tensor_backward(loss.get(), nullptr, &g), EMBER_OK) << ember_last_error();
+    Grads grads(g);
+    EXPECT_EQ(ember_optimizer_step(optim.get(), grads.get()), EMBER_OK) << ember_last_error();
+  };
+  step(m.cpu.get(), nullptr);
+  uint64_t value = 0;
+  EMBER_ASSERT_OK(ember_vulkan_submit(dev.get(), &value));
+  const int locks = host.locks();
+  VkCommandBuffer cb = host.begin_frame();
+  EMBER_ASSERT_OK(ember_vulkan_record_begin(dev.get(), cb, host.queue_family(), 1));
+  step(m.gpu.get(), dev.get());
+  EMBER_ASSERT_OK(ember_vulkan_record_end(dev.get()));
+  EXPECT_EQ(host.locks(), locks) << "Ember used the host's queue during a recorded training step";
+  host.finish_frame(host.submit_frame(cb), cb);
+  EMBER_ASSERT_OK(ember_vulkan_safe_frame(dev.get(), 1));
+  EMBER_EXPECT_OK(ember_vulkan_poll_errors(dev.get()));
+  size_t n = 0;
+  EMBER_ASSERT_OK(ember_module_param_count(m.cpu.get(), &n));
+  ASSERT_EQ(n, 6u);
+  for (size_t i = 0; i < n; ++i) {
+    ember_tensor *pc = nullptr, *pg = nullptr;
+    EMBER_ASSERT_OK(ember_module_param_value(m.cpu.get(), i, &pc));
+    EMBER_ASSERT_OK(ember_module_param_value(m.gpu.get(), i, &pg));
+    Tensor want(pc), got(pg);
+    expect_close(floats(got.get()).data(), floats(want.get()), param_name(m.cpu.get(), i).c_str());
+  }
+}
+
 // Frame 1 waits on the GPU for a host semaphore signalled 1.5 s later; frame 2's forward is recorded meanwhile and
 // returns at once: nothing of Ember's waits for frame 1 (its transients stay until the safe frame).
 TEST(VulkanHostRecord, ForwardReturnsWhileTheHostsSemaphoreIsPending) {
