@@ -115,9 +115,11 @@ concept HasFusedLayerNorm = requires(const typename B::FloatPrimitive& x) {
 // B::float_cross_entropy(logits, targets) -> CrossEntropyForward: per row of logits [N, C] with class index
 // targets [N] (Int), loss [N] = -log_softmax(logits)[i, t_i] and the row logsumexp lse [N];
 // B::float_cross_entropy_backward(logits, targets, lse, g) -> d loss / d logits [N, C] for the per-row gradient g
-// [N]: (softmax - one_hot(t)) * g. Both throw IndexError for a target outside [0, C) (the default through its gather's
-// and scatter's own index checks; a kernel checks as it reads them). Provide them as one pass per row: the default
-// runs log_softmax's ~6 ops, a gather and a negation forward and a scatter and ~5 elementwise ops backward.
+// [N]: (softmax - one_hot(t)) * g. The forward throws IndexError for a target outside [0, C) (the default through
+// its gather's index check; a kernel checks as it reads them); the default backward takes targets its forward
+// checked (a target outside the classes adds no one-hot term), a kernel may check them again. Provide them as one
+// pass per row: the default runs log_softmax's ~6 ops, a gather and a negation forward and ~7 elementwise ops
+// backward.
 template <class B>
 concept HasFusedCrossEntropy = requires(const typename B::FloatPrimitive& x, const typename B::IntPrimitive& t) {
   { B::float_cross_entropy(x, t) } -> std::same_as<CrossEntropyForward<typename B::FloatPrimitive>>;
@@ -361,11 +363,14 @@ typename B::FloatPrimitive float_cross_entropy_backward(const typename B::FloatP
   const Shape col{s[0], 1};
   const auto dev = B::template device<Float>(x);
   const auto softmax = B::float_unary(B::float_binary(x, B::template reshape<Float>(lse, col), BinaryOp::Sub), UnaryOp::Exp);
-  const auto one_hot = B::template scatter_add<Float>(1, B::template full<Float>(s, 0.0, dev),
-                                                      B::template reshape<Int>(t, col),
-                                                      B::template full<Float>(col, 1.0, dev));
-  return B::float_binary(B::float_binary(softmax, one_hot, BinaryOp::Sub), B::template reshape<Float>(g, col),
-                         BinaryOp::Mul);
+  // softmax - one_hot(t) as softmax - 1 where the class is the target: a comparison with the class ids, not a
+  // scatter, so no second index check (the forward's gather checked t; on a GPU each check was a host round trip),
+  // and elementwise, so Fusion fuses it. The bits are those of the subtraction of a 0 / 1 one-hot.
+  const auto is_target = B::int_compare(B::template reshape<Int>(t, col),
+                                        B::template reshape<Int>(B::int_arange(0, s[1], dev), Shape{1, s[1]}),
+                                        CompareOp::Eq);
+  const auto d = B::template where<Float>(is_target, B::float_scalar(softmax, ScalarOp::Sub, 1.0), softmax);
+  return B::float_binary(d, B::template reshape<Float>(g, col), BinaryOp::Mul);
 }
 }  // namespace composed
 
