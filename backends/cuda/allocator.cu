@@ -104,6 +104,8 @@ std::shared_ptr<Block> allocate(std::size_t bytes, int device) {
   }
   block->capacity = cap;
   dc.stats.live_bytes += cap;
+  // A graph being captured writes this block on every launch: it holds it as long as the graph exists.
+  if (ctx.capture) ctx.capture->keep.push_back(block);
   return block;
 }
 

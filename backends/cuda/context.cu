@@ -32,6 +32,10 @@ void check(cufftResult status, const char* what) {
 
 void check_launch(const char* kernel) { check(cudaGetLastError(), kernel); }
 
+void refuse_in_capture(const DeviceContext& ctx, const char* what) {
+  if (ctx.capture) throw ArgumentError(std::string(what) + " cannot be part of a CUDA graph");
+}
+
 namespace {
 
 std::atomic<bool> g_allow_tf32{false};
@@ -64,6 +68,14 @@ void probe_locked(Registry& r) {
   r.contexts.resize(static_cast<std::size_t>(r.count));
 }
 
+constexpr std::size_t kCublasWorkspace = std::size_t{32} << 20;
+
+// cublasSetStream puts cuBLAS back on its default workspace pool: the context's own is set again after it.
+void set_cublas_stream(DeviceContext& ctx) {
+  check(cublasSetStream(ctx.cublas, ctx.stream), "cublasSetStream");
+  check(cublasSetWorkspace(ctx.cublas, ctx.cublas_workspace, kCublasWorkspace), "cublasSetWorkspace");
+}
+
 std::unique_ptr<DeviceContext> create_context(int device) {
   auto ctx = std::make_unique<DeviceContext>();
   ctx->device = device;
@@ -73,7 +85,10 @@ std::unique_ptr<DeviceContext> create_context(int device) {
   check(cudaStreamCreateWithFlags(&ctx->own_stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
   ctx->stream = ctx->own_stream;
   check(cublasCreate(&ctx->cublas), "cublasCreate");
-  check(cublasSetStream(ctx->cublas, ctx->stream), "cublasSetStream");
+  // A workspace of Ember's own, so that no GEMM allocates one while a CUDA graph captures it (issue 14); 32 MiB is
+  // cuBLAS's own recommendation for Hopper (4 MiB before it).
+  check(cudaMalloc(&ctx->cublas_workspace, kCublasWorkspace), "cudaMalloc(cuBLAS workspace)");
+  set_cublas_stream(*ctx);
   check(cudaMalloc(&ctx->flag, 2 * sizeof(unsigned long long)), "cudaMalloc(validation flag)");
   check(cudaMallocHost(&ctx->host_flag, 2 * sizeof(int64_t)), "cudaMallocHost(validation flag)");
   return ctx;
@@ -117,7 +132,7 @@ void set_stream(int device, void* cuda_stream) {
   DeviceContext& ctx = context(device);
   check(cudaStreamSynchronize(ctx.stream), "cudaStreamSynchronize(previous stream)");
   ctx.stream = cuda_stream ? static_cast<cudaStream_t>(cuda_stream) : ctx.own_stream;
-  check(cublasSetStream(ctx.cublas, ctx.stream), "cublasSetStream");
+  set_cublas_stream(ctx);
 }
 
 void* stream(int device) { return context(device).stream; }

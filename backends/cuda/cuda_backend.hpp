@@ -4,6 +4,8 @@
 // is a thin forward to a host entry point in kernels.hpp, which queues device work on the device's stream
 // (cuda_api.hpp) and returns without waiting; only into_data waits. This header is plain C++: CUDA types appear
 // only in the .cu files and their private .cuh headers.
+#include <memory>
+#include <string>
 #include <type_traits>
 
 #include "backends/cuda/cuda_api.hpp"
@@ -14,6 +16,11 @@
 #include "engine/backend/optional_ops.hpp"  // fusion::replay
 
 namespace ember {
+
+namespace compile_detail {
+struct StepPlanParts;
+class StepPlan;
+}  // namespace compile_detail
 
 struct Cuda {
   using Device = cuda::CudaDevice;
@@ -139,6 +146,10 @@ struct Cuda {
                                                             const FloatPrimitive& y, const FloatPrimitive& g) {
     return cuda::unary_backward(op, x, y, g);
   }
+  // ember::compile (engine/compile/step_plan.hpp): a captured training step captured once more into a CUDA graph
+  // and replayed by one launch (backends/cuda/compiled_step_graph.cpp); null with `why` when declined.
+  static std::unique_ptr<compile_detail::StepPlan> build_step_plan(compile_detail::StepPlanParts& parts,
+                                                                   std::string& why);
   static FloatPrimitive float_scalar(const FloatPrimitive& x, ScalarOp op, double s) {
     return cuda::scalar(x, op, s);
   }

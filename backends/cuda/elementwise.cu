@@ -79,14 +79,13 @@ __global__ void any_zero_kernel(const int64_t* __restrict__ x, int64_t n, unsign
 void check_no_zero(const Index& x, const char* op) {
   if (x.numel() == 0) return;
   DeviceContext& ctx = context(x.device());
-  const bool zero = device_check(
+  device_check(
       ctx,
       [&](unsigned long long* flag) {
         any_zero_kernel<<<grid_for(x.numel(), ctx), kThreads, 0, ctx.stream>>>(x.data(), x.numel(), flag);
         check_launch("any_zero_kernel");
       },
-      nullptr);
-  if (zero) throw ArgumentError(std::string(op) + ": integer division by zero");
+      [op](int64_t) { throw ArgumentError(std::string(op) + ": integer division by zero"); });
 }
 
 template <class T>

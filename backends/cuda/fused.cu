@@ -29,15 +29,15 @@ CudaTensor<float> launch_unary_backward(const CudaTensor<float>& x, const CudaTe
   return out;
 }
 
-struct AdamConsts {
-  float decay, wd, b1, one_b1, b2, one_b2, sqrt_bc2, eps, step;
-};
+static_assert(sizeof(AdamConsts) == 9 * sizeof(float));
 
 // kDecay: 0 none, 1 L2 (Adam), 2 decoupled (AdamW). kFirst: no moments yet (m = v = 0).
 template <int kDecay, bool kFirst>
 __global__ void adam_kernel(const float* __restrict__ pw, const float* __restrict__ pg, const float* __restrict__ pm,
                             const float* __restrict__ pv, float* __restrict__ ow, float* __restrict__ om,
-                            float* __restrict__ ov, int64_t n, AdamConsts k) {
+                            float* __restrict__ ov, int64_t n, AdamConsts by_value, const AdamConsts* in_graph) {
+  // Inside a CUDA graph the scalars change per replay: read from the graph's per-step words (graph_capture.hpp).
+  const AdamConsts k = in_graph ? *in_graph : by_value;
   EMBER_CUDA_LOOP(i, n) {
     float wi = pw[i], gi = pg[i];
     if constexpr (kDecay == 2) wi = wi * k.decay;
@@ -73,6 +73,13 @@ std::optional<CudaTensor<float>> unary_backward(UnaryOp op, const CudaTensor<flo
   }
 }
 
+AdamConsts adam_consts(const AdamStepArgs& a) {
+  return {static_cast<float>(1 - a.lr * a.weight_decay), static_cast<float>(a.weight_decay),
+          static_cast<float>(a.beta1), static_cast<float>(1 - a.beta1), static_cast<float>(a.beta2),
+          static_cast<float>(1 - a.beta2), static_cast<float>(std::sqrt(a.bias_correction2)), static_cast<float>(a.eps),
+          static_cast<float>(a.lr / a.bias_correction1)};
+}
+
 AdamStepResult<CudaTensor<float>> adam_step(const CudaTensor<float>& w, const CudaTensor<float>& g,
                                             const CudaTensor<float>* m, const CudaTensor<float>* v,
                                             const AdamStepArgs& a) {
@@ -80,13 +87,12 @@ AdamStepResult<CudaTensor<float>> adam_step(const CudaTensor<float>& w, const Cu
   DeviceContext& ctx = context(dev);
   AdamStepResult<CudaTensor<float>> r{CudaTensor<float>(w.shape, dev), CudaTensor<float>(w.shape, dev),
                                       CudaTensor<float>(w.shape, dev)};
+  const AdamConsts k = adam_consts(a);
+  // Asked for even when there is nothing to update: a graph's per-step blocks are one per Adam update.
+  const AdamConsts* in_graph =
+      ctx.capture ? static_cast<const AdamConsts*>(ctx.capture->step_words(&k, sizeof k)) : nullptr;
   const int64_t n = w.numel();
   if (n == 0) return r;
-  const AdamConsts k{static_cast<float>(1 - a.lr * a.weight_decay), static_cast<float>(a.weight_decay),
-                     static_cast<float>(a.beta1), static_cast<float>(1 - a.beta1), static_cast<float>(a.beta2),
-                     static_cast<float>(1 - a.beta2),
-                     static_cast<float>(std::sqrt(a.bias_correction2)), static_cast<float>(a.eps),
-                     static_cast<float>(a.lr / a.bias_correction1)};
   const int mode = a.weight_decay == 0 ? 0 : (a.decoupled ? 2 : 1);
   const bool first = m == nullptr || v == nullptr;
   const float* pm = first ? nullptr : m->data();
@@ -94,7 +100,7 @@ AdamStepResult<CudaTensor<float>> adam_step(const CudaTensor<float>& w, const Cu
   const unsigned grid = grid_for(n, ctx);
   auto run = [&](auto kernel) {
     kernel<<<grid, kThreads, 0, ctx.stream>>>(w.data(), g.data(), pm, pv, r.param.data(), r.exp_avg.data(),
-                                              r.exp_avg_sq.data(), n, k);
+                                              r.exp_avg_sq.data(), n, k, in_graph);
   };
   if (first) {
     if (mode == 0) run(adam_kernel<0, true>);

@@ -14,6 +14,7 @@
 #include <limits>
 #include <list>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -83,8 +84,10 @@ std::string image_for(const std::string& source, int cc) {
   return nvrtc_compile(source, "compute_" + std::to_string(best), false);  // PTX: loaded NUL-terminated
 }
 
+// The library is shared: a CUDA graph that launches the kernel holds it too (graph_capture.hpp), so evicting it
+// from the cache does not unload what a graph still launches.
 struct Kernel {
-  cudaLibrary_t library = nullptr;
+  std::shared_ptr<void> library;
   cudaKernel_t kernel = nullptr;
 };
 
@@ -123,12 +126,12 @@ const Kernel* kernel_for(DeviceContext& ctx, const Program& p, const fusion::Mer
     cudaDeviceProp prop{};
     check(cudaGetDeviceProperties(&prop, ctx.device), "cudaGetDeviceProperties");
     const std::string image = image_for(fused_chain_cuda(p, l), prop.major * 10 + prop.minor);
-    check(cudaLibraryLoadData(&k.library, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0),
+    cudaLibrary_t library = nullptr;
+    check(cudaLibraryLoadData(&library, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0),
           "cudaLibraryLoadData(fused chain)");
-    if (cudaLibraryGetKernel(&k.kernel, k.library, "ember_fused_chain") != cudaSuccess) {
-      cudaLibraryUnload(k.library);
+    k.library = std::shared_ptr<void>(library, [](void* l) { cudaLibraryUnload(static_cast<cudaLibrary_t>(l)); });
+    if (cudaLibraryGetKernel(&k.kernel, library, "ember_fused_chain") != cudaSuccess)
       throw CudaError("cudaLibraryGetKernel(ember_fused_chain): no such kernel in the compiled chain");
-    }
   } catch (const CudaError& e) {
     why = e.what();
     d.failed.emplace(key, why);
@@ -137,12 +140,12 @@ const Kernel* kernel_for(DeviceContext& ctx, const Program& p, const fusion::Mer
   ++d.stats.compiled;
   d.order.push_front(key);
   const Kernel* out = &d.map.emplace(key, std::make_pair(k, d.order.begin())).first->second.first;
-  // Beyond the limit: unload the least recently used (never the one just made), once the stream is done with it.
-  while (d.map.size() > d.limit) {
+  // Beyond the limit: unload the least recently used (never the one just made), once the stream is done with it
+  // (not while a graph captures: it cannot wait; the cache shrinks on a later miss).
+  while (d.map.size() > d.limit && !ctx.capture) {
     auto it = d.map.find(d.order.back());
     check(cudaStreamSynchronize(ctx.stream), "cudaStreamSynchronize(fused chain eviction)");
-    cudaLibraryUnload(it->second.first.library);
-    d.map.erase(it);
+    d.map.erase(it);  // unloads the library unless a graph holds it
     d.order.pop_back();
     ++d.stats.evicted;
   }
@@ -206,6 +209,7 @@ std::optional<CudaTensor<float>> fused_chain(const Program& p, const std::vector
   in.reserve(inputs.size());
   for (const auto& o : inputs) in.push_back(data_of(o));
   FusedWords w = fused_chain_words(p, l, y.data(), in);
+  if (ctx.capture) ctx.capture->libraries.push_back(k->library);
   void* args[] = {w.words.data()};  // the one parameter: the block of words (copied at the launch)
   check(cudaLaunchKernel(reinterpret_cast<const void*>(k->kernel), dim3(grid), dim3(kFusedThreads), args, 0,
                          ctx.stream),

@@ -27,17 +27,22 @@ void check_indices(const char* op, const Index& indices, std::size_t dim, int64_
   const int64_t n = indices.numel();
   if (n == 0) return;
   DeviceContext& ctx = context(indices.device());
-  int64_t bad = 0;
-  const bool out_of_range = device_check(
+  device_check(
       ctx,
       [&](unsigned long long* flag) {
         index_range_kernel<<<grid_for(n, ctx), kThreads, 0, ctx.stream>>>(indices.data(), n, size, flag);
         check_launch("index_range_kernel");
       },
-      &bad);
-  if (out_of_range)
-    throw IndexError(std::string(op) + ": index " + std::to_string(bad) + " out of range for dim " +
-                     std::to_string(dim) + " of size " + std::to_string(size));
+      [op, dim, size](int64_t bad) {
+        throw IndexError(std::string(op) + ": index " + std::to_string(bad) + " out of range for dim " +
+                         std::to_string(dim) + " of size " + std::to_string(size));
+      });
+}
+
+// An index clamped into [0, size): the checks above reject a bad one before eager kernels run, but inside a CUDA
+// graph the check is only reported after the replay (graph_capture.hpp), so the kernels must stay in bounds anyway.
+__device__ __forceinline__ int64_t in_range(int64_t v, int64_t size) {
+  return v < 0 ? 0 : (v >= size ? size - 1 : v);
 }
 
 // How gather / scatter_add see x through an index tensor of the same rank: position i of the index tensor reads
@@ -45,31 +50,32 @@ void check_indices(const char* op, const Index& indices, std::size_t dim, int64_
 struct AlongDim {
   StridedMap<1> map;
   int64_t dim_stride;
+  int64_t size;  // x's size along dim
 };
 AlongDim along_dim(const Shape& x, const Shape& idx, std::size_t dim) {
   std::vector<int64_t> st[1] = {x.strides()};
   const int64_t dim_stride = st[0][dim];
   st[0][dim] = 0;
-  return {make_strided_map<1>(idx, st), dim_stride};
+  return {make_strided_map<1>(idx, st), dim_stride, x[dim]};
 }
 
 template <class T>
 __global__ void gather_kernel(const T* __restrict__ x, const int64_t* __restrict__ idx, T* __restrict__ out,
-                              int64_t n, StridedMap<1> map, int64_t dim_stride) {
+                              int64_t n, StridedMap<1> map, int64_t dim_stride, int64_t size) {
   EMBER_CUDA_LOOP(i, n) {
     int64_t off[1];
     map.offsets(i, off);
-    out[i] = x[off[0] + idx[i] * dim_stride];
+    out[i] = x[off[0] + in_range(idx[i], size) * dim_stride];
   }
 }
 
 template <class T>
 __global__ void scatter_add_kernel(T* __restrict__ out, const int64_t* __restrict__ idx, const T* __restrict__ v,
-                                   int64_t n, StridedMap<1> map, int64_t dim_stride) {
+                                   int64_t n, StridedMap<1> map, int64_t dim_stride, int64_t size) {
   EMBER_CUDA_LOOP(i, n) {
     int64_t off[1];
     map.offsets(i, off);
-    atomic_accumulate(out + off[0] + idx[i] * dim_stride, v[i]);
+    atomic_accumulate(out + off[0] + in_range(idx[i], size) * dim_stride, v[i]);
   }
 }
 
@@ -80,7 +86,7 @@ __global__ void index_select_kernel(const T* __restrict__ x, const int64_t* __re
   EMBER_CUDA_LOOP(i, n) {
     const int64_t k = i % inner, t = i / inner;
     const int64_t o = t / m, j = t % m;
-    out[i] = x[(o * size + idx[j]) * inner + k];
+    out[i] = x[(o * size + in_range(idx[j], size)) * inner + k];
   }
 }
 
@@ -91,7 +97,7 @@ __global__ void index_select_add_kernel(T* __restrict__ out, const int64_t* __re
   EMBER_CUDA_LOOP(i, n) {
     const int64_t k = i % inner, t = i / inner;
     const int64_t o = t / m, j = t % m;
-    atomic_accumulate(out + (o * size + idx[j]) * inner + k, v[i]);
+    atomic_accumulate(out + (o * size + in_range(idx[j], size)) * inner + k, v[i]);
   }
 }
 
@@ -122,7 +128,7 @@ CudaTensor<T> gather(std::size_t dim, const CudaTensor<T>& x, const Index& indic
   DeviceContext& ctx = context(x.device());
   const AlongDim a = along_dim(x.shape, indices.shape, dim);
   gather_kernel<<<grid_for(n, ctx), kThreads, 0, ctx.stream>>>(x.data(), indices.data(), out.data(), n, a.map,
-                                                                a.dim_stride);
+                                                                a.dim_stride, a.size);
   check_launch("gather_kernel");
   return out;
 }
@@ -136,7 +142,7 @@ CudaTensor<T> scatter_add(std::size_t dim, const CudaTensor<T>& x, const Index& 
   check_indices("scatter_add", indices, dim, x.shape[dim]);
   const AlongDim a = along_dim(x.shape, indices.shape, dim);
   scatter_add_kernel<<<grid_for(n, ctx), kThreads, 0, ctx.stream>>>(out.data(), indices.data(), values.data(), n,
-                                                                     a.map, a.dim_stride);
+                                                                     a.map, a.dim_stride, a.size);
   check_launch("scatter_add_kernel");
   return out;
 }

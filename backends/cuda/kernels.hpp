@@ -60,6 +60,11 @@ Mask logical_not(const Mask& a);
 // fused.cu (float): g * f'(x) in one pass for common activations (nullopt for the others); one Adam/AdamW update.
 std::optional<CudaTensor<float>> unary_backward(UnaryOp op, const CudaTensor<float>& x, const CudaTensor<float>& y,
                                                 const CudaTensor<float>& g);
+// The update's f32 scalars, as adam_step passes them to its kernel (and a CUDA graph's replay writes them).
+struct AdamConsts {
+  float decay, wd, b1, one_b1, b2, one_b2, sqrt_bc2, eps, step;
+};
+AdamConsts adam_consts(const AdamStepArgs& a);
 AdamStepResult<CudaTensor<float>> adam_step(const CudaTensor<float>& w, const CudaTensor<float>& g,
                                             const CudaTensor<float>* m, const CudaTensor<float>* v,
                                             const AdamStepArgs& a);

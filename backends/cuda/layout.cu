@@ -41,8 +41,10 @@ __global__ void fill_kernel(T* __restrict__ dst, int64_t n, T value) {
 // A Bernoulli tensor from its counter-based words (engine/tensor/philox.hpp, random.hpp's fill_bernoulli: the same
 // values bit for bit, integer arithmetic only): element i is `hit` where word i of the Philox4x32-10 stream keyed by
 // (k0, k1) is below threshold (every word when all_hit: a threshold of 2^32). One block of four words per item.
-__global__ void bernoulli_kernel(float* __restrict__ dst, int64_t n, uint32_t k0, uint32_t k1, uint32_t threshold,
-                                 bool all_hit, float hit) {
+// Inside a CUDA graph the key changes per replay: it is read from the graph's per-step words (graph_capture.hpp).
+__global__ void bernoulli_kernel(float* __restrict__ dst, int64_t n, uint32_t key0, uint32_t key1,
+                                 const uint32_t* in_graph, uint32_t threshold, bool all_hit, float hit) {
+  const uint32_t k0 = in_graph ? in_graph[0] : key0, k1 = in_graph ? in_graph[1] : key1;
   const int64_t blocks = (n + 3) / 4;
   EMBER_CUDA_LOOP(b, blocks) {
     uint32_t c0 = static_cast<uint32_t>(b), c1 = static_cast<uint32_t>(static_cast<uint64_t>(b) >> 32), c2 = 0, c3 = 0;
@@ -143,6 +145,8 @@ CudaTensor<T> clone(const CudaTensor<T>& x) {
 }
 
 void upload(void* dst, const void* src, std::size_t bytes, DeviceContext& ctx) {
+  refuse_in_capture(ctx, "an upload of host values (a graph would repeat them: a random draw other than a "
+                         "Bernoulli mask, or a tensor made from host data inside the step)");
   // From pageable memory the call returns once the source is staged, so `src` may be freed right after.
   if (bytes > 0) check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, ctx.stream), "cudaMemcpyAsync(H2D)");
 }
@@ -184,6 +188,7 @@ TensorData into_data(const CudaTensor<T>& x, DType own) {
   std::vector<std::byte> bytes(static_cast<std::size_t>(x.numel()) * sizeof(T));
   if (!bytes.empty()) {
     DeviceContext& ctx = context(x.device());
+    refuse_in_capture(ctx, "a read back to the host");
     check(cudaMemcpyAsync(bytes.data(), x.data(), bytes.size(), cudaMemcpyDeviceToHost, ctx.stream),
           "cudaMemcpyAsync(D2H)");
     check(cudaStreamSynchronize(ctx.stream), "cudaStreamSynchronize(into_data)");
@@ -195,6 +200,7 @@ template <class T>
 CudaTensor<T> to_device(const CudaTensor<T>& x, int device) {
   if (x.device() == device) return x;
   DeviceContext& src = context(x.device());
+  refuse_in_capture(src, "a copy to another device");
   check(cudaStreamSynchronize(src.stream), "cudaStreamSynchronize(to_device source)");
   DeviceContext& dst = context(device);
   CudaTensor<T> out(x.shape, device);
@@ -219,11 +225,15 @@ CudaTensor<T> full(const Shape& shape, T value, int device) {
 CudaTensor<float> bernoulli(const Shape& shape, uint64_t key, uint64_t threshold, float hit, int device) {
   DeviceContext& ctx = context(device);
   CudaTensor<float> out(shape, device);
+  const uint32_t key_words[2] = {static_cast<uint32_t>(key), static_cast<uint32_t>(key >> 32)};
+  // One per-step block per mask, even an empty one (a graph's replay writes one key per draw).
+  const auto* in_graph =
+      ctx.capture ? static_cast<const uint32_t*>(ctx.capture->step_words(key_words, sizeof key_words)) : nullptr;
   const int64_t n = out.numel();
   if (n == 0) return out;
   bernoulli_kernel<<<grid_for((n + 3) / 4, ctx), kThreads, 0, ctx.stream>>>(
-      out.data(), n, static_cast<uint32_t>(key), static_cast<uint32_t>(key >> 32), static_cast<uint32_t>(threshold),
-      threshold >> 32 != 0, hit);
+      out.data(), n, key_words[0], key_words[1], in_graph, static_cast<uint32_t>(threshold), threshold >> 32 != 0,
+      hit);
   check_launch("bernoulli_kernel");
   return out;
 }

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "backends/cuda/cuda_api.hpp"
+#include "backends/cuda/graph_capture.hpp"
 
 namespace ember::cuda {
 
@@ -26,8 +27,11 @@ struct DeviceContext {
   cudaStream_t stream = nullptr;
   cudaStream_t own_stream = nullptr;  // the backend's stream (the default unless the caller supplied one)
   cublasHandle_t cublas = nullptr;
+  void* cublas_workspace = nullptr;  // cuBLAS's workspace, Ember's own (context.cu)
   unsigned long long* flag = nullptr;  // 2 device words for validation kernels: [set, offending value]
   int64_t* host_flag = nullptr;        // pinned mirror, read after a stream sync
+  // Set while a compiled step is captured into a CUDA graph on this device's stream (graph_capture.hpp).
+  GraphCapture* capture = nullptr;
 };
 
 // The context of `device`, made current (cudaSetDevice). Throws CudaError when the device does not exist.
@@ -47,20 +51,27 @@ inline unsigned grid_for(int64_t n, const DeviceContext& ctx) {
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n);                  \
        i += static_cast<int64_t>(blockDim.x) * gridDim.x)
 
-// Runs a validation kernel that sets ctx.flag (and writes an offending value to flag slot 1), then reads the flag
-// back: one small copy and a stream sync. Used where the CPU backend throws on bad data (index out of range,
-// integer division by zero), so both backends raise the same errors. Returns whether the flag was set, with the
-// recorded value in *value.
-template <class Launch>
-bool device_check(DeviceContext& ctx, Launch&& launch, int64_t* value) {
+// Runs a validation kernel that sets a flag (and writes an offending value to flag slot 1), then reads the flag
+// back: one small copy and a stream sync; when it was set, calls report(value), which throws. Used where the CPU
+// backend throws on bad data (index out of range, integer division by zero), so both backends raise the same
+// errors. While a graph captures, the flag is one of the graph's error words instead and `report` is kept (by
+// value) for the replay that finds it set (graph_capture.hpp).
+template <class Launch, class Report>
+void device_check(DeviceContext& ctx, Launch&& launch, Report&& report) {
+  if (ctx.capture) {
+    launch(ctx.capture->defer_check(std::function<void(int64_t)>(report)));
+    return;
+  }
   check(cudaMemsetAsync(ctx.flag, 0, 2 * sizeof(int64_t), ctx.stream), "cudaMemsetAsync(validation flag)");
   launch(ctx.flag);
   check(cudaMemcpyAsync(ctx.host_flag, ctx.flag, 2 * sizeof(int64_t), cudaMemcpyDeviceToHost, ctx.stream),
         "cudaMemcpyAsync(validation flag)");
   check(cudaStreamSynchronize(ctx.stream), "cudaStreamSynchronize(validation)");
-  if (value) *value = ctx.host_flag[1];
-  return ctx.host_flag[0] != 0;
+  if (ctx.host_flag[0] != 0) report(ctx.host_flag[1]);
 }
+
+// Throws when a graph captures on ctx's stream: `what` (an upload of host values, a read back) cannot be part of one.
+void refuse_in_capture(const DeviceContext& ctx, const char* what);
 
 // Row-major GEMM on cuBLAS (column-major): C[m,n] = alpha op(A)[m,k] op(B)[k,n] + beta C, batched with element
 // strides between matrices (0 repeats one operand). Uses TF32 tensor cores only when allow_tf32() is on.

@@ -170,6 +170,7 @@ vk::Plan& vulkan::plan_of(const compile_detail::StepPlan* p) {
 
 using compile_detail::CellBase;
 using compile_detail::CellList;
+using compile_detail::PlanBuildScope;
 using compile_detail::set_cell;
 using compile_detail::view;
 using compile_detail::View;
@@ -198,29 +199,7 @@ std::unique_ptr<compile_detail::StepPlan> Vulkan::build_step_plan(compile_detail
     return nullptr;
   }
   const auto ctx = p->ctx;
-  // What the build changes, to put back if it fails (the tape then replays over the cells as they were).
-  CellList saved;
-  const std::vector<const CellList*> touched{&parts.state_in, &parts.state_out, &parts.inputs};
-  for (const CellList* list : touched)
-    for (const auto& c : *list) saved.push_back(c->clone());
-  const auto restore = [&] {
-    std::size_t k = 0;
-    for (const CellList* list : touched)
-      for (const auto& c : *list) c->copy_from(*saved[k++]);
-  };
-  // The tape's random draws take generator words while the plan records them; the eager run already took this
-  // step's, so the generator is put back after the build (the next call draws what the next eager step would).
-  const Rng generator = [] {
-    std::lock_guard lock(global_rng().mu);
-    return global_rng().rng;
-  }();
-  struct PutBack {
-    const Rng& rng;
-    ~PutBack() {
-      std::lock_guard lock(global_rng().mu);
-      global_rng().rng = rng;
-    }
-  } put_back{generator};
+  PlanBuildScope scope(parts);  // the cells it rebinds if it declines; ember's generator always
   try {
     vk::Plan::refuse_in_record_mode(*ctx);
     // The plan's state storage, holding the state the capture's eager run left (the values a first replay reads).
@@ -244,26 +223,8 @@ std::unique_ptr<compile_detail::StepPlan> Vulkan::build_step_plan(compile_detail
       set_cell(*c, a, p->plan->add_input(a.bytes));
       p->inputs.push_back(std::move(a));
     }
-    const std::set<std::size_t> checks(parts.tape.check_ops.begin(), parts.tape.check_ops.end());
-    const std::set<std::size_t> draws(parts.tape.random_ops.begin(), parts.tape.random_ops.end());
-    for (std::size_t k = 0; k < parts.tape.ops.size(); ++k) {
-      if (checks.count(k)) continue;
-      const std::size_t had = p->plan->host_blocks();
-      parts.tape.ops[k]();
-      const std::size_t made = p->plan->host_blocks() - had;
-      // A random draw's block holds its key; any other op's, an Adam update's scalars (the tape's adam order).
-      if (draws.count(k)) {
-        if (made != 1)
-          throw ArgumentError("a random draw other than a Bernoulli mask (its values are drawn on the host and "
-                              "uploaded once: a plan would repeat them)");
-        p->blocks.push_back(-1);
-      } else {
-        for (std::size_t b = 0; b < made; ++b) p->blocks.push_back(static_cast<int>(p->adam_updates++));
-      }
-    }
-    if (p->adam_updates != parts.tape.adam.size())
-      throw ArgumentError(fmt::format("{} Adam updates but {} per-step scalar blocks in the plan",
-                                      parts.tape.adam.size(), p->adam_updates));
+    p->blocks = compile_detail::run_ops_into_plan(parts.tape, [&] { return p->plan->host_blocks(); });
+    p->adam_updates = parts.tape.adam.size();
     // Every replay ends by copying the new state into the storage the next one reads.
     for (std::size_t i = 0; i < parts.state_out.size(); ++i) {
       const View q = view(*parts.state_out[i]);
@@ -287,7 +248,7 @@ std::unique_ptr<compile_detail::StepPlan> Vulkan::build_step_plan(compile_detail
     p->plan->end(outs);
   } catch (const std::exception& ex) {
     if (p->plan) p->plan->abort();
-    restore();
+    scope.restore_cells();
     why = fmt::format("no Vulkan plan (the step replays op by op): {}", ex.what());
     return nullptr;
   }

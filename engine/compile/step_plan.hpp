@@ -4,12 +4,18 @@
 // (Vulkan: a vk::Plan, a command buffer a host can also record into its own frame). compile.hpp calls
 // build_step_plan<B> (B: the backend under Capture) once per captured signature: B::build_step_plan where B has
 // one (an optional backend member, like the optional ops), else nothing, and the tape replays op by op.
+#include <fmt/format.h>
+
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "engine/backend/ops.hpp"
 #include "engine/compile/tape.hpp"
+#include "engine/tensor/error.hpp"
+#include "engine/tensor/random.hpp"
 
 namespace ember::compile_detail {
 
@@ -43,6 +49,68 @@ class StepPlan {
   // One line for compile's callers: what the plan is (e.g. "vulkan plan: 41 dispatches, 9 copies").
   virtual std::string describe() const = 0;
 };
+
+// What building a plan changes, put back by its builder: the cells it rebinds (state, inputs), restored when it
+// declines (the tape then replays over them as they were), and ember's global generator, always: the tape's random
+// draws take generator words while the device records them, and the capture's eager run already took this step's.
+class PlanBuildScope {
+ public:
+  explicit PlanBuildScope(const StepPlanParts& parts)
+      : touched_{&parts.state_in, &parts.state_out, &parts.inputs}, generator_([] {
+          std::lock_guard lock(global_rng().mu);
+          return global_rng().rng;
+        }()) {
+    for (const CellList* list : touched_)
+      for (const auto& c : *list) saved_.push_back(c->clone());
+  }
+  PlanBuildScope(const PlanBuildScope&) = delete;
+  PlanBuildScope& operator=(const PlanBuildScope&) = delete;
+  ~PlanBuildScope() {
+    std::lock_guard lock(global_rng().mu);
+    global_rng().rng = generator_;
+  }
+  void restore_cells() {
+    std::size_t k = 0;
+    for (const CellList* list : touched_)
+      for (const auto& c : *list) c->copy_from(*saved_[k++]);
+  }
+
+ private:
+  std::vector<const CellList*> touched_;
+  CellList saved_;
+  Rng generator_;
+};
+
+// Runs the tape's ops while the device records them into a plan (the host checks are left out: the kernels' own
+// checks are deferred into the plan instead) and says what each per-step block the ops asked the plan for holds, in
+// order: -1 a random draw's key, i >= 0 the tape's Adam update i's scalars. `blocks_so_far()` counts the plan's
+// blocks. Throws ArgumentError (the plan declines) for a random draw that made no key block (drawn on the host and
+// uploaded: a plan would repeat its values) or when the Adam updates and their blocks disagree.
+template <class BlocksSoFar>
+std::vector<int> run_ops_into_plan(Tape& tape, BlocksSoFar&& blocks_so_far) {
+  const std::set<std::size_t> checks(tape.check_ops.begin(), tape.check_ops.end());
+  const std::set<std::size_t> draws(tape.random_ops.begin(), tape.random_ops.end());
+  std::vector<int> blocks;
+  int adam_updates = 0;
+  for (std::size_t k = 0; k < tape.ops.size(); ++k) {
+    if (checks.count(k)) continue;
+    const std::size_t had = blocks_so_far();
+    tape.ops[k]();
+    const std::size_t made = blocks_so_far() - had;
+    if (draws.count(k)) {
+      if (made != 1)
+        throw ArgumentError("a random draw other than a Bernoulli mask (its values are drawn on the host and "
+                            "uploaded: a plan would repeat them)");
+      blocks.push_back(-1);
+    } else {
+      for (std::size_t b = 0; b < made; ++b) blocks.push_back(adam_updates++);
+    }
+  }
+  if (static_cast<std::size_t>(adam_updates) != tape.adam.size())
+    throw ArgumentError(fmt::format("{} Adam updates but {} per-step scalar blocks in the plan", tape.adam.size(),
+                                    adam_updates));
+  return blocks;
+}
 
 // Null (with `why` left empty): B builds no plans. A builder that declines says why in `why`; the capture then
 // replays the tape, and compile's plan_reason() reads it. A builder leaves the parts' cells as they were when it

@@ -56,9 +56,7 @@ Trace compiled_run(const std::vector<int64_t>& sizes, bool schedule, int eval_fr
   seed(42);
   auto model = Model<CapB>::init();
   Adam<CapB> adam;
-  auto step = compile<CapB>([&](double lr, const Tensor<CapB, 2>& x,
-                                const Tensor<CapB, 1, Int>& y) { return train_step(model, adam, lr, x, y); },
-                            model, adam);
+  auto step = compile_train_step<CapB>(model, adam);
   Trace r;
   for (int i = 0; i < static_cast<int>(sizes.size()); ++i) {
     if (i == eval_from) model = set_training(std::move(model), false);
@@ -222,9 +220,7 @@ TEST_F(CompileTest, ReplayedStateIsWhatTheCallerHolds) {
   seed(42);
   auto model = tools::DigitsMlp<Cap>::init();
   Adam<Cap> adam;
-  auto step = compile<Cap>([&](double lr, const Tensor<Cap, 2>& x,
-                               const Tensor<Cap, 1, Int>& y) { return train_step(model, adam, lr, x, y); },
-                           model, adam);
+  auto step = compile_train_step<Cap>(model, adam);
   for (int i = 0; i < 3; ++i) step(1e-3, xs<Cap>(batch(i, 16)), ys<Cap>(batch(i, 16)));
   ASSERT_EQ(step.last_call(), CompiledCall::Replayed);
   EXPECT_EQ(adam.step_count(model.fc1.weight.id()), 3);  // the replay advanced the step count
@@ -260,9 +256,7 @@ TEST_F(CompileTest, ReplayedStepStillRejectsBadTargets) {
   seed(42);
   auto model = tools::DigitsMlp<Cap>::init();
   Adam<Cap> adam;
-  auto step = compile<Cap>([&](double lr, const Tensor<Cap, 2>& x,
-                               const Tensor<Cap, 1, Int>& y) { return train_step(model, adam, lr, x, y); },
-                           model, adam);
+  auto step = compile_train_step<Cap>(model, adam);
   for (int i = 0; i < 3; ++i) step(1e-3, xs<Cap>(batch(i, 16)), ys<Cap>(batch(i, 16)));
   ASSERT_EQ(step.last_call(), CompiledCall::Replayed);
   const auto bad = Tensor<Cap, 1, Int>::full({16}, 12.0);

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/compile/compile.hpp"
 #include "engine/ember.hpp"
 #include "engine/nn/nn.hpp"
 #include "engine/optim/optim.hpp"
@@ -64,6 +65,14 @@ Tensor<AD, 1> train_step(M& model, Opt& opt, double lr, const Tensor<AD, 2>& x, 
   const auto loss = nn::cross_entropy(model.forward(x), y);
   model = opt.step(lr, std::move(model), GradientsParams<AD>::from_grads(loss.backward(), model));
   return loss;
+}
+
+// ember::compile of train_step over `model` and `opt`, the state it reads and rewrites.
+template <class AD, class M, class Opt>
+auto compile_train_step(M& model, Opt& opt) {
+  return compile<AD>([&model, &opt](double lr, const Tensor<AD, 2>& x,
+                                    const Tensor<AD, 1, Int>& y) { return train_step(model, opt, lr, x, y); },
+                     model, opt);
 }
 
 }  // namespace ember::test
