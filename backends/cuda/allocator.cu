@@ -71,6 +71,8 @@ std::shared_ptr<Block> allocate(std::size_t bytes, int device) {
   block->bytes = bytes;
   if (bytes == 0) return block;
   DeviceContext& ctx = context(device);  // also makes `device` current and fails clearly without a GPU
+  // Every op allocates its result first: another thread's op meeting this thread's capture stops here (throws).
+  GraphCapture* graph = capturing(ctx);
   const std::size_t cap = size_class(bytes);
   Cache& c = cache();
   std::lock_guard lock(c.mu);
@@ -84,6 +86,12 @@ std::shared_ptr<Block> allocate(std::size_t bytes, int device) {
   } else {
     void* p = nullptr;
     cudaError_t st = cudaMalloc(&p, cap);
+    if (st == cudaErrorMemoryAllocation && graph) {
+      // Releasing the cache would wait for the stream, which a graph is capturing: the build declines instead.
+      cudaGetLastError();
+      throw OutOfMemory("cuda: out of memory allocating " + std::to_string(cap) + " bytes on device " +
+                        std::to_string(device) + " while capturing a CUDA graph");
+    }
     if (st == cudaErrorMemoryAllocation) {
       // Out of memory: give the cached blocks back to the driver and try once more.
       cudaGetLastError();
@@ -105,7 +113,7 @@ std::shared_ptr<Block> allocate(std::size_t bytes, int device) {
   block->capacity = cap;
   dc.stats.live_bytes += cap;
   // A graph being captured writes this block on every launch: it holds it as long as the graph exists.
-  if (ctx.capture) ctx.capture->keep.push_back(block);
+  if (graph) graph->keep.push_back(block);
   return block;
 }
 

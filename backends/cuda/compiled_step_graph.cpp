@@ -24,6 +24,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <set>
 
@@ -112,11 +113,12 @@ class CudaStepPlan final : public StepPlan {
 
   ~CudaStepPlan() override {
     // The blocks the graph holds go back to the allocator only once its last launch finished. Best effort: a
-    // destructor cannot report a failure.
+    // destructor cannot report a failure (and leaves none behind for the next check_launch to misreport).
     if (done) cudaEventSynchronize(done);
     if (exec) cudaGraphExecDestroy(exec);
     if (graph) cudaGraphDestroy(graph);
     if (done) cudaEventDestroy(done);
+    cudaGetLastError();
   }
 
   void settle() override {
@@ -126,28 +128,25 @@ class CudaStepPlan final : public StepPlan {
     pending_ = false;
     cuda::context(device);
     cuda::check(cudaEventSynchronize(done), "cudaEventSynchronize(compiled step)");
-    const auto* flags = static_cast<const int64_t*>(errors->p);
+    auto* flags = static_cast<int64_t*>(errors->p);
     const auto& reports = sink->reports();
-    for (std::size_t k = 0; k < reports.size(); ++k)
-      if (flags[2 * k] != 0) reports[k](flags[2 * k + 1]);
+    for (std::size_t k = 0; k < reports.size(); ++k) {
+      if (flags[2 * k] == 0) continue;
+      const int64_t offending = flags[2 * k + 1];
+      std::memset(flags, 0, 2 * sizeof(int64_t) * reports.size());  // reported once
+      reports[k](offending);
+    }
   }
 
-  void replay(const CellList& now, const std::vector<const CellBase*>& args, const std::vector<AdamStepArgs>& adam,
-              const CellList& outs) override {
-    if (now.size() != state.size() || args.size() != inputs.size() || adam.size() != adam_updates ||
-        outs.size() != outputs.size())
+  void check_call(const CellList& now, const std::vector<const CellBase*>& args) const override {
+    if (now.size() != state.size() || args.size() != inputs.size())
       throw ArgumentError("compile (cuda graph): the replay does not match the captured step's layout");
-    cuda::DeviceContext& ctx = cuda::context(device);
     for (std::size_t i = 0; i < state.size(); ++i) {
       const View v = view(*now[i]);
       if (v.kind != state[i].kind || v.bytes != state[i].bytes || (v.bytes && v.device != device))
         throw ArgumentError(fmt::format("compile (cuda graph): state tensor {} is not the captured {} tensor {} on "
                                         "the graph's device",
                                         i, kind_name(state[i].kind), state[i].shape.to_string()));
-      if (v.block != state[i].block) {  // the caller replaced its module or optimizer state: read it as it is
-        copy_d2d(state[i].block, v.block, v.bytes, ctx.stream);
-        set_cell(*now[i], state[i].shape, state[i].block);
-      }
     }
     for (std::size_t k = 0; k < inputs.size(); ++k) {
       const View a = view(*args[k]);
@@ -155,9 +154,38 @@ class CudaStepPlan final : public StepPlan {
         throw ArgumentError(fmt::format("compile (cuda graph): argument {} is not a {} tensor {} on the graph's "
                                         "device",
                                         k, kind_name(inputs[k].kind), inputs[k].shape.to_string()));
-      copy_d2d(inputs[k].block, a.block, a.bytes, ctx.stream);  // stream-ordered: the caller may drop it at once
     }
-    prepare(adam);
+  }
+
+  void replay(const CellList& now, const std::vector<const CellBase*>& args, const std::vector<AdamStepArgs>& adam,
+              const CellList& outs) override {
+    check_call(now, args);
+    if (adam.size() != adam_updates || outs.size() != outputs.size())
+      throw ArgumentError("compile (cuda graph): the replay does not match the captured step's layout");
+    cuda::DeviceContext& ctx = cuda::context(device);
+    // Everything that can fail on the host before any work is queued: the results' blocks.
+    std::vector<std::shared_ptr<Block>> results;
+    for (const View& o : outputs) results.push_back(cuda::allocate(o.bytes, device));
+    for (std::size_t i = 0; i < state.size(); ++i) {
+      const View v = view(*now[i]);
+      if (v.block != state[i].block) {  // the caller replaced its module or optimizer state: read it as it is
+        copy_d2d(state[i].block, v.block, v.bytes, ctx.stream);
+        set_cell(*now[i], state[i].shape, state[i].block);
+      }
+    }
+    for (std::size_t k = 0; k < inputs.size(); ++k)  // stream-ordered: the caller may drop its arguments at once
+      copy_d2d(inputs[k].block, view(*args[k]).block, inputs[k].bytes, ctx.stream);
+    write_words(adam);
+    // From here on the device may read the pinned words: whatever fails below, the next call waits for what was
+    // queued before it rewrites them.
+    struct Queued {
+      CudaStepPlan& plan;
+      cudaStream_t stream;
+      ~Queued() {
+        plan.pending_ = cudaEventRecord(plan.done, stream) == cudaSuccess;
+        if (!plan.pending_) cudaGetLastError();  // the failure that got here is what the caller sees
+      }
+    } queued{*this, ctx.stream};
     if (sink->word_bytes())
       cuda::check(cudaMemcpyAsync(sink->words_device(), words->p, sink->word_bytes(), cudaMemcpyHostToDevice,
                                   ctx.stream),
@@ -166,23 +194,25 @@ class CudaStepPlan final : public StepPlan {
     if (error_bytes)
       cuda::check(cudaMemsetAsync(sink->errors_device(), 0, error_bytes, ctx.stream), "cudaMemsetAsync(checks)");
     cuda::check(cudaGraphLaunch(exec, ctx.stream), "cudaGraphLaunch(compiled step)");
-    for (std::size_t j = 0; j < outputs.size(); ++j) {
-      auto y = cuda::allocate(outputs[j].bytes, device);
-      copy_d2d(y, outputs[j].block, outputs[j].bytes, ctx.stream);
-      set_cell(*outs[j], outputs[j].shape, y);
-    }
     if (error_bytes)
       cuda::check(cudaMemcpyAsync(errors->p, sink->errors_device(), error_bytes, cudaMemcpyDeviceToHost, ctx.stream),
                   "cudaMemcpyAsync(checks)");
-    cuda::check(cudaEventRecord(done, ctx.stream), "cudaEventRecord(compiled step)");
-    pending_ = true;
+    for (std::size_t j = 0; j < outputs.size(); ++j) {
+      copy_d2d(results[j], outputs[j].block, outputs[j].bytes, ctx.stream);
+      set_cell(*outs[j], outputs[j].shape, results[j]);
+    }
   }
 
-  void prepare(const std::vector<AdamStepArgs>& adam) override {
-    if (adam.size() != adam_updates)
-      throw ArgumentError(fmt::format("compile (cuda graph): {} Adam updates' scalars for a graph of {}", adam.size(),
-                                      adam_updates));
-    // Keys in the step's order, as the eager step's draws take them (one generator word per Bernoulli mask).
+  // A graph is launched by replay() only, which writes its words itself.
+  bool host_submits() const override { return false; }
+  void prepare(const std::vector<AdamStepArgs>&) override {
+    throw ArgumentError("compile (cuda graph): a CUDA graph is launched by Ember's replays only");
+  }
+
+  // One step's per-step words, in pinned memory, which the replay copies to the device before the launch: each
+  // Adam update's scalars, and the keys of the masks in the step's order, as the eager step's draws take them (one
+  // generator word per Bernoulli mask).
+  void write_words(const std::vector<AdamStepArgs>& adam) {
     auto* host = static_cast<unsigned char*>(words->p);
     std::lock_guard lock(global_rng().mu);
     for (std::size_t k = 0; k < blocks.size(); ++k) {
@@ -261,7 +291,7 @@ std::unique_ptr<compile_detail::StepPlan> Cuda::build_step_plan(compile_detail::
   compile_detail::PlanBuildScope scope(parts);  // the cells it rebinds if it declines; ember's generator always
   try {
     cuda::DeviceContext& ctx = cuda::context(device);
-    if (ctx.capture) throw ArgumentError("another CUDA graph is being captured on this device");
+    if (ctx.capture.load()) throw ArgumentError("another CUDA graph is being captured on this device");
     // The graph's state storage, holding the state the capture's eager run left (the values a first replay reads).
     for (const auto& c : parts.state_out) {
       const View o = view(*c);
@@ -280,10 +310,11 @@ std::unique_ptr<compile_detail::StepPlan> Cuda::build_step_plan(compile_detail::
     }
     p->sink = std::make_unique<cuda::GraphCapture>(cuda::allocate(cuda::GraphCapture::kWordBytes, device),
                                                    cuda::allocate(16 * cuda::GraphCapture::kChecks, device));
-    // The cells' values before the capture: those no op rewrites are constants the step made, which the graph
-    // reads (it holds them); the others are the eager run's intermediates, let go once captured.
-    std::vector<std::shared_ptr<cuda::Block>> before;
-    for (const auto& c : parts.tape.cells) before.push_back(view(*c).block);
+    // The cells' blocks before the capture (not owned: each eager intermediate goes back to the allocator as the
+    // capture rewrites its cell, for the capture's own allocations to reuse). Those no op rewrites are constants
+    // the step made, which the graph reads: it holds them.
+    std::vector<const cuda::Block*> before;
+    for (const auto& c : parts.tape.cells) before.push_back(view(*c).block.get());
 
     compile_detail::CaptureScope capturing{ctx};
     cuda::check(cudaStreamBeginCapture(ctx.stream, cudaStreamCaptureModeRelaxed), "cudaStreamBeginCapture");
@@ -291,22 +322,36 @@ std::unique_ptr<compile_detail::StepPlan> Cuda::build_step_plan(compile_detail::
     ctx.capture = p->sink.get();
     p->blocks = compile_detail::run_ops_into_plan(parts.tape, [&] { return p->sink->blocks().size(); });
     p->adam_updates = parts.tape.adam.size();
-    // Every replay ends by copying the new state into the storage the next one reads.
-    for (std::size_t i = 0; i < parts.state_out.size(); ++i) {
-      const View q = view(*parts.state_out[i]);
-      if (q.block != p->state[i].block) copy_d2d(p->state[i].block, q.block, q.bytes, ctx.stream);
+    for (std::size_t k = 0; k < parts.tape.cells.size(); ++k) {
+      auto b = view(*parts.tape.cells[k]).block;
+      if (b && b.get() == before[k]) p->sink->keep.push_back(std::move(b));
     }
-    for (std::size_t k = 0; k < parts.tape.cells.size(); ++k)
-      if (before[k] && view(*parts.tape.cells[k]).block == before[k]) p->sink->keep.push_back(before[k]);
-    before.clear();
-    for (const auto& c : parts.outputs) {
-      View y = view(*c);
-      p->sink->keep.push_back(y.block);
-      p->outputs.push_back(std::move(y));
-    }
+    // Every replay ends by copying the new state into the storage the next one reads, and the results are copied
+    // out after it. A new state value or a result that is itself some state storage (a step that swaps two state
+    // tensors, or returns a param as it was) is copied aside first, so that no copy reads storage an earlier one
+    // already rewrote.
+    std::set<const cuda::Block*> storage;
+    for (const View& v : p->state) storage.insert(v.block.get());
+    const auto source = [&](View v, std::size_t own) {
+      if (v.block && storage.count(v.block.get()) && (own == SIZE_MAX || v.block != p->state[own].block)) {
+        auto aside = cuda::allocate(v.bytes, device);  // held by the graph (allocated while capturing)
+        copy_d2d(aside, v.block, v.bytes, ctx.stream);
+        v.block = std::move(aside);
+      }
+      if (v.block) p->sink->keep.push_back(v.block);  // a value the step did not make (an argument it stored) too
+      return v;
+    };
+    std::vector<View> new_state;
+    for (std::size_t i = 0; i < parts.state_out.size(); ++i) new_state.push_back(source(view(*parts.state_out[i]), i));
+    for (const auto& c : parts.outputs) p->outputs.push_back(source(view(*c), SIZE_MAX));
+    for (std::size_t i = 0; i < new_state.size(); ++i)
+      if (new_state[i].block != p->state[i].block)
+        copy_d2d(p->state[i].block, new_state[i].block, new_state[i].bytes, ctx.stream);
     ctx.capture = nullptr;
     capturing.open = false;
     cuda::check(cudaStreamEndCapture(ctx.stream, &p->graph), "cudaStreamEndCapture");
+    if (p->sink->interfered)
+      throw ArgumentError("another thread ran CUDA work on the device while the graph was captured");
     cuda::check(cudaGraphInstantiate(&p->exec, p->graph, 0), "cudaGraphInstantiate(compiled step)");
     cuda::check(cudaEventCreateWithFlags(&p->done, cudaEventDisableTiming), "cudaEventCreate");
     cuda::check(cudaGraphGetNodes(p->graph, nullptr, &p->nodes), "cudaGraphGetNodes");
@@ -314,7 +359,10 @@ std::unique_ptr<compile_detail::StepPlan> Cuda::build_step_plan(compile_detail::
     if (p->nodes) cuda::check(cudaGraphGetNodes(p->graph, nodes.data(), &p->nodes), "cudaGraphGetNodes");
     for (cudaGraphNode_t n : nodes) {
       cudaGraphNodeType t{};
-      if (cudaGraphNodeGetType(n, &t) != cudaSuccess) continue;
+      if (cudaGraphNodeGetType(n, &t) != cudaSuccess) {
+        cudaGetLastError();
+        continue;
+      }
       p->kernels += t == cudaGraphNodeTypeKernel;
       p->copies += t == cudaGraphNodeTypeMemcpy;
     }

@@ -4,6 +4,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "backends/cuda/runtime.cuh"
@@ -32,8 +33,16 @@ void check(cufftResult status, const char* what) {
 
 void check_launch(const char* kernel) { check(cudaGetLastError(), kernel); }
 
-void refuse_in_capture(const DeviceContext& ctx, const char* what) {
-  if (ctx.capture) throw ArgumentError(std::string(what) + " cannot be part of a CUDA graph");
+GraphCapture* capturing(DeviceContext& ctx) {
+  GraphCapture* g = ctx.capture.load();
+  if (!g || g->owner == std::this_thread::get_id()) return g;
+  g->interfered = true;
+  throw CudaError("cuda: another thread is capturing a CUDA graph on device " + std::to_string(ctx.device) +
+                  " (a compiled step's first replay): its device work must not overlap this op");
+}
+
+void refuse_in_capture(DeviceContext& ctx, const char* what) {
+  if (capturing(ctx)) throw ArgumentError(std::string(what) + " cannot be part of a CUDA graph");
 }
 
 namespace {

@@ -3,6 +3,7 @@
 // Plans are cached per (device, n, batch, kind). The inverse transforms are scaled by 1/n afterwards (cuFFT's are
 // unnormalized). Any n >= 1 works, primes included (cuFFT switches to Bluestein's algorithm).
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <tuple>
@@ -15,10 +16,13 @@ namespace {
 
 using PlanKey = std::tuple<int, int64_t, int64_t, int>;  // device, n, batch, cufftType
 
-// Plans are created on first use and kept for the process (never destroyed at exit: the driver may be gone).
+// Plans are created on first use and kept for the process (never destroyed at exit: the driver may be gone). Shared:
+// a CUDA graph that executes a plan holds it too (graph_capture.hpp), so dropping it from the cache does not destroy
+// the work area a graph still uses.
+using Plan = std::shared_ptr<cufftHandle>;
 struct PlanCache {
   std::mutex mu;  // also serializes executions: a plan must not run from two threads at once
-  std::map<PlanKey, cufftHandle> plans;
+  std::map<PlanKey, Plan> plans;
 };
 PlanCache& plan_cache() {
   static PlanCache* c = new PlanCache;
@@ -27,22 +31,32 @@ PlanCache& plan_cache() {
 
 constexpr std::size_t kMaxPlans = 64;  // beyond this, older plans are dropped (each holds a work area)
 
-cufftHandle plan_for(PlanCache& c, int device, int64_t n, int64_t batch, cufftType type) {
-  const PlanKey key{device, n, batch, static_cast<int>(type)};
+// The plan, bound to ctx's stream; while a graph captures, the graph holds it. Making one allocates its work area
+// (and dropping the cache frees plans, which synchronizes): not while a graph captures.
+cufftHandle plan_for(PlanCache& c, DeviceContext& ctx, int64_t n, int64_t batch, cufftType type) {
+  const PlanKey key{ctx.device, n, batch, static_cast<int>(type)};
   auto it = c.plans.find(key);
-  if (it != c.plans.end()) return it->second;
-  if (n > 0x7fffffff || batch > 0x7fffffff)
-    throw CudaError("cuda: fft of length " + std::to_string(n) + " x batch " + std::to_string(batch) +
-                    " exceeds cuFFT's 32-bit plan sizes");
-  if (c.plans.size() >= kMaxPlans) {
-    for (auto& [k, p] : c.plans) cufftDestroy(p);
-    c.plans.clear();
+  Plan plan;
+  if (it != c.plans.end()) {
+    plan = it->second;
+  } else {
+    refuse_in_capture(ctx, "making a cuFFT plan (an FFT size first seen inside the step)");
+    if (n > 0x7fffffff || batch > 0x7fffffff)
+      throw CudaError("cuda: fft of length " + std::to_string(n) + " x batch " + std::to_string(batch) +
+                      " exceeds cuFFT's 32-bit plan sizes");
+    if (c.plans.size() >= kMaxPlans) c.plans.clear();  // destroys the plans no graph holds
+    cufftHandle h = 0;
+    int dims[1] = {static_cast<int>(n)};
+    check(cufftPlanMany(&h, 1, dims, nullptr, 1, 0, nullptr, 1, 0, type, static_cast<int>(batch)), "cufftPlanMany");
+    plan = Plan(new cufftHandle(h), [](cufftHandle* p) {
+      cufftDestroy(*p);
+      delete p;
+    });
+    c.plans.emplace(key, plan);
   }
-  cufftHandle plan = 0;
-  int dims[1] = {static_cast<int>(n)};
-  check(cufftPlanMany(&plan, 1, dims, nullptr, 1, 0, nullptr, 1, 0, type, static_cast<int>(batch)), "cufftPlanMany");
-  c.plans.emplace(key, plan);
-  return plan;
+  if (GraphCapture* g = capturing(ctx)) g->resources.push_back(plan);
+  check(cufftSetStream(*plan, ctx.stream), "cufftSetStream");
+  return *plan;
 }
 
 __global__ void scale_kernel(float* __restrict__ x, int64_t n, float s) {
@@ -98,8 +112,7 @@ CudaTensor<float> fft(const CudaTensor<float>& x, FftOp op, int64_t n) {
   switch (op) {
     case FftOp::Fft:
     case FftOp::Ifft: {
-      const cufftHandle plan = plan_for(c, dev, n, batch, CUFFT_C2C);
-      check(cufftSetStream(plan, ctx.stream), "cufftSetStream");
+      const cufftHandle plan = plan_for(c, ctx, n, batch, CUFFT_C2C);
       // Out of place, so x (immutable, possibly shared) is left as it was.
       check(cufftExecC2C(plan, reinterpret_cast<cufftComplex*>(const_cast<float*>(x.data())),
                          reinterpret_cast<cufftComplex*>(out.data()), op == FftOp::Fft ? CUFFT_FORWARD : CUFFT_INVERSE),
@@ -108,8 +121,7 @@ CudaTensor<float> fft(const CudaTensor<float>& x, FftOp op, int64_t n) {
       break;
     }
     case FftOp::Rfft: {
-      const cufftHandle plan = plan_for(c, dev, n, batch, CUFFT_R2C);
-      check(cufftSetStream(plan, ctx.stream), "cufftSetStream");
+      const cufftHandle plan = plan_for(c, ctx, n, batch, CUFFT_R2C);
       check(cufftExecR2C(plan, const_cast<float*>(x.data()), reinterpret_cast<cufftComplex*>(out.data())),
             "cufftExecR2C");
       break;
@@ -124,8 +136,7 @@ CudaTensor<float> fft(const CudaTensor<float>& x, FftOp op, int64_t n) {
       float* spec = static_cast<float*>(copy->ptr);
       clear_hermitian_imag_kernel<<<grid_for(batch, ctx), kThreads, 0, ctx.stream>>>(spec, batch, bins, n % 2 == 0);
       check_launch("clear_hermitian_imag_kernel");
-      const cufftHandle plan = plan_for(c, dev, n, batch, CUFFT_C2R);
-      check(cufftSetStream(plan, ctx.stream), "cufftSetStream");
+      const cufftHandle plan = plan_for(c, ctx, n, batch, CUFFT_C2R);
       check(cufftExecC2R(plan, reinterpret_cast<cufftComplex*>(spec), out.data()), "cufftExecC2R");
       scale(ctx, out, 1.0f / static_cast<float>(n));
       break;

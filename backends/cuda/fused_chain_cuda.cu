@@ -142,7 +142,7 @@ const Kernel* kernel_for(DeviceContext& ctx, const Program& p, const fusion::Mer
   const Kernel* out = &d.map.emplace(key, std::make_pair(k, d.order.begin())).first->second.first;
   // Beyond the limit: unload the least recently used (never the one just made), once the stream is done with it
   // (not while a graph captures: it cannot wait; the cache shrinks on a later miss).
-  while (d.map.size() > d.limit && !ctx.capture) {
+  while (d.map.size() > d.limit && !capturing(ctx)) {
     auto it = d.map.find(d.order.back());
     check(cudaStreamSynchronize(ctx.stream), "cudaStreamSynchronize(fused chain eviction)");
     d.map.erase(it);  // unloads the library unless a graph holds it
@@ -209,7 +209,7 @@ std::optional<CudaTensor<float>> fused_chain(const Program& p, const std::vector
   in.reserve(inputs.size());
   for (const auto& o : inputs) in.push_back(data_of(o));
   FusedWords w = fused_chain_words(p, l, y.data(), in);
-  if (ctx.capture) ctx.capture->libraries.push_back(k->library);
+  if (GraphCapture* g = capturing(ctx)) g->resources.push_back(k->library);
   void* args[] = {w.words.data()};  // the one parameter: the block of words (copied at the launch)
   check(cudaLaunchKernel(reinterpret_cast<const void*>(k->kernel), dim3(grid), dim3(kFusedThreads), args, 0,
                          ctx.stream),

@@ -9,14 +9,20 @@
 //    reported by the replay after it ran, instead of being read back at once;
 //  * every block allocated is kept for the graph's lifetime (`keep`): its kernels write there on every launch, so the
 //    memory must never return to the caching allocator's free lists while the graph exists; so is every generated
-//    kernel's library (`libraries`), which the kernel cache would otherwise unload when it evicts the kernel;
-//  * host uploads and read backs are refused: a graph would repeat an upload's values, and cannot contain a wait.
+//    kernel's library and every cuFFT plan the graph runs (`resources`), which their caches would otherwise unload or
+//    destroy when they evict them;
+//  * host uploads, read backs, copies between devices and new cuFFT plans are refused: a graph would repeat an
+//    upload's values, and cannot contain a wait.
+// The capture belongs to the thread that builds the graph. Another thread's op on the device meanwhile would be
+// captured into it (the device has one stream): that op throws instead, and the build declines (`interfered`).
 // Plain C++ (no CUDA types), shared by the .cu files and compiled_step_graph.cpp.
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "backends/cuda/allocator.hpp"
@@ -70,8 +76,11 @@ class GraphCapture {
 
   // Every block allocated during the capture, and the blocks above.
   std::vector<std::shared_ptr<Block>> keep;
-  // The loaded libraries of the generated kernels (Fusion's chains) the graph launches.
-  std::vector<std::shared_ptr<void>> libraries;
+  // What the graph's nodes use beyond memory: the loaded libraries of Fusion's generated kernels, cuFFT plans.
+  std::vector<std::shared_ptr<void>> resources;
+  // The building thread; set when another thread's op met the capture (the graph may hold that op: declined).
+  const std::thread::id owner = std::this_thread::get_id();
+  std::atomic<bool> interfered{false};
 
  private:
   std::shared_ptr<Block> words_, errors_;

@@ -199,6 +199,7 @@ TensorData into_data(const CudaTensor<T>& x, DType own) {
 template <class T>
 CudaTensor<T> to_device(const CudaTensor<T>& x, int device) {
   if (x.device() == device) return x;
+  refuse_in_capture(context(device), "a copy from another device");
   DeviceContext& src = context(x.device());
   refuse_in_capture(src, "a copy to another device");
   check(cudaStreamSynchronize(src.stream), "cudaStreamSynchronize(to_device source)");
@@ -227,8 +228,8 @@ CudaTensor<float> bernoulli(const Shape& shape, uint64_t key, uint64_t threshold
   CudaTensor<float> out(shape, device);
   const uint32_t key_words[2] = {static_cast<uint32_t>(key), static_cast<uint32_t>(key >> 32)};
   // One per-step block per mask, even an empty one (a graph's replay writes one key per draw).
-  const auto* in_graph =
-      ctx.capture ? static_cast<const uint32_t*>(ctx.capture->step_words(key_words, sizeof key_words)) : nullptr;
+  GraphCapture* graph = capturing(ctx);
+  const auto* in_graph = graph ? static_cast<const uint32_t*>(graph->step_words(key_words, sizeof key_words)) : nullptr;
   const int64_t n = out.numel();
   if (n == 0) return out;
   bernoulli_kernel<<<grid_for((n + 3) / 4, ctx), kThreads, 0, ctx.stream>>>(

@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 #include <cufft.h>
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -30,9 +31,14 @@ struct DeviceContext {
   void* cublas_workspace = nullptr;  // cuBLAS's workspace, Ember's own (context.cu)
   unsigned long long* flag = nullptr;  // 2 device words for validation kernels: [set, offending value]
   int64_t* host_flag = nullptr;        // pinned mirror, read after a stream sync
-  // Set while a compiled step is captured into a CUDA graph on this device's stream (graph_capture.hpp).
-  GraphCapture* capture = nullptr;
+  // Set while a compiled step is captured into a CUDA graph on this device's stream (graph_capture.hpp); ops read
+  // it through capturing().
+  std::atomic<GraphCapture*> capture{nullptr};
 };
+
+// The graph the calling thread captures on ctx's stream, or null. Another thread's capture on it: throws CudaError
+// (this op would be captured into that graph) and marks that capture as interfered with.
+GraphCapture* capturing(DeviceContext& ctx);
 
 // The context of `device`, made current (cudaSetDevice). Throws CudaError when the device does not exist.
 DeviceContext& context(int device);
@@ -58,8 +64,8 @@ inline unsigned grid_for(int64_t n, const DeviceContext& ctx) {
 // value) for the replay that finds it set (graph_capture.hpp).
 template <class Launch, class Report>
 void device_check(DeviceContext& ctx, Launch&& launch, Report&& report) {
-  if (ctx.capture) {
-    launch(ctx.capture->defer_check(std::function<void(int64_t)>(report)));
+  if (GraphCapture* g = capturing(ctx)) {
+    launch(g->defer_check(std::function<void(int64_t)>(report)));
     return;
   }
   check(cudaMemsetAsync(ctx.flag, 0, 2 * sizeof(int64_t), ctx.stream), "cudaMemsetAsync(validation flag)");
@@ -71,7 +77,7 @@ void device_check(DeviceContext& ctx, Launch&& launch, Report&& report) {
 }
 
 // Throws when a graph captures on ctx's stream: `what` (an upload of host values, a read back) cannot be part of one.
-void refuse_in_capture(const DeviceContext& ctx, const char* what);
+void refuse_in_capture(DeviceContext& ctx, const char* what);
 
 // Row-major GEMM on cuBLAS (column-major): C[m,n] = alpha op(A)[m,k] op(B)[k,n] + beta C, batched with element
 // strides between matrices (0 repeats one operand). Uses TF32 tensor cores only when allow_tf32() is on.

@@ -91,18 +91,32 @@ class VulkanStepPlan final : public StepPlan {
     plan->poll_errors();
   }
 
-  void replay(const CellList& now, const std::vector<const CellBase*>& args, const std::vector<AdamStepArgs>& adam,
-              const CellList& outs) override {
-    if (now.size() != state.size() || args.size() != inputs.size() || adam.size() != adam_updates ||
-        outs.size() != outputs.size())
+  void check_call(const CellList& now, const std::vector<const CellBase*>& args) const override {
+    if (now.size() != state.size() || args.size() != inputs.size())
       throw ArgumentError("compile (vulkan plan): the replay does not match the captured step's layout");
-    std::vector<std::shared_ptr<void>> keep;
     for (std::size_t i = 0; i < state.size(); ++i) {
       const View v = view(*now[i]);
       if (v.kind != state[i].kind || v.bytes != state[i].bytes || v.ctx != ctx)
         throw ArgumentError(fmt::format("compile (vulkan plan): state tensor {} is not the captured {} tensor {} on "
                                         "the plan's device",
                                         i, kind_name(state[i].kind), state[i].shape.to_string()));
+    }
+    for (std::size_t k = 0; k < inputs.size(); ++k) {
+      const View a = view(*args[k]);
+      if (a.kind != inputs[k].kind || a.shape != inputs[k].shape || a.ctx != ctx)
+        throw ArgumentError(fmt::format("compile (vulkan plan): argument {} is not a {} tensor {} on the plan's device",
+                                        k, kind_name(inputs[k].kind), inputs[k].shape.to_string()));
+    }
+  }
+
+  void replay(const CellList& now, const std::vector<const CellBase*>& args, const std::vector<AdamStepArgs>& adam,
+              const CellList& outs) override {
+    check_call(now, args);
+    if (adam.size() != adam_updates || outs.size() != outputs.size())
+      throw ArgumentError("compile (vulkan plan): the replay does not match the captured step's layout");
+    std::vector<std::shared_ptr<void>> keep;
+    for (std::size_t i = 0; i < state.size(); ++i) {
+      const View v = view(*now[i]);
       if (v.alloc != state[i].alloc) {  // the caller replaced its module or optimizer state: read it as it is
         std::lock_guard lock(ctx->mutex());
         if (v.bytes) ctx->stream().copy(v.alloc, 0, state[i].alloc, 0, v.bytes);
@@ -111,9 +125,6 @@ class VulkanStepPlan final : public StepPlan {
     }
     for (std::size_t k = 0; k < inputs.size(); ++k) {
       const View a = view(*args[k]);
-      if (a.kind != inputs[k].kind || a.shape != inputs[k].shape || a.ctx != ctx)
-        throw ArgumentError(fmt::format("compile (vulkan plan): argument {} is not a {} tensor {} on the plan's device",
-                                        k, kind_name(inputs[k].kind), inputs[k].shape.to_string()));
       plan->bind_input(k, a.alloc->buffer(), a.alloc->offset());
       keep.push_back(a.alloc);  // the caller may drop its argument before the replay executes
     }

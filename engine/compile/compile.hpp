@@ -214,6 +214,9 @@ class CompiledStep {
     if (!last_entry_ || !last_entry_->plan)
       throw ArgumentError("compile: prepare_plan without a device plan (the last call's signature has none)");
     Entry& e = *last_entry_;
+    if (!e.plan->host_submits())
+      throw ArgumentError("compile: prepare_plan: this backend's plan is launched by Ember's replays only (" +
+                          e.plan->describe() + ")");
     e.plan->settle();  // a replay of Ember's own that may still read the per-step values
     e.plan->prepare(adam_args(e, {static_cast<double>(scalars)...}));
   }
@@ -445,6 +448,7 @@ class CompiledStep {
     std::vector<const compile_detail::CellBase*> inputs;
     for (const auto& c : arg_cells) inputs.push_back(c.get());
     e.plan->settle();
+    e.plan->check_call(now, inputs);  // before the optimizers count the step
     const std::vector<AdamStepArgs> scalars = adam_args(e, doubles);
     Cells outs;
     for (const auto& o : e.outputs) outs.push_back(o->clone());

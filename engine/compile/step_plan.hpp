@@ -37,6 +37,10 @@ class StepPlan {
   // where the next one must (it rewrites what that one reads), and throws the previous replay's failed device
   // checks (an IndexError for a bad target), so that a failed step does not advance the optimizers.
   virtual void settle() {}
+  // Called before each replay, before the optimizers count its step: throws ArgumentError when the call's state or
+  // arguments do not fit the plan (a tensor on another device, a state tensor of another size), so that a call that
+  // cannot replay does not advance the optimizers either.
+  virtual void check_call(const CellList& state, const std::vector<const CellBase*>& args) const = 0;
   // One step: `state` are the cells the caller holds now (their values are read, and afterwards they hold the new
   // state); `args` the call's tensor arguments, in order; `adam` each recorded Adam update's scalars for this step
   // (in the tape's order); `outputs` receive the results (fresh values, cells made from the captured outputs).
@@ -44,8 +48,10 @@ class StepPlan {
                       const std::vector<AdamStepArgs>& adam, const CellList& outputs) = 0;
   // For a host that submits the plan itself (Vulkan: recorded into a command buffer of its own): writes one step's
   // per-step values (the Adam scalars `adam`, the random keys the step draws) where the plan reads them. The host
-  // makes sure its previous submit of the plan has executed first.
+  // makes sure its previous submit of the plan has executed first. Only where host_submits().
   virtual void prepare(const std::vector<AdamStepArgs>& adam) = 0;
+  // Whether a host may submit the plan itself (prepare). A CUDA graph is launched by Ember's replays only.
+  virtual bool host_submits() const { return true; }
   // One line for compile's callers: what the plan is (e.g. "vulkan plan: 41 dispatches, 9 copies").
   virtual std::string describe() const = 0;
 };

@@ -52,12 +52,17 @@ TEST(CompileCuda, BadTargetIsReportedByTheNextReplay) { Runs::bad_target_reporte
 // The graph's memory is its own: blocks the capture allocated are not handed to other tensors while it exists, so
 // eager work between replays cannot overwrite what the next replay reads. An eager step between two replays.
 TEST(CompileCuda, EagerWorkBetweenReplaysLeavesTheGraphsMemoryAlone) {
+  // Params drawn now (they are lazy), each side from the same seed.
+  const auto drawn = [](auto m) {
+    visit_params(m, [](const std::string&, const auto& p) { (void)p.val(); });
+    return m;
+  };
   seed(42);
-  auto model = tools::DigitsMlp<Cap>::init();
+  auto model = drawn(tools::DigitsMlp<Cap>::init());
   Adam<Cap> adam;
   auto step = compile_train_step<Cap>(model, adam);
   seed(42);
-  auto em = tools::DigitsMlp<Eager>::init();
+  auto em = drawn(tools::DigitsMlp<Eager>::init());
   Adam<Eager> eadam;
   for (int i = 0; i < 6; ++i) {
     const Batch b = batch(i, 16);
@@ -69,6 +74,19 @@ TEST(CompileCuda, EagerWorkBetweenReplaysLeavesTheGraphsMemoryAlone) {
   }
   EXPECT_EQ(step.last_call(), CompiledCall::Replayed);
   EXPECT_EQ(params(model), params(em));
+}
+
+// Only Ember's replay launches a graph (it writes the per-step words itself): prepare_plan, the Vulkan host's call,
+// refuses before the optimizers count a step.
+TEST(CompileCuda, PreparePlanIsRefusedWithoutCountingAStep) {
+  seed(42);
+  auto model = tools::DigitsMlp<Cap>::init();
+  Adam<Cap> adam;
+  auto step = compile_train_step<Cap>(model, adam);
+  for (int i = 0; i < 3; ++i) (void)step(1e-3, xs<Cap>(batch(i, 4)), ys<Cap>(batch(i, 4)));
+  ASSERT_NE(step.plan_description().find("cuda graph:"), std::string::npos) << step.plan_reason();
+  EXPECT_THROW(step.prepare_plan(1e-3), ArgumentError);
+  visit_params(model, [&](const std::string&, const auto& p) { EXPECT_EQ(adam.step_count(p.id()), 3); });
 }
 
 }  // namespace
