@@ -75,6 +75,7 @@ class VulkanStepPlan final : public StepPlan {
   std::shared_ptr<Context> ctx;
   std::shared_ptr<vk::Plan> plan;
   std::vector<View> state, inputs, outputs;  // the plan's state storage; the inputs' and outputs' shapes
+  std::vector<std::shared_ptr<Allocation>> aside;  // copies of state read after the update rewrites it
   // What each of the plan's host blocks holds, in order: Adam update i's scalars (i >= 0), or a random key (-1).
   std::vector<int> blocks;
   std::size_t adam_updates = 0;
@@ -236,20 +237,38 @@ std::unique_ptr<compile_detail::StepPlan> Vulkan::build_step_plan(compile_detail
     }
     p->blocks = compile_detail::run_ops_into_plan(parts.tape, [&] { return p->plan->host_blocks(); });
     p->adam_updates = parts.tape.adam.size();
-    // Every replay ends by copying the new state into the storage the next one reads.
-    for (std::size_t i = 0; i < parts.state_out.size(); ++i) {
-      const View q = view(*parts.state_out[i]);
-      if (q.alloc == p->state[i].alloc || !q.bytes) continue;  // not rewritten by the step
-      std::lock_guard lock(ctx->mutex());
-      ctx->stream().copy(q.alloc, 0, p->state[i].alloc, 0, q.bytes);
-    }
+    // Every replay ends by copying the new state into the storage the next one reads, and the results are copied
+    // out after it. A new state value or a result that is itself some state storage (a step that swaps two state
+    // tensors, or returns a param as it was) is copied aside first, so that no copy reads storage an earlier one
+    // already rewrote.
+    std::set<const Allocation*> storage;
+    for (const View& v : p->state) storage.insert(v.alloc.get());
+    const auto source = [&](View v, const Allocation* own) {
+      if (v.bytes && storage.count(v.alloc.get()) && v.alloc.get() != own) {
+        auto aside = ctx->allocator().allocate(v.bytes, vk::MemoryUse::Tensor);
+        std::lock_guard lock(ctx->mutex());
+        ctx->stream().copy(v.alloc, 0, aside, 0, v.bytes);
+        p->aside.push_back(aside);
+        v.alloc = std::move(aside);
+      }
+      return v;
+    };
+    std::vector<View> new_state;
+    for (std::size_t i = 0; i < parts.state_out.size(); ++i)
+      new_state.push_back(source(view(*parts.state_out[i]), p->state[i].alloc.get()));
     std::vector<std::pair<std::shared_ptr<Allocation>, VkDeviceSize>> outs;
     std::set<const CellBase*> keep;
     for (const auto& c : parts.outputs) {
-      View y = view(*c);
+      View y = source(view(*c), nullptr);
       outs.emplace_back(y.alloc, y.bytes);
       p->outputs.push_back(std::move(y));
       keep.insert(c.get());
+    }
+    for (std::size_t i = 0; i < new_state.size(); ++i) {
+      const View& q = new_state[i];
+      if (q.alloc == p->state[i].alloc || !q.bytes) continue;  // not rewritten by the step
+      std::lock_guard lock(ctx->mutex());
+      ctx->stream().copy(q.alloc, 0, p->state[i].alloc, 0, q.bytes);
     }
     for (std::size_t k = 0; k < parts.tape.cells.size(); ++k) {
       CellBase& c = *parts.tape.cells[k];

@@ -44,6 +44,8 @@ TEST(CompileCuda, DropoutMasksAreRedrawnByEachReplay) { Runs::dropout_case(); }
 
 TEST(CompileCuda, AdamWAndL2DecayReplayBitExact) { Runs::decay_cases(); }
 
+TEST(CompileCuda, StateReturnedAsItWasIsCopiedBeforeTheUpdate) { Runs::returns_state_as_it_was_case(); }
+
 // Normal noise is drawn on the host and uploaded: an upload cannot be part of a graph (it would repeat its values).
 TEST(CompileCuda, HostDrawnNoiseDeclinesTheGraph) { Runs::host_noise_declines("cannot be part of a CUDA graph"); }
 

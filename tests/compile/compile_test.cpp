@@ -17,6 +17,7 @@
 #include "engine/optim/optim.hpp"
 #include "engine/tensor/host_check.hpp"
 #include "tests/compile/compile_test_util.hpp"
+#include "tests/compile/device_plan_runs.hpp"
 #include "tools/ember/lm_model.hpp"
 #include "tools/ember/models.hpp"
 
@@ -250,6 +251,12 @@ TEST_F(CompileTest, ReplayedStateIsWhatTheCallerHolds) {
   EXPECT_EQ(step.last_call(), CompiledCall::Warmup);
   step(1e-3, xs<Cap>(batch(6, 16)), ys<Cap>(batch(6, 16)));
   EXPECT_EQ(step.last_call(), CompiledCall::Captured);
+}
+
+// A result that is state as the step read it (the bias before Adam's update): the tape's replay returns that
+// value, as eager does (the test the device plans share, tests/compile/device_plan_runs.hpp).
+TEST_F(CompileTest, StateReturnedAsItWasIsTheValueTheStepRead) {
+  DevicePlanRuns<Eager, Cap>::returns_state_as_it_was_case(false);
 }
 
 TEST_F(CompileTest, ReplayedStepStillRejectsBadTargets) {

@@ -51,6 +51,8 @@ TEST(CompileVulkan, DropoutMasksAreRedrawnByEachReplay) { Runs::dropout_case(); 
 
 TEST(CompileVulkan, AdamWAndL2DecayReplayBitExact) { Runs::decay_cases(); }
 
+TEST(CompileVulkan, StateReturnedAsItWasIsCopiedBeforeTheUpdate) { Runs::returns_state_as_it_was_case(); }
+
 // A host that trains in its own frames: the captured plan recorded once into the host's command buffer, bound to
 // its buffers (here Ember tensors' buffers stand in for them), submitted three times with prepare_plan before each;
 // then Ember's own replay goes on from the state those submits left. Against eager steps on the same batches.

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "engine/compile/compile.hpp"
@@ -128,6 +130,37 @@ struct DevicePlanRuns {
     const Trace c = compiled_run<DropMlp>(5, 8, &plan);
     expect_same(eager_run<DropMlp>(5, 8), c);
     EXPECT_NE(plan.find("8 per-step scalar blocks"), std::string::npos) << plan;
+  }
+
+  // A step that also returns state as it was before its update (the last layer's bias, read before Adam steps):
+  // the plan's copy of that result must be the value the step read, not the storage the update rewrote, as eager.
+  // device_plan: whether Cap's backend replays through a device plan (the CPU's tape replays op by op).
+  static void returns_state_as_it_was_case(bool device_plan = true) {
+    const auto run = [device_plan](auto* tag) {
+      using AD = std::remove_pointer_t<decltype(tag)>;
+      seed(42);
+      auto model = tools::DigitsMlp<AD>::init();
+      Adam<AD> adam;
+      const auto body = [&](double lr, const Tensor<AD, 2>& x, const Tensor<AD, 1, Int>& y) {
+        const Tensor<AD, 1> before = model.fc3.bias->val();
+        return std::make_tuple(train_step(model, adam, lr, x, y), before);
+      };
+      std::vector<std::vector<float>> seen;
+      auto record = [&](const auto& r) {
+        seen.push_back(std::get<1>(r).into_data().template to_vec<float>());
+        seen.push_back({scalar(std::get<0>(r))});
+      };
+      if constexpr (std::is_same_v<AD, Eager>) {
+        for (int i = 0; i < 5; ++i) record(body(lr_at(i), xs<AD>(batch(i, 8)), ys<AD>(batch(i, 8))));
+      } else {
+        auto step = compile<AD>(body, model, adam);
+        for (int i = 0; i < 5; ++i) record(step(lr_at(i), xs<AD>(batch(i, 8)), ys<AD>(batch(i, 8))));
+        EXPECT_EQ(step.last_call(), CompiledCall::Replayed);
+        EXPECT_EQ(step.plan_description() != "", device_plan) << step.plan_reason();
+      }
+      return seen;
+    };
+    EXPECT_EQ(run(static_cast<Cap*>(nullptr)), run(static_cast<Eager*>(nullptr)));
   }
 
   static void decay_cases() {
