@@ -7,8 +7,10 @@
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "backends/vulkan/commands.hpp"
 #include "backends/vulkan/context.hpp"
@@ -385,6 +387,48 @@ TEST(VulkanMemoryBudget, TensorUsagesAreCheckedAndApplied) {
 
 // Ember's last write of a range: a dispatch (compute shader) or a copy (transfer), what a host's barrier starts
 // from; a read-only wrapped buffer refuses writes in the stream itself, before anything is recorded.
+// A product of at most 8 rows runs gemm_skinny.comp instead of gemm.comp's 64 x 64 tiles: the same bits. Each of
+// its rows against the same row of a 64-row product (the tiled shader; rows do not interact), for every transpose
+// flag, odd K and N (the slabs' and columns' edges), and the row counts of each skinny variant.
+TEST(VulkanGemm, FewRowsGiveTheTiledShadersBits) {
+  constexpr int64_t kBig = 64, k = 37, n = 100;
+  Rng rng(5);
+  std::vector<float> a(kBig * k), b(k * n);  // logical A [64, k] and B [k, n]
+  for (auto& v : a) v = static_cast<float>(rng.uniform() * 2 - 1);
+  for (auto& v : b) v = static_cast<float>(rng.uniform() * 2 - 1);
+  // The first `rows` rows of A, stored [rows, k] or transposed [k, rows]; B stored [k, n] or [n, k].
+  const auto a_stored = [&](int64_t rows, bool trans) {
+    std::vector<float> out(static_cast<std::size_t>(rows * k));
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t j = 0; j < k; ++j) out[static_cast<std::size_t>(trans ? j * rows + r : r * k + j)] = a[r * k + j];
+    return T2::from_values(std::span<const float>(out), trans ? std::array<int64_t, 2>{k, rows}
+                                                              : std::array<int64_t, 2>{rows, k});
+  };
+  const auto b_stored = [&](bool trans) {
+    std::vector<float> out(b.size());
+    for (int64_t j = 0; j < k; ++j)
+      for (int64_t c = 0; c < n; ++c) out[static_cast<std::size_t>(trans ? c * k + j : j * n + c)] = b[j * n + c];
+    return T2::from_values(std::span<const float>(out), trans ? std::array<int64_t, 2>{n, k}
+                                                              : std::array<int64_t, 2>{k, n});
+  };
+  for (const bool ta : {false, true})
+    for (const bool tb : {false, true}) {
+      const auto bt = b_stored(tb);
+      const auto big = Vulkan::float_matmul_transposed(a_stored(kBig, ta).primitive(), bt.primitive(), ta, tb);
+      const std::vector<float> want = T2(big).into_data().to_vec<float>();
+      const std::size_t pipelines = ctx()->pipelines().size();
+      for (const int64_t rows : {1, 2, 3, 4, 7, 8, 9}) {  // 9: the tiled shader
+        const auto small = Vulkan::float_matmul_transposed(a_stored(rows, ta).primitive(), bt.primitive(), ta, tb);
+        const std::vector<float> got = T2(small).into_data().to_vec<float>();
+        ASSERT_EQ(got.size(), static_cast<std::size_t>(rows * n));
+        EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0)
+            << "rows " << rows << ", trans_a " << ta << ", trans_b " << tb;
+      }
+      // The skinny shader ran: one pipeline per row count variant (1, 2, 4, 8 rows) and transpose flags.
+      EXPECT_EQ(ctx()->pipelines().size() - pipelines, 4u);
+    }
+}
+
 TEST(VulkanResourceState, LastWriteAndReadOnlyWraps) {
   const auto c = ctx();
   auto& alloc = c->allocator();
