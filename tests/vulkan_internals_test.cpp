@@ -385,13 +385,13 @@ TEST(VulkanMemoryBudget, TensorUsagesAreCheckedAndApplied) {
   EXPECT_THROW(vulkan::create(o), ArgumentError);
 }
 
-// Ember's last write of a range: a dispatch (compute shader) or a copy (transfer), what a host's barrier starts
-// from; a read-only wrapped buffer refuses writes in the stream itself, before anything is recorded.
 // A product of at most 8 rows runs gemm_skinny.comp instead of gemm.comp's 64 x 64 tiles: the same bits. Each of
 // its rows against the same row of a 64-row product (the tiled shader; rows do not interact), for every transpose
-// flag, odd K and N (the slabs' and columns' edges), and the row counts of each skinny variant.
-TEST(VulkanGemm, FewRowsGiveTheTiledShadersBits) {
-  constexpr int64_t kBig = 64, k = 37, n = 100;
+// flag, odd K and N (the slabs' and columns' edges; K = 3 takes the shallowest slab), and the row counts of each
+// skinny variant.
+// dev: a context of the test's own, whose pipeline count says which shaders the products made.
+void few_rows_case(const VulkanDevice& dev, int64_t k) {
+  constexpr int64_t kBig = 64, n = 100;
   Rng rng(5);
   std::vector<float> a(kBig * k), b(k * n);  // logical A [64, k] and B [k, n]
   for (auto& v : a) v = static_cast<float>(rng.uniform() * 2 - 1);
@@ -401,22 +401,22 @@ TEST(VulkanGemm, FewRowsGiveTheTiledShadersBits) {
     std::vector<float> out(static_cast<std::size_t>(rows * k));
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t j = 0; j < k; ++j) out[static_cast<std::size_t>(trans ? j * rows + r : r * k + j)] = a[r * k + j];
-    return T2::from_values(std::span<const float>(out), trans ? std::array<int64_t, 2>{k, rows}
-                                                              : std::array<int64_t, 2>{rows, k});
+    return T2::from_values(std::span<const float>(out),
+                           trans ? std::array<int64_t, 2>{k, rows} : std::array<int64_t, 2>{rows, k}, dev);
   };
   const auto b_stored = [&](bool trans) {
     std::vector<float> out(b.size());
     for (int64_t j = 0; j < k; ++j)
       for (int64_t c = 0; c < n; ++c) out[static_cast<std::size_t>(trans ? c * k + j : j * n + c)] = b[j * n + c];
-    return T2::from_values(std::span<const float>(out), trans ? std::array<int64_t, 2>{n, k}
-                                                              : std::array<int64_t, 2>{k, n});
+    return T2::from_values(std::span<const float>(out),
+                           trans ? std::array<int64_t, 2>{n, k} : std::array<int64_t, 2>{k, n}, dev);
   };
   for (const bool ta : {false, true})
     for (const bool tb : {false, true}) {
       const auto bt = b_stored(tb);
       const auto big = Vulkan::float_matmul_transposed(a_stored(kBig, ta).primitive(), bt.primitive(), ta, tb);
       const std::vector<float> want = T2(big).into_data().to_vec<float>();
-      const std::size_t pipelines = ctx()->pipelines().size();
+      const std::size_t pipelines = dev.get()->pipelines().size();
       for (const int64_t rows : {1, 2, 3, 4, 7, 8, 9}) {  // 9: the tiled shader
         const auto small = Vulkan::float_matmul_transposed(a_stored(rows, ta).primitive(), bt.primitive(), ta, tb);
         const std::vector<float> got = T2(small).into_data().to_vec<float>();
@@ -425,10 +425,20 @@ TEST(VulkanGemm, FewRowsGiveTheTiledShadersBits) {
             << "rows " << rows << ", trans_a " << ta << ", trans_b " << tb;
       }
       // The skinny shader ran: one pipeline per row count variant (1, 2, 4, 8 rows) and transpose flags.
-      EXPECT_EQ(ctx()->pipelines().size() - pipelines, 4u);
+      EXPECT_EQ(dev.get()->pipelines().size() - pipelines, 4u);
     }
 }
 
+TEST(VulkanGemm, FewRowsGiveTheTiledShadersBits) {
+  vk::ContextOptions o;
+  o.validation = true;
+  o.on_validation_message = [](const std::string& m) { ADD_FAILURE() << m; };
+  const auto dev = vulkan::create(o);
+  for (const int64_t k : {37, 3}) few_rows_case(dev, k);
+}
+
+// Ember's last write of a range: a dispatch (compute shader) or a copy (transfer), what a host's barrier starts
+// from; a read-only wrapped buffer refuses writes in the stream itself, before anything is recorded.
 TEST(VulkanResourceState, LastWriteAndReadOnlyWraps) {
   const auto c = ctx();
   auto& alloc = c->allocator();

@@ -67,14 +67,17 @@ struct TileConfig {
 };
 TileConfig pick_tiles(const Gemm& g) {
   const int64_t big_tiles = ((g.m + 127) / 128) * ((g.n + 127) / 128) * g.batch[0].count * g.batch[1].count;
-  if (g.m <= 64 || g.n <= 64 || big_tiles < 256) return {4, 16};
-  return {8, 8};
+  // A slab no deeper than K needs (4 at the least): a weight gradient at batch 4 (K = 4) would otherwise multiply
+  // 12 of every 16 k of zeros. Fewer zero terms change no value (they add +0), at most the sign of a zero result.
+  const uint32_t bk = g.k <= 4 ? 4u : g.k <= 8 ? 8u : 16u;
+  if (g.m <= 64 || g.n <= 64 || big_tiles < 256) return {4, bk};
+  return {8, std::min(bk, 8u)};
 }
 
 // Rows per workgroup of gemm_skinny.comp for this product (0: the tiled shader). A product of at most 8 rows in f32
 // takes it: gemm.comp's 64 x 64 tile would multiply 56 or more rows of zeros (on lavapipe, 4 x 256 @ 256 x 256:
 // 1.7-2.5 ms against 6.0-6.6 tiled; at 16 rows the two are even). Both sum each element's products in ascending k
-// with the same slab depth (16, pick_tiles' for m <= 64), so the choice never changes a bit.
+// with the same slab depth (pick_tiles' for m <= 64), so the choice never changes a bit.
 uint32_t skinny_rows(const Gemm& g, const Shader* shader) {
   if (shader != &kGemm || g.m > 8) return 0;
   uint32_t rm = 1;
@@ -118,7 +121,7 @@ void gemm(Context& ctx, const Gemm& g) {
   const Shader& shader = rm ? kGemmSkinny : *v.shader;
   const int64_t tile_rows = rm ? rm : 16 * t.r, tile_cols = rm ? kSkinnyThreads : 16 * t.r;
   const std::array<uint32_t, Pipelines::kMaxSpec> spec =
-      rm ? std::array<uint32_t, Pipelines::kMaxSpec>{kSkinnyThreads, rm, 16, flags}
+      rm ? std::array<uint32_t, Pipelines::kMaxSpec>{kSkinnyThreads, rm, t.bk, flags}
          : std::array<uint32_t, Pipelines::kMaxSpec>{kGemmThreads, t.r, t.bk, flags};
 
   // Split the grid where it exceeds the per-dim workgroup limits: rows (y), columns (x), batches (z).

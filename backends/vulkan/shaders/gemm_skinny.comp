@@ -9,8 +9,8 @@
 // accumulator takes one fma per k in ascending k from 0, the rows and columns past M, N and the k past K adding
 // fma(0, 0, acc), exactly as in gemm.comp with the same BK: both shaders produce the same bits.
 //
-// Specialization constants: 0 = workgroup size (must be 64), 1 = RM (1, 2, 4 or 8), 2 = BK (16, gemm.comp's
-// for these shapes), 3 = flags (bit 0: A stored transposed [K, M]; bit 1: B stored transposed [N, K]).
+// Specialization constants: 0 = workgroup size (must be 64), 1 = RM (1, 2, 4 or 8), 2 = BK (4, 8 or 16: gemm.comp's
+// for the same product), 3 = flags (bit 0: A stored transposed [K, M]; bit 1: B stored transposed [N, K]).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
