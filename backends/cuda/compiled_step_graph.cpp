@@ -159,7 +159,7 @@ class CudaStepPlan final : public StepPlan {
 
   void replay(const CellList& now, const std::vector<const CellBase*>& args, const std::vector<AdamStepArgs>& adam,
               const CellList& outs) override {
-    check_call(now, args);
+    // The state and arguments passed check_call (compile calls it before the optimizers count the step).
     if (adam.size() != adam_updates || outs.size() != outputs.size())
       throw ArgumentError("compile (cuda graph): the replay does not match the captured step's layout");
     cuda::DeviceContext& ctx = cuda::context(device);
@@ -369,8 +369,7 @@ std::unique_ptr<compile_detail::StepPlan> Cuda::build_step_plan(compile_detail::
     std::set<const cuda::Block*> held;
     for (const auto& b : p->sink->keep)
       if (held.insert(b.get()).second) p->held_bytes += b->capacity;
-    p->words = std::make_unique<compile_detail::Pinned>(cuda::GraphCapture::kWordBytes);
-    std::memcpy(p->words->p, p->sink->initial_words().data(), p->sink->word_bytes());
+    p->words = std::make_unique<compile_detail::Pinned>(cuda::GraphCapture::kWordBytes);  // written by each replay
     p->errors = std::make_unique<compile_detail::Pinned>(16 * cuda::GraphCapture::kChecks);
     // After the build the caller's module and optimizer hold the graph's state storage.
     for (std::size_t i = 0; i < parts.state_out.size(); ++i)

@@ -90,7 +90,7 @@ AdamStepResult<CudaTensor<float>> adam_step(const CudaTensor<float>& w, const Cu
   const AdamConsts k = adam_consts(a);
   // Asked for even when there is nothing to update: a graph's per-step blocks are one per Adam update.
   GraphCapture* graph = capturing(ctx);
-  const AdamConsts* in_graph = graph ? static_cast<const AdamConsts*>(graph->step_words(&k, sizeof k)) : nullptr;
+  const AdamConsts* in_graph = graph ? static_cast<const AdamConsts*>(graph->step_words(sizeof k)) : nullptr;
   const int64_t n = w.numel();
   if (n == 0) return r;
   const int mode = a.weight_decay == 0 ? 0 : (a.decoupled ? 2 : 1);

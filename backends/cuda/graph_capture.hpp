@@ -19,7 +19,6 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <functional>
 #include <memory>
 #include <thread>
@@ -44,14 +43,12 @@ class GraphCapture {
     keep.push_back(errors_);
   }
 
-  // A device block of `bytes` holding `initial` now and, on every replay, what the replay writes at its host offset
-  // (host_words()[offset(i)]); the kernel reads its value there.
-  const void* step_words(const void* initial, std::size_t bytes) {
+  // A device block of `bytes` that each replay fills (at blocks()[i].offset of the per-step words) before the
+  // launch; the kernel reads its value there.
+  const void* step_words(std::size_t bytes) {
     const std::size_t at = (used_ + kAlign - 1) / kAlign * kAlign;
     if (at + bytes > kWordBytes)
       throw ArgumentError("the step needs more than 64 KiB of per-step scalars (a CUDA graph's limit here)");
-    host_.resize(at + bytes);
-    std::memcpy(host_.data() + at, initial, bytes);
     blocks_.push_back({at, bytes});
     used_ = at + bytes;
     return static_cast<const unsigned char*>(words_->ptr) + at;
@@ -69,7 +66,6 @@ class GraphCapture {
   };
   const std::vector<WordBlock>& blocks() const { return blocks_; }
   std::size_t word_bytes() const { return used_; }
-  const std::vector<unsigned char>& initial_words() const { return host_; }
   const std::vector<std::function<void(int64_t)>>& reports() const { return reports_; }
   void* words_device() const { return words_->ptr; }
   void* errors_device() const { return errors_->ptr; }
@@ -84,7 +80,6 @@ class GraphCapture {
 
  private:
   std::shared_ptr<Block> words_, errors_;
-  std::vector<unsigned char> host_;
   std::vector<WordBlock> blocks_;
   std::size_t used_ = 0;
   std::vector<std::function<void(int64_t)>> reports_;

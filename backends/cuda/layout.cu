@@ -229,7 +229,7 @@ CudaTensor<float> bernoulli(const Shape& shape, uint64_t key, uint64_t threshold
   const uint32_t key_words[2] = {static_cast<uint32_t>(key), static_cast<uint32_t>(key >> 32)};
   // One per-step block per mask, even an empty one (a graph's replay writes one key per draw).
   GraphCapture* graph = capturing(ctx);
-  const auto* in_graph = graph ? static_cast<const uint32_t*>(graph->step_words(key_words, sizeof key_words)) : nullptr;
+  const auto* in_graph = graph ? static_cast<const uint32_t*>(graph->step_words(sizeof key_words)) : nullptr;
   const int64_t n = out.numel();
   if (n == 0) return out;
   bernoulli_kernel<<<grid_for((n + 3) / 4, ctx), kThreads, 0, ctx.stream>>>(

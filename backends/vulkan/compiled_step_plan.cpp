@@ -112,7 +112,7 @@ class VulkanStepPlan final : public StepPlan {
 
   void replay(const CellList& now, const std::vector<const CellBase*>& args, const std::vector<AdamStepArgs>& adam,
               const CellList& outs) override {
-    check_call(now, args);
+    // The state and arguments passed check_call (compile calls it before the optimizers count the step).
     if (adam.size() != adam_updates || outs.size() != outputs.size())
       throw ArgumentError("compile (vulkan plan): the replay does not match the captured step's layout");
     std::vector<std::shared_ptr<void>> keep;

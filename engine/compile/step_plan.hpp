@@ -44,6 +44,7 @@ class StepPlan {
   // One step: `state` are the cells the caller holds now (their values are read, and afterwards they hold the new
   // state); `args` the call's tensor arguments, in order; `adam` each recorded Adam update's scalars for this step
   // (in the tape's order); `outputs` receive the results (fresh values, cells made from the captured outputs).
+  // `state` and `args` have passed check_call.
   virtual void replay(const CellList& state, const std::vector<const CellBase*>& args,
                       const std::vector<AdamStepArgs>& adam, const CellList& outputs) = 0;
   // For a host that submits the plan itself (Vulkan: recorded into a command buffer of its own): writes one step's

@@ -136,31 +136,32 @@ struct DevicePlanRuns {
   // the plan's copy of that result must be the value the step read, not the storage the update rewrote, as eager.
   // device_plan: whether Cap's backend replays through a device plan (the CPU's tape replays op by op).
   static void returns_state_as_it_was_case(bool device_plan = true) {
-    const auto run = [device_plan](auto* tag) {
-      using AD = std::remove_pointer_t<decltype(tag)>;
-      seed(42);
-      auto model = tools::DigitsMlp<AD>::init();
-      Adam<AD> adam;
-      const auto body = [&](double lr, const Tensor<AD, 2>& x, const Tensor<AD, 1, Int>& y) {
-        const Tensor<AD, 1> before = model.fc3.bias->val();
-        return std::make_tuple(train_step(model, adam, lr, x, y), before);
-      };
-      std::vector<std::vector<float>> seen;
-      auto record = [&](const auto& r) {
-        seen.push_back(std::get<1>(r).into_data().template to_vec<float>());
-        seen.push_back({scalar(std::get<0>(r))});
-      };
-      if constexpr (std::is_same_v<AD, Eager>) {
-        for (int i = 0; i < 5; ++i) record(body(lr_at(i), xs<AD>(batch(i, 8)), ys<AD>(batch(i, 8))));
-      } else {
-        auto step = compile<AD>(body, model, adam);
-        for (int i = 0; i < 5; ++i) record(step(lr_at(i), xs<AD>(batch(i, 8)), ys<AD>(batch(i, 8))));
-        EXPECT_EQ(step.last_call(), CompiledCall::Replayed);
-        EXPECT_EQ(step.plan_description() != "", device_plan) << step.plan_reason();
-      }
-      return seen;
+    EXPECT_EQ(losses_and_state_as_read<Cap>(device_plan), losses_and_state_as_read<Eager>(device_plan));
+  }
+  // Five steps on AD (compiled unless it is Eager) returning the loss and the bias as the step read it.
+  template <class AD>
+  static std::vector<std::vector<float>> losses_and_state_as_read(bool device_plan) {
+    seed(42);
+    auto model = tools::DigitsMlp<AD>::init();
+    Adam<AD> adam;
+    const auto body = [&](double lr, const Tensor<AD, 2>& x, const Tensor<AD, 1, Int>& y) {
+      const Tensor<AD, 1> before = model.fc3.bias->val();
+      return std::make_tuple(train_step(model, adam, lr, x, y), before);
     };
-    EXPECT_EQ(run(static_cast<Cap*>(nullptr)), run(static_cast<Eager*>(nullptr)));
+    std::vector<std::vector<float>> seen;
+    const auto record = [&](const auto& r) {
+      seen.push_back(std::get<1>(r).into_data().template to_vec<float>());
+      seen.push_back({scalar(std::get<0>(r))});
+    };
+    if constexpr (std::is_same_v<AD, Eager>) {
+      for (int i = 0; i < 5; ++i) record(body(lr_at(i), xs<AD>(batch(i, 8)), ys<AD>(batch(i, 8))));
+    } else {
+      auto step = compile<AD>(body, model, adam);
+      for (int i = 0; i < 5; ++i) record(step(lr_at(i), xs<AD>(batch(i, 8)), ys<AD>(batch(i, 8))));
+      EXPECT_EQ(step.last_call(), CompiledCall::Replayed);
+      EXPECT_EQ(step.plan_description() != "", device_plan) << step.plan_reason();
+    }
+    return seen;
   }
 
   static void decay_cases() {
